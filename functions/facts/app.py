@@ -1,0 +1,33 @@
+"""POST /v1/facts, GET /v1/facts?subject=, DELETE /v1/facts/{id}."""
+
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.openapi.params import Body, Query
+
+from taisce.api import make_handler, make_resolver, project_of, services
+from taisce.domain.ingest import FactsRequest
+
+app = make_resolver()
+
+
+@app.post("/v1/facts")
+def store_facts(request: Annotated[FactsRequest, Body(embed=False)]) -> tuple[dict[str, Any], int]:
+    ids = services().memory.store_facts(project_of(app), request)
+    return {"facts": [{"id": i} for i in ids]}, 201
+
+
+@app.get("/v1/facts")
+def list_facts(
+    subject: Annotated[str, Query(min_length=1, max_length=500)],
+) -> dict[str, Any]:
+    return {"facts": services().memory.facts_about_subject(project_of(app), subject)}
+
+
+@app.delete("/v1/facts/<fact_id>")
+def delete_fact(fact_id: str) -> Response[str]:
+    services().memory.delete_fact(project_of(app), fact_id)
+    return Response(204, "application/json", "")
+
+
+lambda_handler = make_handler(app)

@@ -1,0 +1,21 @@
+"""POST /v1/messages: store messages and split them into passages."""
+
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler.openapi.params import Body
+
+from taisce.api import make_handler, make_resolver, project_of, services
+from taisce.domain.ingest import MessagesRequest
+
+app = make_resolver()
+
+
+@app.post("/v1/messages")
+def store_messages(
+    request: Annotated[MessagesRequest, Body(embed=False)],
+) -> tuple[dict[str, Any], int]:
+    ids = services().memory.store_messages(project_of(app), request)
+    return {"messages": [{"id": i} for i in ids]}, 202
+
+
+lambda_handler = make_handler(app)

@@ -1,0 +1,18 @@
+"""POST /v1/recalls: a budgeted bundle of memory for one question."""
+
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler.openapi.params import Body
+
+from taisce.api import make_handler, make_resolver, project_of, services
+from taisce.domain.controls import RecallRequest
+
+app = make_resolver(recall=True)
+
+
+@app.post("/v1/recalls")
+def recall(request: Annotated[RecallRequest, Body(embed=False)]) -> dict[str, Any]:
+    return services().memory.recall(project_of(app), request)
+
+
+lambda_handler = make_handler(app)

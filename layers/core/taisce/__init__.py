@@ -1,0 +1,3 @@
+"""Taisce: memory for AI agents."""
+
+__version__ = "0.1.0"

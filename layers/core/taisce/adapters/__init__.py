@@ -1,0 +1,1 @@
+"""Adapters: the ports made real for each backend."""

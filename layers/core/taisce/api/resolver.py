@@ -1,0 +1,172 @@
+"""Powertools resolvers with this API's error shapes, mapped in one place.
+
+Every error body is {"error": {"code", "message"[, "control"]}}; a refused recall
+control names the control. Nothing unexpected leaves as a trace: it is logged and
+answered 500 with the request id.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from ..domain.controls import CONTROL_RULES, CONTROLS, MAX_QUESTION_CHARACTERS
+from ..domain.errors import PayloadTooLarge, TaisceError, Unauthorized
+
+logger = Logger(service="taisce")
+
+MAX_BODY_BYTES = 1024 * 1024
+
+
+def error_body(code: str, message: str, **extra: object) -> str:
+    return json.dumps({"error": {"code": code, "message": message, **extra}}, ensure_ascii=False)
+
+
+def error_response(status: int, code: str, message: str, **extra: object) -> Response[str]:
+    return Response(status, "application/json", error_body(code, message, **extra))
+
+
+def _where(loc: tuple[Any, ...]) -> str:
+    """A readable path to the bad value: messages[0].content, query subject, ..."""
+    parts: list[str] = []
+    for part in loc[1:]:
+        if isinstance(part, int):
+            parts.append(f"[{part}]")
+        else:
+            parts.append(("." if parts else "") + str(part))
+    text = "".join(parts)
+    return f"{loc[0]} parameter {text}" if loc and loc[0] in ("query", "path") else text
+
+
+def _body_problem(error: dict[str, Any]) -> str | None:
+    if error["type"] == "json_invalid":
+        return "the body is not valid JSON"
+    loc = error["loc"]
+    if loc == ("body",) or (len(loc) > 1 and not isinstance(loc[1], str)):
+        return "the body must be a JSON object"
+    return None
+
+
+def _rank(error: dict[str, Any]) -> tuple[int, int]:
+    loc = error["loc"]
+    field = loc[1] if len(loc) > 1 else None
+    if _body_problem(error) or field == "question":
+        return (0, 0)
+    if field in CONTROLS:
+        return (1, CONTROLS.index(field))
+    return (2, 0)
+
+
+def _validation_response(exc: RequestValidationError, recall: bool) -> Response[str]:
+    errors = list(exc.errors())
+    error = min(errors, key=_rank) if recall else errors[0]
+    problem = _body_problem(error)
+    if problem:
+        return error_response(400, "invalid_request", problem)
+    loc = tuple(error["loc"])
+    field = loc[1] if len(loc) > 1 else None
+    if recall and loc[0] == "body" and field != "question" and len(loc) >= 2:
+        control = str(field)
+        if control in CONTROL_RULES:
+            detail = error["msg"] if error["type"] == "value_error" else ""
+            message = f"{control} {CONTROL_RULES[control]}"
+            if detail:
+                message += f" ({detail.removeprefix('Value error, ')})"
+        else:
+            message = f"{control} is not a recall control"
+        return error_response(400, "invalid_recall_controls", message, control=control)
+    if field == "question":
+        return error_response(
+            400,
+            "invalid_request",
+            f"question must be a non-blank string of at most {MAX_QUESTION_CHARACTERS} characters",
+        )
+    if error["type"] == "missing":
+        return error_response(400, "invalid_request", f"{_where(loc)} is required")
+    if error["type"] == "extra_forbidden":
+        return error_response(400, "invalid_request", f"{_where(loc)} is not a known field")
+    message = str(error["msg"]).removeprefix("Value error, ")
+    return error_response(400, "invalid_request", f"{_where(loc)}: {message}")
+
+
+def make_resolver(*, recall: bool = False) -> APIGatewayHttpResolver:
+    """A resolver with validation on and every error in the API's shape.
+
+    `recall`: a refused field is a recall control (or an unknown field in a recall),
+    answered `invalid_recall_controls` naming it; `question` stays `invalid_request`.
+    """
+    app = APIGatewayHttpResolver(enable_validation=True)
+
+    @app.exception_handler(RequestValidationError)
+    def _invalid(exc: RequestValidationError) -> Response[str]:
+        return _validation_response(exc, recall)
+
+    @app.exception_handler(TaisceError)
+    def _domain(exc: TaisceError) -> Response[str]:
+        extra = {"control": exc.control} if exc.control else {}
+        return error_response(exc.status, exc.code, exc.message, **extra)
+
+    @app.not_found
+    def _not_found(_: Exception) -> Response[str]:
+        return error_response(404, "not_found", "no such route")
+
+    @app.exception_handler(Exception)
+    def _internal(exc: Exception) -> Response[str]:
+        request_id = app.current_event.request_context.request_id
+        logger.exception("unhandled error", extra={"request_id": request_id})
+        return error_response(
+            500, "internal", "the server failed; quote the request id", request_id=request_id
+        )
+
+    return app
+
+
+def project_of(app: APIGatewayHttpResolver) -> str:
+    """The project the credential belongs to, as the authorizer put it in the context.
+
+    The gateway (API Gateway, or the local server standing in for it) runs the
+    authorizer; no function trusts a project named in the request.
+    """
+    context = app.current_event.raw_event.get("requestContext", {})
+    project = (context.get("authorizer") or {}).get("lambda", {}).get("project")
+    if not isinstance(project, str) or not project:
+        raise Unauthorized()
+    return project
+
+
+def _body_bytes(event: dict[str, Any]) -> int:
+    body = event.get("body") or ""
+    if event.get("isBase64Encoded"):
+        return len(base64.b64decode(body, validate=False))
+    return len(body.encode("utf-8"))
+
+
+def make_handler(
+    app: APIGatewayHttpResolver,
+) -> Callable[[dict[str, Any], LambdaContext | None], dict[str, Any]]:
+    """The Lambda entry point: refuse oversized bodies, then resolve the route."""
+
+    def lambda_handler(event: dict[str, Any], context: LambdaContext | None) -> dict[str, Any]:
+        if _body_bytes(event) > MAX_BODY_BYTES:
+            too_large = PayloadTooLarge("the body is larger than 1 MiB")
+            return {
+                "statusCode": too_large.status,
+                "headers": {"Content-Type": "application/json"},
+                "body": error_body(too_large.code, too_large.message),
+                "isBase64Encoded": False,
+            }
+        # Every body of this API is JSON, whatever Content-Type a client sent
+        # (curl -d says form-urlencoded): parse it as JSON rather than as a form.
+        headers = event.get("headers") or {}
+        if event.get("body") and "json" not in str(headers.get("content-type", "")):
+            event = {**event, "headers": {**headers, "content-type": "application/json"}}
+        return app.resolve(event, context)
+
+    return lambda_handler

@@ -1,0 +1,159 @@
+"""The `taisce` command: serve locally, manage credentials, load the demo."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+from . import demo
+from .credentials import new_credential_id, new_secret, secret_hash
+from .ports import Credential
+from .settings import SettingsError
+
+
+def _find_template(given: str | None) -> Path:
+    if given:
+        return Path(given)
+    here = Path.cwd()
+    for folder in (here, *here.parents):
+        if (folder / "template.yaml").is_file() and (folder / "functions").is_dir():
+            return folder / "template.yaml"
+    # An editable install: layers/core/taisce/cli.py -> the repository root.
+    return Path(__file__).resolve().parents[3] / "template.yaml"
+
+
+def _use_data(args: argparse.Namespace) -> None:
+    if getattr(args, "data", None):
+        os.environ["TAISCE_DATA_DIR"] = str(args.data)
+
+
+def _create_credential(project: str, label: str | None) -> str:
+    from .api.wiring import services
+
+    secret = new_secret()
+    credential = Credential(
+        id=new_credential_id(),
+        project=project,
+        label=label,
+        created_at=datetime.now(UTC).isoformat().replace("+00:00", "Z"),
+    )
+    services().credentials.add_credential(credential, secret_hash(secret))
+    print(f"credential {credential.id} for project {project!r} (shown once; only a hash is kept)")
+    return secret
+
+
+def cmd_credentials(args: argparse.Namespace) -> int:
+    from .api.wiring import services
+
+    _use_data(args)
+    store = services().credentials
+    if args.action == "create":
+        if not args.project.strip():
+            print("error: --project must not be empty", file=sys.stderr)
+            return 2
+        print(_create_credential(args.project, args.label))
+    elif args.action == "list":
+        for c in store.list_credentials(args.project):
+            state = f"revoked {c.revoked_at}" if c.revoked_at else "live"
+            print(f"{c.id}\t{c.project}\t{c.created_at}\t{state}\t{c.label or ''}")
+    else:
+        now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+        if not store.revoke_credential(args.id, now):
+            print(f"error: no live credential {args.id}", file=sys.stderr)
+            return 1
+        print(f"revoked {args.id}")
+    return 0
+
+
+def _load_demo(gateway: object, secret: str) -> None:
+    from .local.gateway import Gateway
+
+    assert isinstance(gateway, Gateway)
+    headers = {"Authorization": f"Bearer {secret}", "Content-Type": "application/json"}
+    for route, body in (
+        ("/v1/messages", {"messages": demo.MESSAGES}),
+        ("/v1/facts", {"facts": demo.FACTS}),
+    ):
+        reply = gateway.handle("POST", route, headers, json.dumps(body).encode(), "127.0.0.1")
+        if reply.status >= 300:
+            raise RuntimeError(f"demo load failed at {route}: {reply.body.decode()}")
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from .api.wiring import services
+    from .local.gateway import Gateway
+    from .local.routes import read_api
+    from .local.server import make_server
+
+    _use_data(args)
+    settings = services().settings  # a bad setting stops the start here
+    gateway = Gateway(read_api(_find_template(args.template)))
+    gateway.warm()
+    server = make_server(gateway, args.host, args.port)
+    host, port = server.server_address[:2]
+    url = f"http://{host}:{port}"
+    print(f"taisce serving {url} (data in {settings.data_dir.resolve()})", flush=True)
+    if args.demo:
+        secret = _create_credential("demo", "demo")
+        _load_demo(gateway, secret)
+        print("demo memory loaded into project 'demo'. Try:")
+        print(
+            f"  curl -s {url}/v1/recalls -H 'Authorization: Bearer {secret}' "
+            f"-H 'Content-Type: application/json' -d '{json.dumps(demo.FIRST_RECALL)}'"
+        )
+        print(secret, flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="taisce", description="Memory for AI agents.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the API locally on the embedded store")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument("--data", help="data folder (default: $TAISCE_DATA_DIR or ./taisce-data)")
+    serve.add_argument("--template", help="SAM template with the routes (default: found)")
+    serve.add_argument("--demo", action="store_true", help="load the demo and print a credential")
+    serve.set_defaults(run=cmd_serve)
+
+    creds = sub.add_parser("credentials", help="create, list and revoke bearer credentials")
+    actions = creds.add_subparsers(dest="action", required=True)
+    create = actions.add_parser("create", help="print a new credential on the last line")
+    create.add_argument("--project", required=True)
+    create.add_argument("--label")
+    create.add_argument("--data")
+    listing = actions.add_parser("list", help="list credentials (never their secrets)")
+    listing.add_argument("--project")
+    listing.add_argument("--data")
+    revoke = actions.add_parser("revoke", help="revoke a credential by id")
+    revoke.add_argument("id")
+    revoke.add_argument("--data")
+    creds.set_defaults(run=cmd_credentials)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return int(args.run(args))
+    except SettingsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"error: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,64 @@
+"""The character budget: what counts, and how whole items fill a bundle.
+
+`characters` is the number of Unicode code points in exactly these values —
+facts: subject, predicate, object, statement, source_role, quote, context and each
+name in path; reports: title, summary and each name in path; passages: role,
+source and quote. Python's len() of a str counts code points.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+COUNTED_FIELDS: Mapping[str, tuple[str, ...]] = {
+    "facts": ("subject", "predicate", "object", "statement", "source_role", "quote", "context"),
+    "reports": ("title", "summary"),
+    "passages": ("role", "source", "quote"),
+}
+
+
+def _text_length(values: Iterable[object]) -> int:
+    return sum(len(v) for v in values if isinstance(v, str))
+
+
+def item_characters(kind: str, item: Mapping[str, object]) -> int:
+    """Code points one returned item adds to the bundle."""
+    total = _text_length(item.get(name) for name in COUNTED_FIELDS[kind])
+    path = item.get("path")
+    if isinstance(path, list):
+        total += _text_length(path)
+    return total
+
+
+@dataclass
+class Bundle:
+    """Items go in whole and in order; the first that does not fit closes the bundle."""
+
+    max_characters: int
+    max_rows: int
+    characters: int = 0
+    truncated: bool = False
+    items: dict[str, list[dict[str, object]]] = field(
+        default_factory=lambda: {"facts": [], "reports": [], "passages": []}
+    )
+
+    @property
+    def closed(self) -> bool:
+        return self.truncated
+
+    @property
+    def rows(self) -> int:
+        return sum(len(v) for v in self.items.values())
+
+    def add(self, kind: str, item: dict[str, object]) -> bool:
+        """Add a whole item, or close the bundle if it does not fit. True if added."""
+        if self.truncated:
+            return False
+        size = item_characters(kind, item)
+        if self.rows >= self.max_rows or self.characters + size > self.max_characters:
+            self.truncated = True
+            return False
+        self.items[kind].append(item)
+        self.characters += size
+        return True

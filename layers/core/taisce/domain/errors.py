@@ -1,0 +1,44 @@
+"""Domain errors; the API layer maps each to one HTTP status and error body."""
+
+from __future__ import annotations
+
+
+class TaisceError(Exception):
+    code = "internal"
+    status = 500
+
+    def __init__(self, message: str, control: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.control = control
+
+
+class InvalidRequest(TaisceError):
+    code = "invalid_request"
+    status = 400
+
+
+class InvalidRecallControls(TaisceError):
+    code = "invalid_recall_controls"
+    status = 400
+
+    def __init__(self, control: str, message: str) -> None:
+        super().__init__(message, control)
+
+
+class Unauthorized(TaisceError):
+    code = "unauthorized"
+    status = 401
+
+    def __init__(self, message: str = "a valid bearer credential is required") -> None:
+        super().__init__(message)
+
+
+class NotFound(TaisceError):
+    code = "not_found"
+    status = 404
+
+
+class PayloadTooLarge(TaisceError):
+    code = "payload_too_large"
+    status = 413

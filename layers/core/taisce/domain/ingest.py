@@ -1,0 +1,189 @@
+"""What clients store: facts and messages, their rules, and messages split into passages."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Annotated
+
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
+
+from .model import Fact, Message, ObjectKind, Passage, Role
+from .names import normalize_name
+
+MAX_BATCH = 100
+MAX_MESSAGE_CHARACTERS = 100_000
+PASSAGE_CHARACTERS = 300
+
+Id = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._:@#-]{1,128}$")]
+Timestamp = Annotated[AwareDatetime, Field(strict=False)]
+
+
+Name = Annotated[str, StringConstraints(min_length=1, max_length=500)]
+Text = Annotated[str, StringConstraints(min_length=1, max_length=4_000)]
+Content = Annotated[str, StringConstraints(min_length=1, max_length=MAX_MESSAGE_CHARACTERS)]
+
+
+def _not_blank(value: str | None) -> str | None:
+    if value is not None and not value.strip():
+        raise ValueError("must not be blank")
+    return value
+
+
+class FactIn(BaseModel):
+    """One fact as a client sends it. source_role has no default, on purpose."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    id: Id | None = None
+    subject: Name
+    predicate: Name
+    object: Text
+    object_kind: ObjectKind = "entity"
+    statement: Text | None = None
+    source_role: Role
+    quote: Text | None = None
+    context: Text | None = None
+    message_id: Id | None = None
+    valid_from: Timestamp | None = None
+    valid_to: Timestamp | None = None
+
+    _blank = field_validator("subject", "predicate", "object", "statement")(_not_blank)
+
+    @model_validator(mode="after")
+    def _valid_period(self) -> FactIn:
+        if self.valid_from and self.valid_to and self.valid_to < self.valid_from:
+            raise ValueError("valid_to must not be before valid_from")
+        return self
+
+
+class MessageIn(BaseModel):
+    """One message (or document text) as a client sends it."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    id: Id | None = None
+    role: Role
+    content: Content
+    source: Name | None = None
+    occurred_at: Timestamp | None = None
+
+    _blank = field_validator("content")(_not_blank)
+
+
+class FactsRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    facts: Annotated[list[FactIn], Field(min_length=1, max_length=MAX_BATCH)]
+
+
+class MessagesRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+    messages: Annotated[list[MessageIn], Field(min_length=1, max_length=MAX_BATCH)]
+
+
+def timestamp(moment: datetime) -> str:
+    """RFC 3339 in UTC with a Z, the one form the store keeps."""
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex}"
+
+
+def make_fact(given: FactIn, recorded_at: str, make_id: Callable[[str], str] = new_id) -> Fact:
+    is_entity = given.object_kind == "entity"
+    return Fact(
+        id=given.id or make_id("fact"),
+        subject=given.subject,
+        subject_key=normalize_name(given.subject),
+        predicate=given.predicate,
+        object=given.object,
+        object_kind=given.object_kind,
+        object_key=normalize_name(given.object) if is_entity else None,
+        statement=given.statement or f"{given.subject} {given.predicate} {given.object}",
+        source_role=given.source_role,
+        quote=given.quote,
+        context=given.context,
+        message_id=given.message_id,
+        valid_from=timestamp(given.valid_from) if given.valid_from else None,
+        valid_to=timestamp(given.valid_to) if given.valid_to else None,
+        recorded_at=recorded_at,
+    )
+
+
+def make_message(
+    given: MessageIn, recorded_at: str, make_id: Callable[[str], str] = new_id
+) -> Message:
+    return Message(
+        id=given.id or make_id("msg"),
+        role=given.role,
+        content=given.content,
+        source=given.source,
+        occurred_at=timestamp(given.occurred_at) if given.occurred_at else recorded_at,
+        recorded_at=recorded_at,
+    )
+
+
+# A sentence ends at . ! ? … (and their CJK forms), with any closing quotes or
+# brackets, before white space; a line break always ends a piece.
+_BREAK = re.compile(r"(?<=[.!?\u2026\u3002\uff01\uff1f])[\"'\u201d\u2019)\]]*\s+|\n+")
+
+
+def _trimmed(text: str, start: int, end: int) -> tuple[int, int] | None:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return (start, end) if start < end else None
+
+
+def _pieces(text: str, limit: int) -> list[tuple[int, int]]:
+    """Sentences as code-point spans, long ones cut at white space to fit the limit."""
+    pieces: list[tuple[int, int]] = []
+    start = 0
+    bounds = [m.end() for m in _BREAK.finditer(text)] + [len(text)]
+    for stop in bounds:
+        span = _trimmed(text, start, stop)
+        start = stop
+        while span:
+            s, e = span
+            if e - s <= limit:
+                pieces.append(span)
+                break
+            cut = text.rfind(" ", s + 1, s + limit + 1)
+            cut = cut if cut > s else s + limit
+            pieces.append(_trimmed(text, s, cut) or (s, cut))
+            span = _trimmed(text, cut, e)
+    return pieces
+
+
+def split_passages(message: Message, limit: int = PASSAGE_CHARACTERS) -> list[Passage]:
+    """Consecutive sentences packed into passages of at most `limit` code points."""
+    spans: list[tuple[int, int]] = []
+    for s, e in _pieces(message.content, limit):
+        if spans and e - spans[-1][0] <= limit:
+            spans[-1] = (spans[-1][0], e)
+        else:
+            spans.append((s, e))
+    return [
+        Passage(
+            id=f"{message.id}#{n}",
+            message_id=message.id,
+            role=message.role,
+            source=message.source,
+            start=s,
+            end=e,
+            quote=message.content[s:e],
+        )
+        for n, (s, e) in enumerate(spans)
+    ]

@@ -1,0 +1,84 @@
+"""What memory holds: the stored records and the names they use."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Role = Literal["user", "assistant", "system", "tool"]
+Surface = Literal["facts", "reports", "passages"]
+ObjectKind = Literal["entity", "value"]
+
+ROLES: tuple[Role, ...] = ("user", "assistant", "system", "tool")
+SURFACES: tuple[Surface, ...] = ("facts", "reports", "passages")
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    id: str
+    subject: str
+    subject_key: str
+    predicate: str
+    object: str
+    object_kind: ObjectKind
+    # The normalised name of the object when it is an entity, None for a value:
+    # only entity objects are links that recall can walk.
+    object_key: str | None
+    statement: str
+    source_role: Role
+    quote: str | None
+    context: str | None
+    message_id: str | None
+    valid_from: str | None
+    valid_to: str | None
+    recorded_at: str
+
+    def wire(self) -> dict[str, object]:
+        """The fact as the API returns it (keys are not part of the wire)."""
+        return {
+            "id": self.id,
+            "subject": self.subject,
+            "predicate": self.predicate,
+            "object": self.object,
+            "object_kind": self.object_kind,
+            "statement": self.statement,
+            "source_role": self.source_role,
+            "quote": self.quote,
+            "context": self.context,
+            "message_id": self.message_id,
+            "valid_from": self.valid_from,
+            "valid_to": self.valid_to,
+            "recorded_at": self.recorded_at,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    id: str
+    role: Role
+    content: str
+    source: str | None
+    occurred_at: str
+    recorded_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    id: str
+    message_id: str
+    role: Role
+    source: str | None
+    start: int
+    end: int
+    quote: str
+
+    def wire(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "message_id": self.message_id,
+            "role": self.role,
+            "source": self.source,
+            "start": self.start,
+            "end": self.end,
+            "quote": self.quote,
+        }

@@ -1,0 +1,1 @@
+"""Running Taisce on one machine: the same Lambda handlers behind a local gateway."""

@@ -1,0 +1,172 @@
+"""A stand-in for API Gateway's HTTP API: requests become v2 events for the very
+handlers Lambda runs, with the Lambda authorizer run first on protected routes.
+
+One deliberate difference: where API Gateway answers a refused credential with its
+own 401/403 body, this gateway answers in the API's error shape.
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl
+
+from ..api.resolver import MAX_BODY_BYTES, error_body, logger
+from .routes import Api, Handler, Route
+
+
+@dataclass
+class LocalContext:
+    """The parts of Lambda's context object that handlers and Powertools read."""
+
+    function_name: str
+    aws_request_id: str
+    memory_limit_in_mb: int = 512
+    invoked_function_arn: str = "arn:aws:lambda:local:000000000000:function:taisce"
+    log_group_name: str = "local"
+    log_stream_name: str = "local"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 10_000
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+
+def _error(status: int, code: str, message: str, **extra: object) -> Reply:
+    body = error_body(code, message, **extra).encode("utf-8")
+    return Reply(status, {"Content-Type": "application/json"}, body)
+
+
+class Gateway:
+    def __init__(self, api: Api) -> None:
+        self.api = api
+        self._handlers: dict[str, Handler] = {}
+
+    def _handler(self, route_function: Any) -> Handler:
+        key = route_function.logical_id
+        if key not in self._handlers:
+            self._handlers[key] = route_function.load()
+        return self._handlers[key]
+
+    def warm(self) -> None:
+        """Import every handler now, so a broken one stops the server at start."""
+        for route in self.api.routes:
+            self._handler(route.function)
+        if self.api.authorizer:
+            self._handler(self.api.authorizer)
+
+    def _find(self, method: str, path: str) -> tuple[Route, dict[str, str]] | None:
+        for route in self.api.routes:
+            params = route.match(method, path)
+            if params is not None:
+                return route, params
+        return None
+
+    def handle(
+        self, method: str, target: str, headers: dict[str, str], body: bytes, source_ip: str
+    ) -> Reply:
+        path, _, query = target.partition("?")
+        found = self._find(method.upper(), path)
+        if found is None:
+            return _error(404, "not_found", "no such route")
+        route, path_params = found
+        if len(body) > MAX_BODY_BYTES:
+            return _error(413, "payload_too_large", "the body is larger than 1 MiB")
+        request_id = uuid.uuid4().hex
+        lowered = {k.lower(): v for k, v in headers.items()}
+        event = self._event(route, path, query, lowered, body, source_ip, request_id)
+        event["pathParameters"] = path_params or None
+        if route.authorized:
+            context = self._authorize(event, request_id)
+            if context is None:
+                return _error(401, "unauthorized", "a valid bearer credential is required")
+            event["requestContext"]["authorizer"] = {"lambda": context}
+        try:
+            result = self._handler(route.function)(
+                event, LocalContext(route.function.logical_id, request_id)
+            )
+        except Exception:
+            logger.exception("handler failed", extra={"request_id": request_id})
+            return _error(500, "internal", "the server failed", request_id=request_id)
+        return self._reply(result)
+
+    def _authorize(self, event: dict[str, Any], request_id: str) -> dict[str, Any] | None:
+        assert self.api.authorizer is not None
+        authorization = event["headers"].get("authorization")
+        if not authorization:
+            return None  # API Gateway refuses before calling the authorizer
+        route_arn = "arn:aws:execute-api:local:000000000000:local/$default/"
+        auth_event = {
+            **event,
+            "type": "REQUEST",
+            "routeArn": route_arn + event["routeKey"].replace(" ", ""),
+            "identitySource": [authorization],
+        }
+        answer = self._handler(self.api.authorizer)(
+            auth_event, LocalContext(self.api.authorizer.logical_id, request_id)
+        )
+        if not answer.get("isAuthorized"):
+            return None
+        return dict(answer.get("context") or {})
+
+    @staticmethod
+    def _event(
+        route: Route,
+        path: str,
+        query: str,
+        headers: dict[str, str],
+        body: bytes,
+        source_ip: str,
+        request_id: str,
+    ) -> dict[str, Any]:
+        params: dict[str, str] = {}
+        for key, value in parse_qsl(query, keep_blank_values=True):
+            params[key] = f"{params[key]},{value}" if key in params else value
+        try:
+            text, encoded = body.decode("utf-8"), False
+        except UnicodeDecodeError:
+            text, encoded = base64.b64encode(body).decode("ascii"), True
+        now = time.time()
+        return {
+            "version": "2.0",
+            "routeKey": route.route_key,
+            "rawPath": path,
+            "rawQueryString": query,
+            "headers": headers,
+            "queryStringParameters": params or None,
+            "requestContext": {
+                "accountId": "000000000000",
+                "apiId": "local",
+                "domainName": headers.get("host", "localhost"),
+                "domainPrefix": "local",
+                "http": {
+                    "method": route.method,
+                    "path": path,
+                    "protocol": "HTTP/1.1",
+                    "sourceIp": source_ip,
+                    "userAgent": headers.get("user-agent", ""),
+                },
+                "requestId": request_id,
+                "routeKey": route.route_key,
+                "stage": "$default",
+                "time": time.strftime("%d/%b/%Y:%H:%M:%S +0000", time.gmtime(now)),
+                "timeEpoch": int(now * 1000),
+            },
+            "body": text if body else None,
+            "isBase64Encoded": encoded,
+        }
+
+    @staticmethod
+    def _reply(result: dict[str, Any]) -> Reply:
+        body = result.get("body") or ""
+        raw = base64.b64decode(body) if result.get("isBase64Encoded") else body.encode("utf-8")
+        headers = {str(k): str(v) for k, v in (result.get("headers") or {}).items()}
+        return Reply(int(result.get("statusCode", 200)), headers, raw)

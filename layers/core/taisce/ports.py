@@ -1,0 +1,72 @@
+"""The ports the domain depends on. Adapters implement them; the domain never imports one."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from .domain.model import Fact, Message, Passage, Role
+
+
+class Store(Protocol):
+    """Where one project's facts, entities, messages and passages live.
+
+    Every method is scoped to one project; nothing crosses projects. Writes of a
+    batch are all or nothing, and a record whose id is already stored is kept
+    as it was (so a retried request stores once).
+    """
+
+    def put_facts(self, project: str, facts: Sequence[Fact]) -> None: ...
+
+    def facts_about(
+        self,
+        project: str,
+        keys: Sequence[str],
+        roles: Collection[Role],
+        limit: int,
+        exclude: Collection[str] = (),
+    ) -> list[Fact]:
+        """Facts whose subject or entity object is one of `keys`, said by one of `roles`.
+
+        Grouped by key in the order given, each group in storing order, each fact
+        once, none in `exclude`, at most `limit` in all.
+        """
+        ...
+
+    def facts_with_subject(self, project: str, key: str) -> list[Fact]: ...
+
+    def delete_fact(self, project: str, fact_id: str) -> bool: ...
+
+    def known_names(self, project: str, keys: Collection[str]) -> set[str]:
+        """Which of these normalised names are entities of the project."""
+        ...
+
+    def put_messages(
+        self, project: str, messages: Sequence[Message], passages: Sequence[Passage]
+    ) -> None: ...
+
+    def passages_of(self, project: str, message_id: str) -> list[Passage]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Credential:
+    id: str
+    project: str
+    label: str | None
+    created_at: str
+    revoked_at: str | None = None
+
+
+class CredentialStore(Protocol):
+    """Bearer credentials, kept only as hashes."""
+
+    def add_credential(self, credential: Credential, secret_hash: str) -> None: ...
+
+    def project_for(self, secret_hash: str) -> str | None:
+        """The project of a live credential with this hash, or None."""
+        ...
+
+    def list_credentials(self, project: str | None = None) -> list[Credential]: ...
+
+    def revoke_credential(self, credential_id: str, revoked_at: str) -> bool: ...

@@ -1,0 +1,57 @@
+"""Settings read from the environment once, at cold start (or server start).
+
+A bad value stops start-up with a message naming the variable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+from pydantic import PositiveInt, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from .domain.controls import Limits
+
+PREFIX = "TAISCE_"
+
+
+class SettingsError(Exception):
+    pass
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix=PREFIX, extra="ignore", frozen=True)
+
+    # The server budget: the largest max_characters a recall may ask for.
+    bundle_characters: PositiveInt = 16_000
+    # The row limit: a recall returns at most this many items.
+    max_rows: PositiveInt = 200
+    # The embedding model. Only "none" exists yet: recall runs step 1 alone.
+    embeddings: Literal["none"] = "none"
+    # Where memory lives. "embedded": a SQLite file in data_dir.
+    store: Literal["embedded"] = "embedded"
+    data_dir: Path = Path("taisce-data")
+
+    @property
+    def limits(self) -> Limits:
+        return Limits(bundle_characters=self.bundle_characters, max_rows=self.max_rows)
+
+    @property
+    def sqlite_path(self) -> Path:
+        return self.data_dir / "taisce.sqlite3"
+
+
+def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
+    """Settings from `environ` (the process environment by default)."""
+    try:
+        if environ is None:
+            return Settings()
+        values = {k[len(PREFIX) :].lower(): v for k, v in environ.items() if k.startswith(PREFIX)}
+        return Settings(**values)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{PREFIX}{str(e['loc'][0]).upper()}: {e['msg']}" for e in exc.errors()
+        )
+        raise SettingsError(f"invalid setting: {problems}") from None

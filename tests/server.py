@@ -1,0 +1,83 @@
+"""A real `taisce serve` process for tests: real HTTP, real SQLite file."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+
+from taisce.adapters.sqlite_store import SqliteStore
+from taisce.credentials import new_credential_id, new_secret, secret_hash
+from taisce.ports import Credential
+
+ROOT = Path(__file__).resolve().parents[1]
+_READY = re.compile(r"taisce serving (http://\S+)")
+
+
+@dataclass
+class LocalServer:
+    process: subprocess.Popen[str]
+    url: str
+    data_dir: Path
+    _store: SqliteStore | None = field(default=None, repr=False)
+
+    def new_credential(self, project: str) -> str:
+        """A live credential for `project`, written straight into the server's store."""
+        if self._store is None:
+            self._store = SqliteStore(self.data_dir / "taisce.sqlite3")
+        secret = new_secret()
+        now = datetime.now(UTC).isoformat()
+        self._store.add_credential(
+            Credential(new_credential_id(), project, "test", now), secret_hash(secret)
+        )
+        return secret
+
+    def client(self, secret: str | None = None) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {secret}"} if secret else {}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=30)
+
+    def stop(self) -> str:
+        """Stop the server; returns what it wrote to stderr."""
+        if self._store is not None:
+            self._store.close()
+        self.process.terminate()
+        try:
+            _, err = self.process.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            _, err = self.process.communicate()
+        return err or ""
+
+
+def start_server(data_dir: Path, env: Mapping[str, str] | None = None) -> LocalServer:
+    """Start `taisce serve` on a free port with these TAISCE_* settings."""
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("TAISCE_")}
+    environ.update(env or {})
+    process = subprocess.Popen(
+        [sys.executable, "-m", "taisce.cli", "serve", "--port", "0", "--data", str(data_dir)],
+        cwd=ROOT,
+        env=environ,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    deadline = time.monotonic() + 30
+    line = ""
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line and process.poll() is not None:
+            raise RuntimeError(f"server did not start: {process.stderr.read()}")  # type: ignore[union-attr]
+        match = _READY.search(line)
+        if match:
+            return LocalServer(process, match.group(1), data_dir)
+    process.kill()
+    raise RuntimeError(f"server did not start in time; last output: {line!r}")
