@@ -7,6 +7,7 @@ connection, as sqlite3 requires.
 
 from __future__ import annotations
 
+import heapq
 import sqlite3
 import threading
 from collections.abc import Collection, Iterator, Sequence
@@ -176,26 +177,22 @@ class SqliteStore:
                     [(project, key, name) for key, name in names],
                 )
 
-    def _facts_of_key(
-        self, project: str, key: str, roles: Collection[Role], limit: int
-    ) -> list[sqlite3.Row]:
-        # Two index range scans (subject side, object side), each stopping at
-        # `limit`, merged by storing order: cost follows the entity, not the store.
+    def _facts_of_key(self, project: str, key: str, roles: Collection[Role]) -> Iterator[Fact]:
+        # Two index range scans (subject side, object side), each already in storing
+        # order, merged lazily: the caller stops reading once it has enough, so the
+        # cost follows what the question touches, not the size of the store.
         marks = ",".join("?" * len(roles))
-        rows: list[sqlite3.Row] = []
-        for column in ("subject_key", "object_key"):
-            rows += (
-                self._db()
-                .execute(
-                    f"SELECT seq, {_FACT_COLUMNS} FROM facts "
-                    f"WHERE project = ? AND {column} = ? AND source_role IN ({marks}) "
-                    "ORDER BY seq LIMIT ?",
-                    (project, key, *roles, limit),
-                )
-                .fetchall()
+        scans = [
+            self._db().execute(
+                f"SELECT seq, {_FACT_COLUMNS} FROM facts "
+                f"WHERE project = ? AND {column} = ? AND source_role IN ({marks}) "
+                "ORDER BY seq",
+                (project, key, *roles),
             )
-        rows.sort(key=lambda r: r["seq"])
-        return rows
+            for column in ("subject_key", "object_key")
+        ]
+        for row in heapq.merge(*scans, key=lambda r: r["seq"]):
+            yield _fact(row)
 
     def facts_about(
         self,
@@ -207,16 +204,16 @@ class SqliteStore:
     ) -> list[Fact]:
         seen = set(exclude)
         found: list[Fact] = []
-        if not roles:
+        if not roles or limit <= 0:
             return found
         for key in keys:
-            for row in self._facts_of_key(project, key, roles, limit + len(seen)):
-                if len(found) >= limit:
-                    return found
-                if row["id"] not in seen:
-                    seen.add(row["id"])
-                    found.append(_fact(row))
-        return found[:limit]
+            for fact in self._facts_of_key(project, key, roles):
+                if fact.id not in seen:
+                    seen.add(fact.id)
+                    found.append(fact)
+                    if len(found) >= limit:
+                        return found
+        return found
 
     def facts_with_subject(self, project: str, key: str) -> list[Fact]:
         rows = self._db().execute(
