@@ -18,7 +18,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ..domain.controls import CONTROL_RULES, CONTROLS, MAX_QUESTION_CHARACTERS
-from ..domain.errors import PayloadTooLarge, TaisceError, Unauthorized
+from ..domain.errors import InvalidRequest, PayloadTooLarge, TaisceError, Unauthorized
 
 logger = Logger(service="taisce")
 
@@ -148,6 +148,23 @@ def _body_bytes(event: dict[str, Any]) -> int:
     return len(body.encode("utf-8"))
 
 
+def _body_text(event: dict[str, Any]) -> str:
+    body = event.get("body") or ""
+    if event.get("isBase64Encoded"):
+        return base64.b64decode(body, validate=False).decode("utf-8", errors="replace")
+    return body
+
+
+def _raw_error(error: TaisceError) -> dict[str, Any]:
+    """An error answered before routing, in the shape Lambda returns."""
+    return {
+        "statusCode": error.status,
+        "headers": {"Content-Type": "application/json"},
+        "body": error_body(error.code, error.message),
+        "isBase64Encoded": False,
+    }
+
+
 def make_handler(
     app: APIGatewayHttpResolver,
 ) -> Callable[[dict[str, Any], LambdaContext | None], dict[str, Any]]:
@@ -155,13 +172,11 @@ def make_handler(
 
     def lambda_handler(event: dict[str, Any], context: LambdaContext | None) -> dict[str, Any]:
         if _body_bytes(event) > MAX_BODY_BYTES:
-            too_large = PayloadTooLarge("the body is larger than 1 MiB")
-            return {
-                "statusCode": too_large.status,
-                "headers": {"Content-Type": "application/json"},
-                "body": error_body(too_large.code, too_large.message),
-                "isBase64Encoded": False,
-            }
+            return _raw_error(PayloadTooLarge("the body is larger than 1 MiB"))
+        # Powertools validates a list body against a model by taking its first
+        # element; this API's bodies are objects, so an array is refused here.
+        if _body_text(event).lstrip().startswith("["):
+            return _raw_error(InvalidRequest("the body must be a JSON object"))
         # Every body of this API is JSON, whatever Content-Type a client sent
         # (curl -d says form-urlencoded): parse it as JSON rather than as a form.
         headers = event.get("headers") or {}
