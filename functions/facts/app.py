@@ -1,6 +1,7 @@
 """POST /v1/facts, GET /v1/facts?subject=, DELETE /v1/facts/{id}."""
 
 from typing import Annotated, Any
+from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
@@ -26,7 +27,8 @@ def list_facts(
 
 @app.delete("/v1/facts/<fact_id>")
 def delete_fact(fact_id: str) -> Response[str]:
-    services().memory.delete_fact(project_of(app), fact_id)
+    # The route matches the raw path, so an id sent percent-encoded is decoded here.
+    services().memory.delete_fact(project_of(app), unquote(fact_id))
     return Response(204, "application/json", "")
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -26,11 +26,12 @@ class Store(Protocol):
         roles: Collection[Role],
         limit: int,
         exclude: Collection[str] = (),
-    ) -> list[Fact]:
+    ) -> Iterator[Fact]:
         """Facts whose subject or entity object is one of `keys`, said by one of `roles`.
 
         Grouped by key in the order given, each group in storing order, each fact
-        once, none in `exclude`, at most `limit` in all.
+        once, none in `exclude`, at most `limit` in all. Lazy: a recall stops reading
+        when its bundle closes, so an adapter should fetch as it is read.
         """
         ...
 

@@ -12,7 +12,10 @@ import sqlite3
 import threading
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import fields
+from operator import itemgetter
 from pathlib import Path
+from typing import Any
 
 from ..domain.model import Fact, Message, Passage, Role
 from ..ports import Credential
@@ -91,10 +94,13 @@ _FACT_COLUMNS = (
 _CHUNK = 500
 
 
-def _fact(row: sqlite3.Row) -> Fact:
-    values = dict(row)
-    values.pop("seq", None)
-    return Fact(**values)
+if tuple(f.name for f in fields(Fact)) != tuple(c.strip() for c in _FACT_COLUMNS.split(",")):
+    raise RuntimeError("_FACT_COLUMNS must list Fact's fields in order")
+
+
+def _fact(row: tuple[Any, ...]) -> Fact:
+    """A fact from a plain row (seq, then the columns of Fact in order)."""
+    return Fact(*row[1:])
 
 
 class SqliteStore:
@@ -145,9 +151,12 @@ class SqliteStore:
     def put_facts(self, project: str, facts: Sequence[Fact]) -> None:
         with self._write() as db:
             for f in facts:
+                # ON CONFLICT names the one conflict to skip (an id already stored):
+                # OR IGNORE would also silently skip a row that breaks NOT NULL.
                 inserted = db.execute(
-                    f"INSERT OR IGNORE INTO facts (project, {_FACT_COLUMNS}) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    f"INSERT INTO facts (project, {_FACT_COLUMNS}) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT (project, id) DO NOTHING",
                     (
                         project,
                         f.id,
@@ -177,13 +186,19 @@ class SqliteStore:
                     [(project, key, name) for key, name in names],
                 )
 
+    def _scan(self, sql: str, params: tuple[object, ...]) -> sqlite3.Cursor:
+        """A cursor of plain tuples: cheaper than sqlite3.Row for hot reads."""
+        cursor = self._db().cursor()
+        cursor.row_factory = None
+        return cursor.execute(sql, params)
+
     def _facts_of_key(self, project: str, key: str, roles: Collection[Role]) -> Iterator[Fact]:
         # Two index range scans (subject side, object side), each already in storing
         # order, merged lazily: the caller stops reading once it has enough, so the
         # cost follows what the question touches, not the size of the store.
         marks = ",".join("?" * len(roles))
         scans = [
-            self._db().execute(
+            self._scan(
                 f"SELECT seq, {_FACT_COLUMNS} FROM facts "
                 f"WHERE project = ? AND {column} = ? AND source_role IN ({marks}) "
                 "ORDER BY seq",
@@ -191,7 +206,7 @@ class SqliteStore:
             )
             for column in ("subject_key", "object_key")
         ]
-        for row in heapq.merge(*scans, key=lambda r: r["seq"]):
+        for row in heapq.merge(*scans, key=itemgetter(0)):
             yield _fact(row)
 
     def facts_about(
@@ -201,22 +216,22 @@ class SqliteStore:
         roles: Collection[Role],
         limit: int,
         exclude: Collection[str] = (),
-    ) -> list[Fact]:
+    ) -> Iterator[Fact]:
         seen = set(exclude)
-        found: list[Fact] = []
+        count = 0
         if not roles or limit <= 0:
-            return found
+            return
         for key in keys:
             for fact in self._facts_of_key(project, key, roles):
                 if fact.id not in seen:
                     seen.add(fact.id)
-                    found.append(fact)
-                    if len(found) >= limit:
-                        return found
-        return found
+                    yield fact
+                    count += 1
+                    if count >= limit:
+                        return
 
     def facts_with_subject(self, project: str, key: str) -> list[Fact]:
-        rows = self._db().execute(
+        rows = self._scan(
             f"SELECT seq, {_FACT_COLUMNS} FROM facts WHERE project = ? AND subject_key = ? "
             "ORDER BY seq",
             (project, key),
@@ -250,24 +265,35 @@ class SqliteStore:
         self, project: str, messages: Sequence[Message], passages: Sequence[Passage]
     ) -> None:
         with self._write() as db:
-            new: set[str] = set()
+            new: dict[str, Message] = {}
             for m in messages:
                 if db.execute(
-                    "INSERT OR IGNORE INTO messages "
+                    "INSERT INTO messages "
                     "(project, id, role, content, source, occurred_at, recorded_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project, id) DO NOTHING",
                     (project, m.id, m.role, m.content, m.source, m.occurred_at, m.recorded_at),
                 ).rowcount:
-                    new.add(m.id)
-            # A message already stored keeps the passages it was split into.
+                    new[m.id] = m
+            # A message already stored keeps the passages it was split into; an id
+            # repeated in the batch keeps the first copy and only passages of its text.
+            rows: dict[str, tuple[object, ...]] = {}
+            for p in passages:
+                m = new.get(p.message_id)
+                if m is not None and p.id not in rows and m.content[p.start : p.end] == p.quote:
+                    rows[p.id] = (
+                        project,
+                        p.id,
+                        p.message_id,
+                        p.role,
+                        p.source,
+                        p.start,
+                        p.end,
+                        p.quote,
+                    )
             db.executemany(
                 'INSERT INTO passages (project, id, message_id, role, source, start, "end", '
                 "quote) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (project, p.id, p.message_id, p.role, p.source, p.start, p.end, p.quote)
-                    for p in passages
-                    if p.message_id in new
-                ],
+                list(rows.values()),
             )
 
     def passages_of(self, project: str, message_id: str) -> list[Passage]:

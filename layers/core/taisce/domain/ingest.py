@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Annotated
 
 from pydantic import (
-    AwareDatetime,
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -25,8 +25,35 @@ MAX_BATCH = 100
 MAX_MESSAGE_CHARACTERS = 100_000
 PASSAGE_CHARACTERS = 300
 
-Id = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._:@#-]{1,128}$")]
-Timestamp = Annotated[AwareDatetime, Field(strict=False)]
+# "#" is kept out of client ids: passage ids are "<message id>#<n>".
+Id = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._:@-]{1,128}$")]
+
+_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})")
+
+
+def timestamp(moment: datetime) -> str:
+    """RFC 3339 in UTC with a Z, the one form the store keeps."""
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def parse_timestamp(value: str) -> datetime:
+    return datetime.fromisoformat(value.upper().replace("Z", "+00:00"))
+
+
+def _rfc3339(value: str) -> str:
+    """An RFC 3339 date-time with an offset, returned in UTC (no Unix times, no
+    missing seconds); one that leaves the calendar once in UTC is refused."""
+    if not _RFC3339.fullmatch(value):
+        raise ValueError("must be an RFC 3339 date-time with an offset, e.g. 2026-01-31T09:00:00Z")
+    # Python keeps at most microseconds: extra digits of a fraction are dropped.
+    value = re.sub(r"(\.\d{6})\d+", r"\1", value)
+    try:
+        return timestamp(parse_timestamp(value))
+    except (ValueError, OverflowError):
+        raise ValueError("must be a valid date-time within years 1-9999 in UTC") from None
+
+
+Timestamp = Annotated[str, AfterValidator(_rfc3339)]
 
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=500)]
@@ -58,11 +85,17 @@ class FactIn(BaseModel):
     valid_from: Timestamp | None = None
     valid_to: Timestamp | None = None
 
-    _blank = field_validator("subject", "predicate", "object", "statement")(_not_blank)
+    _blank = field_validator("subject", "predicate", "object", "statement", "quote", "context")(
+        _not_blank
+    )
 
     @model_validator(mode="after")
     def _valid_period(self) -> FactIn:
-        if self.valid_from and self.valid_to and self.valid_to < self.valid_from:
+        if (
+            self.valid_from
+            and self.valid_to
+            and parse_timestamp(self.valid_to) < parse_timestamp(self.valid_from)
+        ):
             raise ValueError("valid_to must not be before valid_from")
         return self
 
@@ -78,7 +111,7 @@ class MessageIn(BaseModel):
     source: Name | None = None
     occurred_at: Timestamp | None = None
 
-    _blank = field_validator("content")(_not_blank)
+    _blank = field_validator("content", "source")(_not_blank)
 
 
 class FactsRequest(BaseModel):
@@ -89,11 +122,6 @@ class FactsRequest(BaseModel):
 class MessagesRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
     messages: Annotated[list[MessageIn], Field(min_length=1, max_length=MAX_BATCH)]
-
-
-def timestamp(moment: datetime) -> str:
-    """RFC 3339 in UTC with a Z, the one form the store keeps."""
-    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def new_id(prefix: str) -> str:
@@ -115,8 +143,8 @@ def make_fact(given: FactIn, recorded_at: str, make_id: Callable[[str], str] = n
         quote=given.quote,
         context=given.context,
         message_id=given.message_id,
-        valid_from=timestamp(given.valid_from) if given.valid_from else None,
-        valid_to=timestamp(given.valid_to) if given.valid_to else None,
+        valid_from=given.valid_from,
+        valid_to=given.valid_to,
         recorded_at=recorded_at,
     )
 
@@ -129,14 +157,20 @@ def make_message(
         role=given.role,
         content=given.content,
         source=given.source,
-        occurred_at=timestamp(given.occurred_at) if given.occurred_at else recorded_at,
+        occurred_at=given.occurred_at or recorded_at,
         recorded_at=recorded_at,
     )
 
 
-# A sentence ends at . ! ? … (and their CJK forms), with any closing quotes or
-# brackets, before white space; a line break always ends a piece.
-_BREAK = re.compile(r"(?<=[.!?\u2026\u3002\uff01\uff1f])[\"'\u201d\u2019)\]]*\s+|\n+")
+# A sentence ends at . ! ? … with any closing quotes or brackets, before white
+# space; at the CJK full stop and the full-width ! and ? whether or not white
+# space follows (CJK text has none between sentences). A line break always ends
+# a piece.
+_BREAK = re.compile(
+    r"(?<=[.!?\u2026])[\"'\u201d\u2019)\]]*\s+"
+    r"|(?<=[\u3002\uff01\uff1f\uff61])[\"'\u201d\u2019)\]\u300d\u300f\uff09]*\s*"
+    r"|\n+"
+)
 
 
 def _trimmed(text: str, start: int, end: int) -> tuple[int, int] | None:

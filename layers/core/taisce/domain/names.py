@@ -22,6 +22,16 @@ _TOKEN = re.compile(r"\w+|[^\w\s]")
 MAX_NAME_TOKENS = 12
 
 
+def _in_word(char: str) -> bool:
+    """A word character in Unicode's sense: \\w, or a combining mark, or a joiner."""
+    return (
+        char.isalnum()
+        or char == "_"
+        or char in "\u200c\u200d"
+        or unicodedata.category(char).startswith("M")
+    )
+
+
 def normalize_name(name: str) -> str:
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
     return _SPACE.sub(" ", folded).strip()
@@ -37,7 +47,20 @@ class Span:
 def candidate_spans(question: str) -> list[Span]:
     """Every run of whole tokens in the question that could be a name."""
     text = normalize_name(question)
-    tokens = [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
+    tokens: list[tuple[int, int]] = []
+    for m in _TOKEN.finditer(text):
+        start, end = m.span()
+        # Python's \w leaves out combining marks (and joiners), which are part of the
+        # word they sit in ("हिन्दी", "q\u0307"): such a piece joins the token before it.
+        if (
+            tokens
+            and tokens[-1][1] == start
+            and _in_word(text[start - 1])
+            and _in_word(text[start])
+        ):
+            tokens[-1] = (tokens[-1][0], end)
+        else:
+            tokens.append((start, end))
     spans: list[Span] = []
     for i, (start, _) in enumerate(tokens):
         for j in range(i, min(i + MAX_NAME_TOKENS, len(tokens))):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ports import Store
-from .budget import Bundle
+from .budget import Bundle, fact_characters
 from .controls import RecallControls
 from .model import Fact
 from .names import candidate_spans, pick_matches
@@ -45,10 +45,11 @@ def _fill_facts(
     store: Store, project: str, matched: list[str], controls: RecallControls, bundle: Bundle
 ) -> None:
     roles = controls.source_roles
-    hop1 = store.facts_about(project, matched, roles, limit=controls.max_rows + 1)
-    for fact in hop1:
-        if not bundle.add("facts", fact.wire()):
-            return
+    hop1: list[Fact] = []
+    for fact in store.facts_about(project, matched, roles, limit=controls.max_rows + 1):
+        if not bundle.add("facts", fact.wire(), fact_characters(fact)):
+            return  # closed: nothing more is read
+        hop1.append(fact)
     if controls.hops < 2:
         return
     links = _neighbours(hop1, set(matched))
@@ -63,9 +64,10 @@ def _fill_facts(
         exclude={f.id for f in hop1},
     )
     for fact in hop2:
+        path = links[_reached_through(fact, order)].path
         item = fact.wire()
-        item["path"] = list(links[_reached_through(fact, order)].path)
-        if not bundle.add("facts", item):
+        item["path"] = list(path)
+        if not bundle.add("facts", item, fact_characters(fact, path)):
             return
 
 

@@ -1,0 +1,1 @@
+"""Benchmarks that print figures; none of them asserts a timing."""

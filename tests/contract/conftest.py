@@ -1,0 +1,58 @@
+"""The stores the contract suite runs against.
+
+A factory opens the store kept at `place` (a fresh temporary directory per test),
+creating it when new; opening the same place again must reach the same data. Every
+test uses project names and ids of its own, so a backend whose data lives outside
+`place` (a shared table) can run the suite too.
+
+To run the suite against another adapter, add one line to `STORES`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from taisce.adapters.sqlite_store import SqliteStore
+
+StoreFactory = Callable[[Path], Any]
+
+
+def sqlite_store(place: Path) -> SqliteStore:
+    return SqliteStore(place / "t.sqlite3")
+
+
+# (name, factory) for every Store/CredentialStore adapter.
+STORES: list[tuple[str, StoreFactory]] = [
+    ("sqlite", sqlite_store),
+]
+
+
+def close(store: Any) -> None:
+    closer = getattr(store, "close", None)
+    if closer is not None:
+        closer()
+
+
+@pytest.fixture(params=[factory for _, factory in STORES], ids=[name for name, _ in STORES])
+def open_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[], Any]]:
+    """Opens (or re-opens) the store of this test; every store opened is closed after."""
+    factory: StoreFactory = request.param
+    opened: list[Any] = []
+
+    def _open() -> Any:
+        store = factory(tmp_path)
+        opened.append(store)
+        return store
+
+    yield _open
+    for store in reversed(opened):
+        close(store)
+
+
+@pytest.fixture
+def store(open_store: Callable[[], Any]) -> Any:
+    return open_store()

@@ -1,0 +1,68 @@
+"""Records for the contract suite, built directly (the store trusts the domain)."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from typing import Any
+
+from taisce.domain.ingest import split_passages
+from taisce.domain.model import Fact, Message, Passage
+from taisce.domain.names import normalize_name
+from taisce.ports import Credential
+
+RECORDED_AT = "2024-05-01T12:00:00Z"
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+def fact(
+    subject: str,
+    predicate: str,
+    obj: str,
+    *,
+    id: str | None = None,
+    kind: str = "entity",
+    role: str = "user",
+    **fields: Any,
+) -> Fact:
+    made = Fact(
+        id=id or unique("fact"),
+        subject=subject,
+        subject_key=normalize_name(subject),
+        predicate=predicate,
+        object=obj,
+        object_kind=kind,  # type: ignore[arg-type]
+        object_key=normalize_name(obj) if kind == "entity" else None,
+        statement=f"{subject} {predicate} {obj}",
+        source_role=role,  # type: ignore[arg-type]
+        quote=None,
+        context=None,
+        message_id=None,
+        valid_from=None,
+        valid_to=None,
+        recorded_at=RECORDED_AT,
+    )
+    return dataclasses.replace(made, **fields)
+
+
+def message(content: str, *, id: str | None = None, role: str = "user", **fields: Any) -> Message:
+    made = Message(
+        id=id or unique("msg"),
+        role=role,  # type: ignore[arg-type]
+        content=content,
+        source=None,
+        occurred_at=RECORDED_AT,
+        recorded_at=RECORDED_AT,
+    )
+    return dataclasses.replace(made, **fields)
+
+
+def with_passages(*messages: Message, limit: int = 300) -> tuple[list[Message], list[Passage]]:
+    return list(messages), [p for m in messages for p in split_passages(m, limit)]
+
+
+def credential(project: str, *, created_at: str = RECORDED_AT, label: str | None = None):
+    return Credential(id=unique("cred"), project=project, label=label, created_at=created_at)

@@ -1,0 +1,241 @@
+"""Entity names: normalisation, and finding names in a question as whole words."""
+
+# ruff: noqa: RUF001 - full-width and other look-alike characters are the point
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from taisce.domain.names import MAX_NAME_TOKENS, candidate_spans, normalize_name, pick_matches
+
+
+def found(question: str, *names: str) -> list[str]:
+    """The normalised names found in the question, as recall picks them."""
+    return pick_matches(candidate_spans(question), {normalize_name(n) for n in names})
+
+
+# -- normalize_name ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "key"),
+    [
+        ("Atlas", "atlas"),
+        ("ATLAS", "atlas"),
+        ("Straße", "strasse"),
+        ("STRASSE", "strasse"),
+        ("straSSe", "strasse"),
+        ("ΣΊΣΥΦΟΣ", "σίσυφοσ"),
+        ("ＡＴＬＡＳ", "atlas"),  # full-width letters
+        ("Ａｃｍｅ　Ｃｏｒｐ", "acme corp"),  # full-width letters and ideographic space
+        ("１２３", "123"),
+        ("ﬁnn", "finn"),  # ligature
+        ("Ⅻ", "xii"),  # compatibility numeral
+        ("Zoe\u0308", "zoë"),  # decomposed accent composes
+        ("ZOË", "zoë"),
+        ("İstanbul", "i̇stanbul"),
+        ("  Acme   Corp  ", "acme corp"),
+        ("Acme\tCorp", "acme corp"),
+        ("Acme\n\n Corp", "acme corp"),
+        ("Acme\r\nCorp", "acme corp"),
+        ("Acme\u00a0Corp", "acme corp"),  # no-break space
+        ("Acme\u2003\u2009Corp", "acme corp"),  # em space, thin space
+        ("Acme\u3000Corp", "acme corp"),  # ideographic space
+        ("Acme\u2028Corp", "acme corp"),  # line separator
+        ("\t北京\n", "北京"),
+        ("AT&T", "at&t"),
+        ("Acme Corp.", "acme corp."),
+    ],
+)
+def test_normalize_name(name: str, key: str) -> None:
+    assert normalize_name(name) == key
+
+
+def test_spellings_of_one_name_share_a_key() -> None:
+    spellings = ["Zoë Ó Briain", "ZOË Ó BRIAIN", "Zoe\u0308 O\u0301 Briain", "zoë\u00a0ó\tbriain"]
+    assert len({normalize_name(s) for s in spellings}) == 1
+
+
+names_text = st.text(
+    alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40
+) | st.text(alphabet="aAßẞſKKΣσς \t\n\u00a0\u3000ＡＢ\u0301é.'&-", max_size=20)
+
+
+@settings(max_examples=300, deadline=None)
+@given(names_text)
+def test_normalize_name_is_stable(name: str) -> None:
+    key = normalize_name(name)
+    assert normalize_name(key) == key
+    assert key == key.strip()
+    assert "  " not in key
+    assert not any(c.isspace() and c != " " for c in key)
+    assert normalize_name(name.upper()) == normalize_name(name.lower()) or not name.isascii()
+
+
+# -- candidate_spans ------------------------------------------------------------------
+
+
+def test_spans_are_runs_of_whole_tokens_of_the_normalised_question() -> None:
+    question = "Where does  ATLAS work?"
+    text = normalize_name(question)
+    spans = candidate_spans(question)
+    assert all(text[s.start : s.end] == s.key for s in spans)
+    keys = [s.key for s in spans]
+    assert "atlas" in keys and "does atlas" in keys and "atlas work?" in keys
+    assert "atlas work" in keys
+    assert "tlas" not in keys and "atla" not in keys and "does atl" not in keys
+    # tokens: where, does, atlas, work, ? -> 5 + 4 + 3 + 2 + 1 runs
+    assert len(spans) == 15
+
+
+def test_spans_are_at_most_max_name_tokens_long() -> None:
+    words = [f"w{n}" for n in range(30)]
+    spans = candidate_spans(" ".join(words))
+    assert max(len(s.key.split()) for s in spans) == MAX_NAME_TOKENS
+    long_name = " ".join(words[:MAX_NAME_TOKENS])
+    too_long = " ".join(words[: MAX_NAME_TOKENS + 1])
+    question = "Tell me about " + too_long
+    assert found(question, long_name) == [normalize_name(long_name)]
+    assert found(question, too_long) == []
+
+
+def test_no_spans_in_an_empty_question() -> None:
+    assert candidate_spans("") == []
+    assert candidate_spans(" \t\n ") == []
+
+
+# -- whole words ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "name"),
+    [
+        ("Where is Alice?", "Al"),
+        ("Where is Alice?", "lic"),
+        ("Where is Alice?", "ice"),
+        ("Tell me about Atlases", "Atlas"),
+        ("Tell me about snake_case", "snake"),
+        ("Who is Zoë?", "Zo"),
+        ("Version 2024", "202"),
+        ("Find ACME_Corp", "ACME"),
+        ("Tell me about Acme Corporation", "Acme Corp"),
+        ("A question about MacDonald", "Mac"),
+        ("Wer wohnt in der Hauptstraße?", "Straße"),
+        ("北京大学在哪里", "北京大"),  # no spaces: the run is one word
+    ],
+)
+def test_a_name_is_not_found_inside_a_word(question: str, name: str) -> None:
+    assert found(question, name) == []
+
+
+@pytest.mark.parametrize(
+    ("question", "name"),
+    [
+        ("How far is Dublin's port?", "Dublin"),
+        ("How far is Dublin’s port?", "Dublin"),
+        ("Is AT&T big?", "AT&T"),
+        ("AT&T's results", "AT&T"),
+        ("I work at Acme Corp.", "Acme Corp."),
+        ("I work at Acme Corp.", "Acme Corp"),
+        ("(Atlas)", "Atlas"),
+        ('"Atlas," she said', "Atlas"),
+        ("Atlas!", "Atlas"),
+        ("Atlas", "Atlas"),
+        ("where does atlas work", "ATLAS"),
+        ("Wo ist die STRASSE?", "Straße"),
+        ("Who is ＡＴＬＡＳ?", "Atlas"),
+        ("Who runs Acme\n\tCorp now?", "Acme Corp"),
+        ("Who runs Acme\u00a0 Corp now?", "Acme  Corp"),
+        ("Who is Zoe\u0308?", "Zoë"),
+        ("Who is Zoë?", "Zoe\u0308"),
+        ("Where is 北京?", "北京"),
+        ("I like 🚀 Labs a lot", "🚀 Labs"),
+        ("Is the e-mail from Jean-Luc?", "Jean-Luc"),
+        ("email: atlas@example.com", "atlas@example.com"),
+    ],
+)
+def test_a_name_is_found_as_whole_words(question: str, name: str) -> None:
+    assert found(question, name) == [normalize_name(name)]
+
+
+@pytest.mark.parametrize(
+    ("question", "name"),
+    [
+        # Combining marks belong to the word they are part of.
+        ("हिन्दी कौन बोलता है?", "ह"),  # "ha" alone is not in "Hindi"
+        ("हिन्दी कौन बोलता है?", "न्दी"),
+        ("q\u0307 is a letter", "q"),
+        ("தமிழ்நாடு எங்கே?", "தமி"),
+    ],
+)
+def test_combining_marks_do_not_split_a_word(question: str, name: str) -> None:
+    assert found(question, name) == []
+
+
+def test_a_name_in_a_script_with_combining_marks_is_found() -> None:
+    name = "नरेन्द्र दामोदरदास मोदी"
+    assert found(f"{name} कौन हैं?", name) == [normalize_name(name)]
+    assert found("हिन्दी कौन बोलता है?", "हिन्दी") == ["हिन्दी"]
+
+
+# -- pick_matches -----------------------------------------------------------------------
+
+
+def test_the_longest_of_overlapping_names_wins() -> None:
+    assert found("Where is Acme Corp based?", "Acme", "Acme Corp") == ["acme corp"]
+    assert found("Where is Acme Corp based?", "Acme", "Corp", "Acme Corp") == ["acme corp"]
+    assert found("Acme Corp Dublin office", "Acme Corp", "Corp Dublin office") == [
+        "corp dublin office"
+    ]
+    # Longest in characters, not in tokens.
+    assert found("New York City", "New York", "York City") == ["york city"]
+
+
+def test_names_that_do_not_overlap_are_all_found_in_question_order() -> None:
+    names = ("Atlas", "Acme Corp", "Dublin")
+    assert found("Does Dublin know Acme Corp or Atlas?", *names) == ["dublin", "acme corp", "atlas"]
+    assert found("Atlas, Acme Corp, Dublin", *reversed(names)) == ["atlas", "acme corp", "dublin"]
+    assert found("Acme Corp Dublin", "Acme Corp", "Dublin") == ["acme corp", "dublin"]
+
+
+def test_a_name_found_twice_is_listed_once() -> None:
+    assert found("Atlas met atlas and ATLAS at Acme, then Atlas", "Atlas", "Acme") == [
+        "atlas",
+        "acme",
+    ]
+    assert found("Acme and Acme Corp", "Acme", "Acme Corp") == ["acme", "acme corp"]
+
+
+def test_unknown_names_are_not_found() -> None:
+    assert found("Where does Atlas work?") == []
+    assert found("Where does Atlas work?", "Hermes") == []
+
+
+def test_a_shorter_name_outside_the_longer_one_is_still_found() -> None:
+    assert found("Acme Corp bought Acme", "Acme", "Acme Corp") == ["acme corp", "acme"]
+
+
+def test_pick_matches_takes_any_iterables() -> None:
+    spans = iter(candidate_spans("Atlas works at Acme"))
+    assert pick_matches(spans, iter(["acme", "atlas"])) == ["atlas", "acme"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["Atlas", "Acme", "Acme Corp", "Corp", "Dublin", "and", "ß"]), max_size=12
+    ),
+    st.sets(st.sampled_from(["atlas", "acme", "acme corp", "corp", "dublin", "ss", "x"])),
+)
+def test_found_names_are_distinct_known_and_in_question(words: list[str], known: set[str]) -> None:
+    question = " ".join(words)
+    keys = pick_matches(candidate_spans(question), known)
+    assert len(keys) == len(set(keys))
+    assert set(keys) <= known
+    padded = f" {normalize_name(question)} "
+    assert all(f" {k} " in padded for k in keys)
+    # Every known single-token word of the question is found, or covered by a longer name.
+    for word in {normalize_name(w) for w in words} & known:
+        assert any(word == k or f" {word} " in f" {k} " for k in keys)
