@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 from .domain.model import Fact, Message, Passage, Role
 
@@ -71,3 +71,64 @@ class CredentialStore(Protocol):
     def list_credentials(self, project: str | None = None) -> list[Credential]: ...
 
     def revoke_credential(self, credential_id: str, revoked_at: str) -> bool: ...
+
+
+class EmbeddingError(Exception):
+    """The embedding model failed (unreachable, throttled, malformed answer)."""
+
+
+class VectorIndexError(Exception):
+    """The vector index failed to read or write."""
+
+
+class Embedder(Protocol):
+    """A text embedding model. Vectors are unit length, so a dot product is the cosine."""
+
+    name: str
+    dimensions: int
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text, in order, from as few model calls as the model allows.
+
+        Raises EmbeddingError when the model fails.
+        """
+        ...
+
+
+VectorKind = Literal["entity", "passage", "report"]
+
+
+@dataclass(frozen=True, slots=True)
+class VectorItem:
+    id: str
+    vector: Sequence[float]
+    # The role a passage or report speaks for; None for entity names.
+    role: Role | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    id: str
+    score: float
+
+
+class VectorIndex(Protocol):
+    """Nearest neighbours by cosine, per project and kind, filtered by role.
+
+    Raises VectorIndexError when the index fails.
+    """
+
+    def upsert(self, project: str, kind: VectorKind, items: Sequence[VectorItem]) -> None: ...
+
+    def search(
+        self,
+        project: str,
+        kind: VectorKind,
+        vector: Sequence[float],
+        k: int,
+        roles: Collection[Role] | None = None,
+    ) -> list[Hit]:
+        """The k nearest items, best first (ties by id); only those of `roles` if given."""
+        ...
+
+    def delete(self, project: str, kind: VectorKind, ids: Collection[str]) -> None: ...
