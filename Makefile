@@ -6,7 +6,7 @@ DATA ?= data
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: install run test lint bench bench-quick clean
+.PHONY: install run test lint bench bench-quick bench-quality clean
 
 install: $(VENV)/.installed
 
@@ -33,6 +33,10 @@ bench: install
 
 bench-quick: install
 	$(BIN)/python -m bench.recall_bench --quick
+
+# Evidence recall against BM25, dense, hybrid and recency baselines (a few minutes).
+bench-quality: install
+	$(BIN)/taisce bench quality bench/data/dev.json --embeddings local --json bench/data/quality-results.json
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

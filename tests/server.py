@@ -60,7 +60,8 @@ class LocalServer:
 def start_server(data_dir: Path, env: Mapping[str, str] | None = None) -> LocalServer:
     """Start `taisce serve` on a free port with these TAISCE_* settings."""
     environ = {k: v for k, v in os.environ.items() if not k.startswith("TAISCE_")}
-    environ.update(env or {})
+    # Embeddings are off unless a test asks for them: the model is slow to load.
+    environ.update({"TAISCE_EMBEDDINGS": "none", **(env or {})})
     process = subprocess.Popen(
         [sys.executable, "-m", "taisce.cli", "serve", "--port", "0", "--data", str(data_dir)],
         cwd=ROOT,

@@ -18,6 +18,8 @@ def health() -> dict[str, Any]:
         "embeddings": settings.embeddings,
         "bundle_characters": settings.bundle_characters,
         "max_rows": settings.max_rows,
+        # True while reports wait to be rebuilt after writes (they follow shortly).
+        "work_pending": services().memory.work_pending(),
     }
 
 

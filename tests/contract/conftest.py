@@ -16,7 +16,9 @@ from typing import Any
 
 import pytest
 
+from taisce.adapters.dynamodb_store import DynamoDbStore
 from taisce.adapters.sqlite_store import SqliteStore
+from tests.moto_server import moto_dynamodb, shared_moto  # noqa: F401 - a session fixture
 
 StoreFactory = Callable[[Path], Any]
 
@@ -25,9 +27,15 @@ def sqlite_store(place: Path) -> SqliteStore:
     return SqliteStore(place / "t.sqlite3")
 
 
+def dynamodb_store(place: Path) -> DynamoDbStore:
+    """The session's one table on moto's server (over HTTP): every test shares it."""
+    return shared_moto().store()
+
+
 # (name, factory) for every Store/CredentialStore adapter.
 STORES: list[tuple[str, StoreFactory]] = [
     ("sqlite", sqlite_store),
+    ("dynamodb", dynamodb_store),
 ]
 
 

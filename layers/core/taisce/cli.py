@@ -88,6 +88,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from .local.gateway import Gateway
     from .local.routes import read_api
     from .local.server import make_server
+    from .local.worker import ReportWorker
 
     _use_data(args)
     settings = services().settings  # a bad setting stops the start here
@@ -106,11 +107,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
             f"-H 'Content-Type: application/json' -d '{json.dumps(demo.FIRST_RECALL)}'"
         )
         print(secret, flush=True)
+    worker = ReportWorker(services().memory)
+    worker.start()
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
+        worker.stop()
         server.server_close()
     return 0
 
@@ -140,6 +144,10 @@ def _parser() -> argparse.ArgumentParser:
     revoke.add_argument("id")
     revoke.add_argument("--data")
     creds.set_defaults(run=cmd_credentials)
+
+    from .evaluation.cli import add_bench_parser
+
+    add_bench_parser(sub)
     return parser
 
 

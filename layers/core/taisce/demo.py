@@ -145,4 +145,6 @@ FIRST_RECALL: dict[str, Any] = {
     "question": "Where does Atlas work, and who manages him?",
     "hops": 2,
     "source_roles": ["user", "tool"],
+    "themes": True,
+    "max_characters": 4000,
 }

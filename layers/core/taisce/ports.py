@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from .domain.model import Fact, Message, Passage, Role
+from .domain.reports import Report
 
 
 class Store(Protocol):
@@ -39,15 +40,48 @@ class Store(Protocol):
 
     def delete_fact(self, project: str, fact_id: str) -> bool: ...
 
-    def known_names(self, project: str, keys: Collection[str]) -> set[str]:
-        """Which of these normalised names are entities of the project."""
+    def known_names(
+        self, project: str, keys: Collection[str], roles: Collection[Role] | None = None
+    ) -> set[str]:
+        """Which of these normalised names are entities of the project: named by a
+        live fact of one of `roles`, or by any fact ever stored if roles is None."""
         ...
 
     def put_messages(
         self, project: str, messages: Sequence[Message], passages: Sequence[Passage]
-    ) -> None: ...
+    ) -> set[str]:
+        """Store messages and their passages; returns the ids of messages new to the store."""
+        ...
 
     def passages_of(self, project: str, message_id: str) -> list[Passage]: ...
+
+    def passages_by_ids(self, project: str, ids: Sequence[str]) -> list[Passage]:
+        """The passages with these ids, in the order given (unknown ids left out)."""
+        ...
+
+    # Reports: a fact written or deleted marks its entities dirty (per role) in the
+    # same transaction; a worker later reads the marks, rebuilds their reports and
+    # clears exactly the marks it read (a mark rewritten meanwhile stays).
+
+    def dirty_projects(self) -> list[str]: ...
+
+    def dirty_entities(self, project: str) -> list[tuple[Role, str, str]]:
+        """(role, entity key, token) of each mark."""
+        ...
+
+    def clear_dirty(self, project: str, marks: Sequence[tuple[Role, str, str]]) -> None: ...
+
+    def report_components(self, project: str, role: Role, keys: Collection[str]) -> set[str]: ...
+
+    def replace_reports(
+        self, project: str, role: Role, components: Collection[str], reports: Sequence[Report]
+    ) -> list[str]: ...
+
+    def reports_by_ids(self, project: str, ids: Sequence[str]) -> list[Report]: ...
+
+    def reports_of_entity(
+        self, project: str, key: str, roles: Collection[Role]
+    ) -> list[Report]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +138,8 @@ class VectorItem:
     vector: Sequence[float]
     # The role a passage or report speaks for; None for entity names.
     role: Role | None = None
+    # The text the vector was made from, for the lexical side of hybrid search.
+    text: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +165,17 @@ class VectorIndex(Protocol):
         roles: Collection[Role] | None = None,
     ) -> list[Hit]:
         """The k nearest items, best first (ties by id); only those of `roles` if given."""
+        ...
+
+    def search_text(
+        self,
+        project: str,
+        kind: VectorKind,
+        text: str,
+        k: int,
+        roles: Collection[Role] | None = None,
+    ) -> list[Hit]:
+        """The k items whose text best matches `text` by BM25, best first."""
         ...
 
     def delete(self, project: str, kind: VectorKind, ids: Collection[str]) -> None: ...

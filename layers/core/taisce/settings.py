@@ -28,11 +28,15 @@ class Settings(BaseSettings):
     bundle_characters: PositiveInt = 16_000
     # The row limit: a recall returns at most this many items.
     max_rows: PositiveInt = 200
-    # The embedding model. Only "none" exists yet: recall runs step 1 alone.
-    embeddings: Literal["none"] = "none"
-    # Where memory lives. "embedded": a SQLite file in data_dir.
-    store: Literal["embedded"] = "embedded"
+    # The embedding model: "local" (all-MiniLM-L6-v2, int8 ONNX, offline), "bedrock"
+    # (Amazon Titan Text Embeddings v2), or "none" (recall runs step 1 alone).
+    embeddings: Literal["none", "local", "bedrock"] = "local"
+    # Where memory lives. "embedded": a SQLite file in data_dir; "dynamodb": the
+    # table dynamodb_table (at dynamodb_endpoint if set, else AWS's own endpoint).
+    store: Literal["embedded", "dynamodb"] = "embedded"
     data_dir: Path = Path("taisce-data")
+    dynamodb_table: str = "taisce"
+    dynamodb_endpoint: str | None = None
 
     @property
     def limits(self) -> Limits:

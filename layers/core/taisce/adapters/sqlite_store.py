@@ -8,19 +8,22 @@ connection, as sqlite3 requires.
 from __future__ import annotations
 
 import heapq
+import json
 import sqlite3
-import threading
+import uuid
 from collections.abc import Collection, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import fields
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
 from ..domain.model import Fact, Message, Passage, Role
+from ..domain.reports import Report
 from ..ports import Credential
+from .sqlite_file import SqliteFile
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 4
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -53,6 +56,15 @@ CREATE TABLE IF NOT EXISTS entities (
     name TEXT NOT NULL,
     PRIMARY KEY (project, key)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS entity_roles (
+    project TEXT NOT NULL,
+    key TEXT NOT NULL,
+    role TEXT NOT NULL,
+    -- How many facts of this role name the entity: a name is found in a question
+    -- only for the roles asked for, so what was not asked for cannot shape it.
+    facts INTEGER NOT NULL,
+    PRIMARY KEY (project, key, role)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS messages (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     project TEXT NOT NULL,
@@ -76,6 +88,37 @@ CREATE TABLE IF NOT EXISTS passages (
     PRIMARY KEY (project, id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS passages_by_message ON passages (project, message_id, start);
+CREATE TABLE IF NOT EXISTS dirty_entities (
+    project TEXT NOT NULL,
+    role TEXT NOT NULL,
+    key TEXT NOT NULL,
+    -- A new token on every write: a rebuild clears only the marks it read, so a
+    -- write that lands during the rebuild stays marked.
+    token TEXT NOT NULL,
+    PRIMARY KEY (project, role, key)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS reports (
+    project TEXT NOT NULL,
+    id TEXT NOT NULL,
+    role TEXT NOT NULL,
+    level INTEGER NOT NULL,
+    parent_id TEXT,
+    title TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    path TEXT NOT NULL,
+    source_messages TEXT NOT NULL,
+    entity_keys TEXT NOT NULL,
+    component TEXT NOT NULL,
+    PRIMARY KEY (project, id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS reports_by_component ON reports (project, role, component);
+CREATE TABLE IF NOT EXISTS report_members (
+    project TEXT NOT NULL,
+    role TEXT NOT NULL,
+    key TEXT NOT NULL,
+    report_id TEXT NOT NULL,
+    PRIMARY KEY (project, role, key, report_id)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS credentials (
     hash TEXT PRIMARY KEY,
     id TEXT NOT NULL UNIQUE,
@@ -86,6 +129,10 @@ CREATE TABLE IF NOT EXISTS credentials (
 ) WITHOUT ROWID;
 """
 
+_MARK_DIRTY = (
+    "INSERT INTO dirty_entities (project, role, key, token) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT (project, role, key) DO UPDATE SET token = excluded.token"
+)
 _FACT_COLUMNS = (
     "id, subject, subject_key, predicate, object, object_kind, object_key, statement, "
     "source_role, quote, context, message_id, valid_from, valid_to, recorded_at"
@@ -107,48 +154,26 @@ class SqliteStore:
     """Store and CredentialStore over one SQLite file."""
 
     def __init__(self, path: Path | str) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._local = threading.local()
-        # executescript commits as it goes; every statement is idempotent.
-        self._db().executescript(
-            _SCHEMA + "INSERT OR IGNORE INTO meta (key, value) "
-            f"VALUES ('schema_version', '{SCHEMA_VERSION}');"
+        self.file = SqliteFile(
+            path,
+            _SCHEMA + "INSERT OR REPLACE INTO meta (key, value) "
+            f"VALUES ('schema_version', '{SCHEMA_VERSION}');",
         )
-
-    # -- connections -------------------------------------------------------
+        self.path = self.file.path
 
     def _db(self) -> sqlite3.Connection:
-        db = getattr(self._local, "db", None)
-        if db is None:
-            db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-            db.row_factory = sqlite3.Row
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.execute("PRAGMA foreign_keys=ON")
-            self._local.db = db
-        return db
+        return self.file.db()
 
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        db = self._db()
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            yield db
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
+    def _write(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self.file.write()
 
     def close(self) -> None:
-        db = getattr(self._local, "db", None)
-        if db is not None:
-            db.close()
-            self._local.db = None
+        self.file.close()
 
     # -- facts and entities -------------------------------------------------
 
     def put_facts(self, project: str, facts: Sequence[Fact]) -> None:
+        token = uuid.uuid4().hex
         with self._write() as db:
             for f in facts:
                 # ON CONFLICT names the one conflict to skip (an id already stored):
@@ -178,12 +203,26 @@ class SqliteStore:
                 ).rowcount
                 if not inserted:
                     continue
+                # Reports of these entities are rebuilt later, never during a recall.
+                db.executemany(
+                    _MARK_DIRTY,
+                    [
+                        (project, f.source_role, k, token)
+                        for k in (f.subject_key, f.object_key)
+                        if k
+                    ],
+                )
                 names = [(f.subject_key, f.subject)]
                 if f.object_key is not None:
                     names.append((f.object_key, f.object))
                 db.executemany(
                     "INSERT OR IGNORE INTO entities (project, key, name) VALUES (?, ?, ?)",
                     [(project, key, name) for key, name in names],
+                )
+                db.executemany(
+                    "INSERT INTO entity_roles (project, key, role, facts) VALUES (?, ?, ?, 1) "
+                    "ON CONFLICT (project, key, role) DO UPDATE SET facts = facts + 1",
+                    [(project, key, f.source_role) for key, _ in names],
                 )
 
     def _scan(self, sql: str, params: tuple[object, ...]) -> sqlite3.Cursor:
@@ -240,30 +279,51 @@ class SqliteStore:
 
     def delete_fact(self, project: str, fact_id: str) -> bool:
         with self._write() as db:
-            return bool(
-                db.execute(
-                    "DELETE FROM facts WHERE project = ? AND id = ?", (project, fact_id)
-                ).rowcount
+            gone = db.execute(
+                "DELETE FROM facts WHERE project = ? AND id = ? "
+                "RETURNING source_role, subject_key, object_key",
+                (project, fact_id),
+            ).fetchone()
+            if gone is None:
+                return False
+            role, *keys = gone
+            db.executemany(
+                _MARK_DIRTY,
+                [(project, role, k, uuid.uuid4().hex) for k in keys if k],
             )
+            db.executemany(
+                "UPDATE entity_roles SET facts = facts - 1 "
+                "WHERE project = ? AND key = ? AND role = ?",
+                [(project, k, role) for k in keys if k],
+            )
+            return True
 
-    def known_names(self, project: str, keys: Collection[str]) -> set[str]:
+    def known_names(
+        self, project: str, keys: Collection[str], roles: Collection[Role] | None = None
+    ) -> set[str]:
         wanted = list(keys)
         known: set[str] = set()
+        role_marks = ",".join("?" * len(roles)) if roles is not None else ""
         for i in range(0, len(wanted), _CHUNK):
             chunk = wanted[i : i + _CHUNK]
-            rows = self._db().execute(
-                f"SELECT key FROM entities WHERE project = ? AND key IN "
-                f"({','.join('?' * len(chunk))})",
-                (project, *chunk),
-            )
-            known.update(r["key"] for r in rows)
+            key_marks = ",".join("?" * len(chunk))
+            if roles is None:
+                query = f"SELECT key FROM entities WHERE project = ? AND key IN ({key_marks})"
+                params: tuple[object, ...] = (project, *chunk)
+            else:
+                query = (
+                    f"SELECT DISTINCT key FROM entity_roles WHERE project = ? AND key IN "
+                    f"({key_marks}) AND role IN ({role_marks}) AND facts > 0"
+                )
+                params = (project, *chunk, *roles)
+            known.update(r["key"] for r in self._db().execute(query, params))
         return known
 
     # -- messages and passages ------------------------------------------------
 
     def put_messages(
         self, project: str, messages: Sequence[Message], passages: Sequence[Passage]
-    ) -> None:
+    ) -> set[str]:
         with self._write() as db:
             new: dict[str, Message] = {}
             for m in messages:
@@ -295,6 +355,19 @@ class SqliteStore:
                 "quote) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 list(rows.values()),
             )
+        return set(new)
+
+    def passages_by_ids(self, project: str, ids: Sequence[str]) -> list[Passage]:
+        found: dict[str, Passage] = {}
+        for i in range(0, len(ids), _CHUNK):
+            chunk = ids[i : i + _CHUNK]
+            rows = self._db().execute(
+                'SELECT id, message_id, role, source, start, "end", quote FROM passages '
+                f"WHERE project = ? AND id IN ({','.join('?' * len(chunk))})",
+                (project, *chunk),
+            )
+            found.update((r["id"], Passage(**dict(r))) for r in rows)
+        return [found[i] for i in ids if i in found]
 
     def passages_of(self, project: str, message_id: str) -> list[Passage]:
         rows = self._db().execute(
@@ -303,6 +376,130 @@ class SqliteStore:
             (project, message_id),
         )
         return [Passage(**dict(r)) for r in rows]
+
+    # -- reports ---------------------------------------------------------------
+
+    def dirty_projects(self) -> list[str]:
+        rows = self._db().execute("SELECT DISTINCT project FROM dirty_entities ORDER BY project")
+        return [r["project"] for r in rows]
+
+    def dirty_entities(self, project: str) -> list[tuple[Role, str, str]]:
+        rows = self._db().execute(
+            "SELECT role, key, token FROM dirty_entities WHERE project = ? ORDER BY role, key",
+            (project,),
+        )
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def clear_dirty(self, project: str, marks: Sequence[tuple[Role, str, str]]) -> None:
+        with self._write() as db:
+            db.executemany(
+                "DELETE FROM dirty_entities "
+                "WHERE project = ? AND role = ? AND key = ? AND token = ?",
+                [(project, *mark) for mark in marks],
+            )
+
+    def report_components(self, project: str, role: Role, keys: Collection[str]) -> set[str]:
+        wanted = list(keys)
+        found: set[str] = set()
+        for i in range(0, len(wanted), _CHUNK):
+            chunk = wanted[i : i + _CHUNK]
+            rows = self._db().execute(
+                "SELECT DISTINCT r.component FROM report_members m JOIN reports r "
+                "ON r.project = m.project AND r.id = m.report_id "
+                f"WHERE m.project = ? AND m.role = ? AND m.key IN ({','.join('?' * len(chunk))})",
+                (project, role, *chunk),
+            )
+            found.update(r[0] for r in rows)
+        return found
+
+    def replace_reports(
+        self, project: str, role: Role, components: Collection[str], reports: Sequence[Report]
+    ) -> list[str]:
+        """Drop the reports of `components` and store `reports`, in one transaction.
+
+        Returns the ids of the reports dropped (whose vectors must go too)."""
+        dropped: list[str] = []
+        with self._write() as db:
+            for component in components:
+                ids = [
+                    r[0]
+                    for r in db.execute(
+                        "DELETE FROM reports WHERE project = ? AND role = ? AND component = ? "
+                        "RETURNING id",
+                        (project, role, component),
+                    )
+                ]
+                db.executemany(
+                    "DELETE FROM report_members WHERE project = ? AND role = ? AND report_id = ?",
+                    [(project, role, i) for i in ids],
+                )
+                dropped += ids
+            for r in reports:
+                db.execute(
+                    "INSERT OR REPLACE INTO reports (project, id, role, level, parent_id, "
+                    "title, summary, path, source_messages, entity_keys, component) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        project,
+                        r.id,
+                        r.role,
+                        r.level,
+                        r.parent_id,
+                        r.title,
+                        r.summary,
+                        json.dumps(r.path),
+                        json.dumps(r.source_messages),
+                        json.dumps(r.entity_keys),
+                        r.component,
+                    ),
+                )
+                db.executemany(
+                    "INSERT OR IGNORE INTO report_members (project, role, key, report_id) "
+                    "VALUES (?, ?, ?, ?)",
+                    [(project, r.role, k, r.id) for k in r.entity_keys],
+                )
+        kept = {r.id for r in reports}
+        return [i for i in dropped if i not in kept]
+
+    def _reports(self, project: str, where: str, params: tuple[object, ...]) -> list[Report]:
+        rows = self._db().execute(
+            "SELECT id, role, level, parent_id, title, summary, path, source_messages, "
+            f"entity_keys, component FROM reports WHERE project = ? AND {where}",
+            (project, *params),
+        )
+        return [
+            Report(
+                id=r["id"],
+                role=r["role"],
+                level=r["level"],
+                parent_id=r["parent_id"],
+                title=r["title"],
+                summary=r["summary"],
+                path=tuple(json.loads(r["path"])),
+                source_messages=tuple(json.loads(r["source_messages"])),
+                entity_keys=tuple(json.loads(r["entity_keys"])),
+                component=r["component"],
+            )
+            for r in rows
+        ]
+
+    def reports_by_ids(self, project: str, ids: Sequence[str]) -> list[Report]:
+        found: dict[str, Report] = {}
+        for i in range(0, len(ids), _CHUNK):
+            chunk = ids[i : i + _CHUNK]
+            for r in self._reports(project, f"id IN ({','.join('?' * len(chunk))})", chunk):
+                found[r.id] = r
+        return [found[i] for i in ids if i in found]
+
+    def reports_of_entity(self, project: str, key: str, roles: Collection[Role]) -> list[Report]:
+        """The level-0 reports that hold this entity, for the roles given."""
+        marks = ",".join("?" * len(roles))
+        return self._reports(
+            project,
+            f"level = 0 AND role IN ({marks}) AND id IN (SELECT report_id FROM report_members "
+            "WHERE project = reports.project AND key = ?) ORDER BY role, id",
+            (*roles, key),
+        )
 
     # -- credentials ---------------------------------------------------------
 

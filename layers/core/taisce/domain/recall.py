@@ -1,21 +1,44 @@
 """Recall: the steps that fill one budgeted bundle from memory.
 
-Step 1 finds exact entity names in the question and follows links for up to two
-hops. Steps 2-4 (similar names, reports, passages) need an embedding model; when
-none is configured they do not run and `degraded` names the surfaces lost.
+1. Exact entity names in the question, then links for up to two hops.
+2. Similar entity names (vector search), if no exact name matched, then links.
+3. Reports, if nothing matched or `themes` is true.
+4. Passages, with whatever budget is left.
+
+All steps share one Bundle: items go in whole and in order, and the first that does
+not fit closes it. Steps 2-4 need an embedding model; without one they do not run,
+and when the model or an index fails during a recall the step is skipped: the
+recall still answers, and `degraded` names each surface in effect that was lost.
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..ports import Store
+from ..ports import Embedder, Hit, Store, VectorIndex
 from .budget import Bundle, fact_characters
 from .controls import RecallControls
-from .model import Fact
+from .model import Fact, Role
 from .names import candidate_spans, pick_matches
+from .reports import Report
+
+logger = logging.getLogger(__name__)
 
 SEMANTIC_SURFACES = ("reports", "passages")
+# Cosine similarity an entity name must reach to count as "similar" to the question.
+SIMILAR_NAME_FLOOR = 0.55
+SIMILAR_NAMES = 3
+REPORTS = 5
+
+
+@dataclass(frozen=True)
+class Semantic:
+    """What steps 2-4 need: a model for the question and an index to search."""
+
+    embedder: Embedder
+    index: VectorIndex
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,19 +94,175 @@ def _fill_facts(
             return
 
 
+class _Question:
+    """The question's vector, made at most once per recall and only if a step needs it."""
+
+    def __init__(self, text: str, embedder: Embedder) -> None:
+        self.text = text
+        self.embedder = embedder
+        self._vector: Sequence[float] | None = None
+        self.failed = False
+
+    def vector(self) -> Sequence[float] | None:
+        if self._vector is None and not self.failed:
+            try:
+                self._vector = self.embedder.embed([self.text])[0]
+            except Exception:  # any model failure degrades the recall, never fails it
+                logger.exception("embedding the question failed")
+                self.failed = True
+        return self._vector
+
+
+RRF_K = 60
+
+
+def fuse(rankings: Sequence[Sequence[Hit]]) -> list[str]:
+    """Reciprocal-rank fusion (k=60) of several rankings: ids, best first."""
+    scores: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, hit in enumerate(ranking):
+            scores[hit.id] = scores.get(hit.id, 0.0) + 1.0 / (RRF_K + rank + 1)
+    return sorted(scores, key=lambda i: (-scores[i], i))
+
+
+def _attempt(what: str, step: Callable[[], list[Hit]]) -> list[Hit] | None:
+    try:
+        return step()
+    except Exception:  # an index failure degrades the recall, never fails it
+        logger.exception("%s failed during a recall", what)
+        return None
+
+
 def recall(
-    store: Store, project: str, question: str, controls: RecallControls, *, embeddings: bool
+    store: Store,
+    project: str,
+    question: str,
+    controls: RecallControls,
+    *,
+    semantic: Semantic | None,
 ) -> dict[str, object]:
     bundle = Bundle(controls.max_characters, controls.max_rows)
+    surfaces = controls.surfaces
     spans = candidate_spans(question)
-    matched = pick_matches(spans, store.known_names(project, {s.key for s in spans}))
-    if matched and "facts" in controls.surfaces:
+    # Only names that facts of the asked roles use count: what was not asked for
+    # cannot shape the answer (a tool's longer name cannot hide the user's).
+    known = store.known_names(project, {s.key for s in spans}, controls.source_roles)
+    matched = pick_matches(spans, known)
+    if matched and "facts" in surfaces:
         _fill_facts(store, project, matched, controls, bundle)
-    degraded = [] if embeddings else [s for s in controls.surfaces if s in SEMANTIC_SURFACES]
+    if semantic is None:
+        lost = {s for s in surfaces if s in SEMANTIC_SURFACES}
+    else:
+        lost = _semantic_steps(store, project, question, controls, bundle, matched, semantic)
     return {
         "controls": controls.echo(),
         "characters": bundle.characters,
         "truncated": bundle.truncated,
-        "degraded": degraded,
+        "degraded": [s for s in surfaces if s in lost],
         **bundle.items,
     }
+
+
+def _semantic_steps(
+    store: Store,
+    project: str,
+    question: str,
+    controls: RecallControls,
+    bundle: Bundle,
+    matched: list[str],
+    semantic: Semantic,
+) -> set[str]:
+    """Steps 2-4; returns the surfaces that could not run."""
+    lost: set[str] = set()
+    surfaces, roles = controls.surfaces, controls.source_roles
+    q = _Question(question, semantic.embedder)
+    index = semantic.index
+
+    # Step 2: similar names, when no exact name matched.
+    if not matched:
+        vector = q.vector()
+        hits = (
+            None
+            if vector is None
+            else _attempt(
+                "entity search",
+                lambda: index.search(project, "entity", vector, SIMILAR_NAMES, roles),
+            )
+        )
+        if hits is None:
+            if "facts" in surfaces:
+                lost.add("facts")
+        else:
+            # Entity vectors are kept per role ("<role>:<key>"), so a name only other
+            # roles use is not similar; the store confirms the name is still in use.
+            similar = [h.id.partition(":")[2] for h in hits if h.score >= SIMILAR_NAME_FLOOR]
+            live = store.known_names(project, similar, roles)
+            matched = [k for k in dict.fromkeys(similar) if k in live]
+            if matched and "facts" in surfaces and not bundle.truncated:
+                _fill_facts(store, project, matched, controls, bundle)
+
+    # Step 3: reports, when nothing matched or themes is asked for.
+    if "reports" in surfaces and (not matched or controls.themes):
+        if matched:
+            reports = _themes(store, project, matched, roles)
+        else:
+            vector = q.vector()
+            hits = (
+                None
+                if vector is None
+                else _attempt(
+                    "report search",
+                    lambda: index.search(project, "report", vector, REPORTS, roles),
+                )
+            )
+            reports = None if hits is None else store.reports_by_ids(project, [h.id for h in hits])
+        if reports is None:
+            lost.add("reports")
+        else:
+            for report in reports:
+                if not bundle.add("reports", report.wire()):
+                    break
+
+    # Step 4: passages, with whatever budget is left: the nearest by meaning and the
+    # best by words (BM25), fused by reciprocal rank, so rare names and exact terms
+    # count as well as paraphrase.
+    if "passages" in surfaces and not bundle.truncated:
+        vector = q.vector()
+        k = controls.max_rows + 1 - bundle.rows
+        dense = (
+            None
+            if vector is None
+            else _attempt(
+                "passage search", lambda: index.search(project, "passage", vector, k, roles)
+            )
+        )
+        lexical = _attempt(
+            "passage text search", lambda: index.search_text(project, "passage", question, k, roles)
+        )
+        if dense is None or lexical is None:
+            # Listed even when one side still found something: the answer may lack
+            # what the lost side would have found. What was found is still returned.
+            lost.add("passages")
+        ids = fuse([dense or [], lexical or []])[:k]
+        for passage in store.passages_by_ids(project, ids):
+            if not bundle.add("passages", passage.wire()):
+                break
+    return lost
+
+
+def _themes(store: Store, project: str, matched: list[str], roles: Sequence[Role]) -> list[Report]:
+    """The reports of the matched entities, each after its ancestors (top down)."""
+    ordered: dict[str, Report] = {}
+    for key in matched:
+        for report in store.reports_of_entity(project, key, roles):
+            chain = [report]
+            parent = report.parent_id
+            while parent and parent not in ordered:
+                found = store.reports_by_ids(project, [parent])
+                if not found:
+                    break
+                chain.append(found[0])
+                parent = found[0].parent_id
+            for r in reversed(chain):
+                ordered.setdefault(r.id, r)
+    return list(ordered.values())

@@ -1,0 +1,915 @@
+"""The AWS store: one DynamoDB table, single-table design (see docs/dynamodb.md).
+
+Key layout (PK, SK), every project-scoped key starting with ``P#<project>#``:
+
+    P#<p>#E#<key>        F#<seq>      a fact whose subject or entity object is <key>: a
+                                      full copy ("d" says which side), so one Query per
+                                      entity reads both directions, already in storing order
+    P#<p>#E#<key>        N            the entity name (known_names: BatchGetItem)
+    P#<p>#FACT#<id>      FACT         the fact's id claim: where its copies live
+    P#<p>#M#<id>         M            a message
+    P#<p>#M#<id>         S#<start>    its passages, in order of start
+    CRED#<hash>          CRED         a credential by hash (the authorizer's GetItem)
+    CREDS                C#<id>       the credential listing (list, revoke by id)
+
+<seq> is "<time ns, 20 digits>.<batch token>.<index in batch>": written by this
+adapter at storing time, so sort keys sort in storing order and a batch's facts sit
+together. Writes go through TransactWriteItems, each fact (or message with its
+passages) guarded by ``attribute_not_exists(PK)`` on its claim item, so a retried or
+duplicated request never stores twice and a duplicate id keeps the first copy.
+
+The client is built lazily (no network at import or construction) and may be injected,
+so a test can count round trips with a botocore event hook on ``store.client``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import random
+import secrets
+import threading
+import time
+from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..domain.model import ROLES, Fact, Message, Passage, Role
+from ..ports import Credential
+
+logger = logging.getLogger(__name__)
+
+Item = dict[str, Any]
+
+# DynamoDB's own limits.
+TRANSACTION_ITEMS = 100
+TRANSACTION_BYTES = 4 * 1024 * 1024
+BATCH_GET_KEYS = 100
+BATCH_WRITE_ITEMS = 25
+ITEM_BYTES = 400 * 1024
+# Key attribute values may reach 2048 bytes (partition) and 1024 (sort); a longer
+# name or project is replaced by its hash in the key (the value stays in the item).
+_KEY_PART_BYTES = 512
+
+# A transaction stays under DynamoDB's 4 MB with room for the request's own framing.
+_TRANSACTION_BUDGET = TRANSACTION_BYTES - 256 * 1024
+# facts_about reads an entity in pages that grow, so a recall that closes its bundle
+# after a few facts reads little, and a hub is read in few round trips.
+FIRST_PAGE = 50
+MIN_PAGE = 10
+MAX_PAGE = 1000
+# Retries of a cancelled transaction (conflict with another writer, throttling).
+_ATTEMPTS = 8
+_RETRYABLE_REASONS = frozenset(
+    {
+        "TransactionConflict",
+        "ThrottlingError",
+        "ProvisionedThroughputExceeded",
+        "RequestLimitExceeded",
+    }
+)
+
+# Facts are the hot items (every recall reads them), and DynamoDB bills reads by item
+# size including attribute names: facts use short names.
+_FACT_ATTRIBUTES: tuple[tuple[str, str, bool], ...] = (
+    # (Fact field, attribute, required)
+    ("id", "id", True),
+    ("subject", "s", True),
+    ("subject_key", "sn", True),
+    ("predicate", "p", True),
+    ("object", "o", True),
+    ("object_kind", "ok", True),
+    ("object_key", "on", False),
+    ("statement", "st", True),
+    ("source_role", "r", True),
+    ("quote", "q", False),
+    ("context", "c", False),
+    ("message_id", "m", False),
+    ("valid_from", "vf", False),
+    ("valid_to", "vt", False),
+    ("recorded_at", "ra", True),
+)
+
+
+# -- keys ------------------------------------------------------------------------
+
+
+def _digest(value: str) -> str:
+    return hashlib.sha256(value.encode("utf-8")).hexdigest()
+
+
+def _part(value: str) -> str:
+    """A key component that holds no "#" and is never too long, one-to-one."""
+    escaped = value.replace("%", "%25").replace("#", "%23").replace("~", "%7E")
+    if len(escaped.encode("utf-8")) > _KEY_PART_BYTES:
+        return "~" + _digest(value)
+    return escaped
+
+
+def _tail(value: str) -> str:
+    """The last component of a key: may hold "#", never too long, one-to-one."""
+    if len(value.encode("utf-8")) > _KEY_PART_BYTES:
+        return "~" + _digest(value)
+    return "~" + value if value.startswith("~") else value
+
+
+def _project(project: str) -> str:
+    return f"P#{_part(project)}#"
+
+
+def entity_pk(project: str, key: str) -> str:
+    return f"{_project(project)}E#{_tail(key)}"
+
+
+def fact_pk(project: str, fact_id: str) -> str:
+    return f"{_project(project)}FACT#{_tail(fact_id)}"
+
+
+def message_pk(project: str, message_id: str) -> str:
+    return f"{_project(project)}M#{_tail(message_id)}"
+
+
+def _key(pk: str, sk: str) -> Item:
+    return {"PK": {"S": pk}, "SK": {"S": sk}}
+
+
+FACT_SK = "FACT"
+NAME_SK = "N"
+MESSAGE_SK = "M"
+CREDENTIAL_SK = "CRED"
+CREDENTIALS_PK = "CREDS"
+_FACTS_PREFIX = "F#"
+_PASSAGES_PREFIX = "S#"
+
+
+def _passage_sk(start: int) -> str:
+    return f"{_PASSAGES_PREFIX}{start:010d}"
+
+
+# -- values ----------------------------------------------------------------------
+
+
+def _s(item: Item, name: str) -> str | None:
+    value = item.get(name)
+    return None if value is None else value["S"]
+
+
+def _text(owner: str, name: str, value: object, *, required: bool) -> Item | None:
+    if value is None:
+        if required:
+            raise ValueError(f"{owner}: {name} is missing")
+        return None
+    if not isinstance(value, str):
+        raise TypeError(f"{owner}: {name} must be a string, not {type(value).__name__}")
+    return {"S": value}
+
+
+def _number(owner: str, name: str, value: object) -> Item:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{owner}: {name} must be an integer")
+    return {"N": str(value)}
+
+
+def item_size(item: Item) -> int:
+    """The item's size as DynamoDB counts it: attribute names and values, in bytes."""
+    size = 0
+    for name, value in item.items():
+        size += len(name.encode("utf-8"))
+        ((kind, v),) = value.items()
+        if kind == "S":
+            size += len(v.encode("utf-8"))
+        elif kind == "N":
+            size += (len(v.lstrip("-").replace(".", "").lstrip("0")) + 1) // 2 + 1
+        else:  # nothing else is written by this adapter
+            size += len(str(v))
+    return size
+
+
+def _fact_attributes(f: Fact) -> Item:
+    owner = f"fact {getattr(f, 'id', None)!r}"
+    item: Item = {}
+    for field_name, attribute, required in _FACT_ATTRIBUTES:
+        value = _text(owner, field_name, getattr(f, field_name), required=required)
+        if value is not None:
+            item[attribute] = value
+    if f.source_role not in ROLES:
+        raise ValueError(f"{owner}: unknown source_role {f.source_role!r}")
+    return item
+
+
+def _fact(item: Item) -> Fact:
+    return Fact(*(_s(item, attribute) for _, attribute, _ in _FACT_ATTRIBUTES))  # type: ignore[arg-type]
+
+
+def _passage(item: Item) -> Passage:
+    return Passage(
+        id=item["id"]["S"],
+        message_id=item["message_id"]["S"],
+        role=item["role"]["S"],
+        source=_s(item, "source"),
+        start=int(item["start"]["N"]),
+        end=int(item["end"]["N"]),
+        quote=item["quote"]["S"],
+    )
+
+
+def _credential(item: Item) -> Credential:
+    return Credential(
+        id=item["id"]["S"],
+        project=item["project"]["S"],
+        label=_s(item, "label"),
+        created_at=item["created_at"]["S"],
+        revoked_at=_s(item, "revoked_at"),
+    )
+
+
+# -- writes ----------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class _Unit:
+    """What must be stored together: a claim item, guarded by attribute_not_exists(PK),
+    and the items that belong to it. `names` are the entity name items it touches: the
+    name (kept as first written) and how many live facts of each role it adds to them."""
+
+    claim: Item
+    items: list[Item]
+    names: dict[str, tuple[Item, dict[str, int]]] = field(default_factory=dict)
+    size: int = 0
+    # Too big for one transaction (a long message): stored by _store_big.
+    big: bool = False
+
+    def item_keys(self) -> list[Item]:
+        return [_key(i["PK"]["S"], i["SK"]["S"]) for i in (self.claim, *self.items)]
+
+
+def _count_attribute(role: str) -> str:
+    return f"c_{role}"
+
+
+def _name_update(pk: str, name: Item | None, counts: dict[str, int]) -> Item:
+    """SET the name if the item has none yet, ADD to the live-fact count of each role."""
+    names: dict[str, str] = {}
+    values: dict[str, Item] = {}
+    adds = []
+    for n, (role, count) in enumerate(sorted(counts.items())):
+        names[f"#c{n}"] = _count_attribute(role)
+        values[f":c{n}"] = {"N": str(count)}
+        adds.append(f"#c{n} :c{n}")
+    expression = f"ADD {', '.join(adds)}"
+    if name is not None:
+        names["#n"] = "n"
+        values[":n"] = name
+        expression = f"SET #n = if_not_exists(#n, :n) {expression}"
+    return {
+        "Key": _key(pk, NAME_SK),
+        "UpdateExpression": expression,
+        "ExpressionAttributeNames": names,
+        "ExpressionAttributeValues": values,
+    }
+
+
+class _Clock:
+    """Storing order: nanoseconds since the epoch, never repeated in this process."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last = 0
+
+    def next(self) -> int:
+        with self._lock:
+            self._last = max(time.time_ns(), self._last + 1)
+            return self._last
+
+
+_CLOCK = _Clock()
+
+
+def _backoff(attempt: int) -> None:
+    time.sleep(min(1.0, 0.02 * 2**attempt) * random.random())
+
+
+class DynamoDbStore:
+    """Store and CredentialStore over one DynamoDB table (see docs/dynamodb.md)."""
+
+    def __init__(
+        self,
+        table_name: str,
+        client: Any | None = None,
+        endpoint_url: str | None = None,
+        *,
+        consistent_reads: bool = True,
+    ) -> None:
+        self.table_name = table_name
+        self.endpoint_url = endpoint_url
+        # Strongly consistent reads see every write that returned (as the embedded
+        # store does); eventually consistent ones cost half the read units.
+        self.consistent_reads = consistent_reads
+        self._client = client
+        self._own_client = client is None
+        self._lock = threading.Lock()
+
+    # -- client --------------------------------------------------------------
+
+    @property
+    def client(self) -> Any:
+        """The botocore DynamoDB client, built on first use and then reused."""
+        if self._client is None:
+            with self._lock:
+                if self._client is None:
+                    self._client = self._make_client()
+        return self._client
+
+    def _make_client(self) -> Any:
+        import boto3
+        from botocore.config import Config
+
+        config = Config(
+            connect_timeout=2,
+            read_timeout=5,
+            retries={"mode": "standard", "max_attempts": 4},
+            tcp_keepalive=True,
+        )
+        session = boto3.session.Session()
+        return session.client("dynamodb", endpoint_url=self.endpoint_url, config=config)
+
+    def close(self) -> None:
+        if self._own_client and self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def _code(self, error: Exception) -> str | None:
+        response = getattr(error, "response", None)
+        return response.get("Error", {}).get("Code") if isinstance(response, dict) else None
+
+    # -- low-level helpers ------------------------------------------------------
+
+    def _get(self, key: Item, projection: str | None = None) -> Item | None:
+        params: dict[str, Any] = {
+            "TableName": self.table_name,
+            "Key": key,
+            "ConsistentRead": self.consistent_reads,
+            "ReturnConsumedCapacity": "TOTAL",
+        }
+        if projection:
+            params["ProjectionExpression"] = projection
+        return self.client.get_item(**params).get("Item")
+
+    def _batch_get(self, keys: Sequence[Item], projection: str | None = None) -> list[Item]:
+        """Items of these keys (missing ones left out), 100 keys per BatchGetItem."""
+        found: list[Item] = []
+        for start in range(0, len(keys), BATCH_GET_KEYS):
+            request: dict[str, Any] = {
+                "Keys": list(keys[start : start + BATCH_GET_KEYS]),
+                "ConsistentRead": self.consistent_reads,
+            }
+            if projection:
+                request["ProjectionExpression"] = projection
+            attempt = 0
+            while request["Keys"]:
+                reply = self.client.batch_get_item(
+                    RequestItems={self.table_name: request}, ReturnConsumedCapacity="TOTAL"
+                )
+                found += reply.get("Responses", {}).get(self.table_name, [])
+                left = reply.get("UnprocessedKeys", {}).get(self.table_name)
+                if not left:
+                    break
+                request = left
+                _backoff(attempt)
+                attempt += 1
+        return found
+
+    def _batch_write(self, requests: Sequence[Item]) -> None:
+        """PutRequest/DeleteRequest items, 25 per BatchWriteItem, unprocessed retried."""
+        for start in range(0, len(requests), BATCH_WRITE_ITEMS):
+            pending = list(requests[start : start + BATCH_WRITE_ITEMS])
+            attempt = 0
+            while pending:
+                reply = self.client.batch_write_item(RequestItems={self.table_name: pending})
+                pending = reply.get("UnprocessedItems", {}).get(self.table_name, [])
+                if pending:
+                    _backoff(attempt)
+                    attempt += 1
+
+    def _query(self, **params: Any) -> Iterator[Item]:
+        """Every item of a Query, page by page, read only as far as the caller goes."""
+        params = {
+            "TableName": self.table_name,
+            "ConsistentRead": self.consistent_reads,
+            "ReturnConsumedCapacity": "TOTAL",
+            **params,
+        }
+        while True:
+            reply = self.client.query(**params)
+            yield from reply.get("Items", [])
+            last = reply.get("LastEvaluatedKey")
+            if not last:
+                return
+            params["ExclusiveStartKey"] = last
+
+    # -- transactions -------------------------------------------------------------
+
+    def _ops(
+        self, units: Sequence[_Unit], *, undo: bool = False
+    ) -> tuple[list[Item], dict[int, _Unit]]:
+        """The TransactItems that store these units (or, with undo, remove them again),
+        and which op is whose claim. Name items are updated once per transaction."""
+        table = self.table_name
+        ops: list[Item] = []
+        claims: dict[int, _Unit] = {}
+        names: dict[str, tuple[Item, dict[str, int]]] = {}
+        sign = -1 if undo else 1
+        for unit in units:
+            claims[len(ops)] = unit
+            claim_key = _key(unit.claim["PK"]["S"], unit.claim["SK"]["S"])
+            if undo:
+                # Only what this call stored: not a fact deleted (or stored) meanwhile.
+                ops.append(
+                    {
+                        "Delete": {
+                            "TableName": table,
+                            "Key": claim_key,
+                            "ConditionExpression": "#w = :w",
+                            "ExpressionAttributeNames": {"#w": "w"},
+                            "ExpressionAttributeValues": {":w": unit.claim["w"]},
+                        }
+                    }
+                )
+                ops += [{"Delete": {"TableName": table, "Key": k}} for k in unit.item_keys()[1:]]
+            else:
+                ops.append(
+                    {
+                        "Put": {
+                            "TableName": table,
+                            "Item": unit.claim,
+                            "ConditionExpression": "attribute_not_exists(PK)",
+                        }
+                    }
+                )
+                ops += [{"Put": {"TableName": table, "Item": i}} for i in unit.items]
+            for pk, (name, counts) in unit.names.items():
+                merged = names.setdefault(pk, (name, {}))[1]
+                for role, count in counts.items():
+                    merged[role] = merged.get(role, 0) + sign * count
+        for pk, (name, counts) in names.items():
+            update = _name_update(pk, None if undo else name, counts)
+            ops.append({"Update": {"TableName": table, **update}})
+        return ops, claims
+
+    @staticmethod
+    def _op_count(units: Sequence[_Unit]) -> int:
+        names = {pk for u in units for pk in u.names}
+        return sum(1 + len(u.items) for u in units) + len(names)
+
+    def _groups(self, units: Sequence[_Unit]) -> Iterator[list[_Unit]]:
+        """Units packed in order into transactions of at most 100 items and ~4 MB."""
+        group: list[_Unit] = []
+        size = 0
+        for unit in units:
+            if group and (
+                self._op_count([*group, unit]) > TRANSACTION_ITEMS
+                or size + unit.size > _TRANSACTION_BUDGET
+            ):
+                yield group
+                group, size = [], 0
+            group.append(unit)
+            size += unit.size
+        if group:
+            yield group
+
+    def _commit(self, group: list[_Unit], *, undo: bool = False) -> list[_Unit]:
+        """One transaction. A unit whose claim condition fails is dropped (stored: the
+        id is taken, so the first copy is kept; undo: it is no longer this call's) and
+        the rest retried; conflicts and throttling are retried with backoff. Returns
+        the units written."""
+        attempt = 0
+        while group:
+            ops, claims = self._ops(group, undo=undo)
+            try:
+                self.client.transact_write_items(TransactItems=ops, ReturnConsumedCapacity="TOTAL")
+                return group
+            except Exception as error:
+                if self._code(error) != "TransactionCanceledException":
+                    raise
+                reasons = getattr(error, "response", {}).get("CancellationReasons") or []
+                taken = {
+                    claims[i]
+                    for i, r in enumerate(reasons)
+                    if r.get("Code") == "ConditionalCheckFailed" and i in claims
+                }
+                others = {r.get("Code") for r in reasons} - {None, "None", "ConditionalCheckFailed"}
+                if others - _RETRYABLE_REASONS or not (taken or others):
+                    raise
+                group = [u for u in group if u not in taken]
+                if others:
+                    if attempt >= _ATTEMPTS:
+                        raise
+                    _backoff(attempt)
+                    attempt += 1
+        return []
+
+    def _store_units(self, units: Sequence[_Unit]) -> list[_Unit]:
+        """Store units in as few transactions as DynamoDB's limits allow, all or nothing.
+
+        When a later transaction fails, what the earlier ones stored in this call is
+        removed again before the error is raised. Returns the units stored (those whose
+        claim was already taken are not)."""
+        stored: list[_Unit] = []
+        try:
+            for group in self._groups([u for u in units if not u.big]):
+                stored += self._commit(group)
+            for unit in units:
+                if unit.big and self._store_big(unit):
+                    stored.append(unit)
+        except BaseException:
+            self._undo(stored)
+            raise
+        return stored
+
+    def _undo(self, units: Sequence[_Unit]) -> None:
+        """Best effort: remove what this call stored, and its counts on name items."""
+        try:
+            for group in self._groups([u for u in units if not u.big]):
+                self._commit(group, undo=True)
+            keys = [k for u in units if u.big for k in u.item_keys()]
+            self._batch_write([{"DeleteRequest": {"Key": k}} for k in keys])
+        except Exception:
+            logger.exception("undoing a partly stored batch failed")
+
+    def _store_big(self, unit: _Unit) -> bool:
+        """A unit too big for one transaction (a long message): its items first, then
+        the claim as the commit point. A retry after a failure part-way rewrites the
+        same items and then claims."""
+        if self._get(_key(unit.claim["PK"]["S"], unit.claim["SK"]["S"]), "PK") is not None:
+            return False
+        self._batch_write([{"PutRequest": {"Item": i}} for i in unit.items])
+        try:
+            self.client.put_item(
+                TableName=self.table_name,
+                Item=unit.claim,
+                ConditionExpression="attribute_not_exists(PK)",
+            )
+        except Exception as error:
+            if self._code(error) == "ConditionalCheckFailedException":
+                return False  # stored meanwhile by another writer: the first copy stays
+            raise
+        return True
+
+    # -- facts and entities -----------------------------------------------------------
+
+    def _fact_unit(self, project: str, f: Fact, seq: str, token: str) -> _Unit:
+        copy = _fact_attributes(f)
+        sk = _FACTS_PREFIX + seq
+        subject_pk = entity_pk(project, f.subject_key)
+        items = [{"PK": {"S": subject_pk}, "SK": {"S": sk}, "d": {"S": "S"}, **copy}]
+        # Each end of the fact counts one live fact of its role for that entity (a
+        # fact about itself counts twice), as the embedded store counts them.
+        names: dict[str, tuple[Item, dict[str, int]]] = {
+            subject_pk: ({"S": f.subject}, {f.source_role: 1})
+        }
+        claim: Item = {
+            **_key(fact_pk(project, f.id), FACT_SK),
+            "sq": {"S": seq},
+            "sn": {"S": f.subject_key},
+            "r": {"S": f.source_role},
+            "w": {"S": token},
+        }
+        if f.object_key is not None:
+            claim["on"] = {"S": f.object_key}
+            object_pk = entity_pk(project, f.object_key)
+            if object_pk == subject_pk:
+                names[subject_pk][1][f.source_role] += 1
+            else:
+                names[object_pk] = ({"S": f.object}, {f.source_role: 1})
+                items.append({"PK": {"S": object_pk}, "SK": {"S": sk}, "d": {"S": "O"}, **copy})
+        unit = _Unit(claim, items, names)
+        unit.size = sum(item_size(i) for i in (claim, *items)) + 256 * len(names)
+        return unit
+
+    def put_facts(self, project: str, facts: Sequence[Fact]) -> None:
+        # Every record is checked and turned into items before anything is written:
+        # a bad record fails the batch with nothing stored.
+        token = secrets.token_hex(4)
+        clock = _CLOCK.next()
+        units: list[_Unit] = []
+        seen: set[str] = set()
+        for index, f in enumerate(facts):
+            if f.id in seen:
+                continue  # a repeated id in one batch: the first copy is kept
+            seen.add(f.id)
+            units.append(self._fact_unit(project, f, f"{clock:020d}.{token}.{index:06d}", token))
+        self._store_units(units)
+
+    def _entity_facts(
+        self, project: str, key: str, roles: Collection[Role], first_page: int
+    ) -> Iterator[Fact]:
+        """The facts of one entity partition, in storing order, fetched page by page
+        (each page one Query), only as far as the caller reads."""
+        params: dict[str, Any] = {
+            "KeyConditionExpression": "PK = :pk AND begins_with(SK, :f)",
+            "ExpressionAttributeValues": {
+                ":pk": {"S": entity_pk(project, key)},
+                ":f": {"S": _FACTS_PREFIX},
+            },
+        }
+        wanted = [r for r in ROLES if r in roles]
+        if len(wanted) < len(ROLES):
+            marks = [f":r{n}" for n in range(len(wanted))]
+            params["FilterExpression"] = f"#r IN ({', '.join(marks)})"
+            params["ExpressionAttributeNames"] = {"#r": "r"}
+            params["ExpressionAttributeValues"].update(
+                {m: {"S": r} for m, r in zip(marks, wanted, strict=True)}
+            )
+        page = first_page
+        while True:
+            params["Limit"] = page
+            reply = self.client.query(
+                TableName=self.table_name,
+                ConsistentRead=self.consistent_reads,
+                ReturnConsumedCapacity="TOTAL",
+                **params,
+            )
+            for item in reply.get("Items", []):
+                yield _fact(item)
+            last = reply.get("LastEvaluatedKey")
+            if not last:
+                return
+            params["ExclusiveStartKey"] = last
+            page = min(page * 4, MAX_PAGE)
+
+    def facts_about(
+        self,
+        project: str,
+        keys: Sequence[str],
+        roles: Collection[Role],
+        limit: int,
+        exclude: Collection[str] = (),
+    ) -> Iterator[Fact]:
+        if not roles or limit <= 0:
+            return
+        seen = set(exclude)
+        done: set[str] = set()
+        count = 0
+        for key in keys:
+            if key in done:
+                continue  # its facts were all listed already
+            done.add(key)
+            first_page = max(MIN_PAGE, min(FIRST_PAGE, limit - count))
+            for fact in self._entity_facts(project, key, roles, first_page):
+                if fact.id not in seen:
+                    seen.add(fact.id)
+                    yield fact
+                    count += 1
+                    if count >= limit:
+                        return
+
+    def facts_with_subject(self, project: str, key: str) -> list[Fact]:
+        items = self._query(
+            KeyConditionExpression="PK = :pk AND begins_with(SK, :f)",
+            FilterExpression="#d = :s",
+            ExpressionAttributeNames={"#d": "d"},
+            ExpressionAttributeValues={
+                ":pk": {"S": entity_pk(project, key)},
+                ":f": {"S": _FACTS_PREFIX},
+                ":s": {"S": "S"},
+            },
+        )
+        return [_fact(i) for i in items]
+
+    def delete_fact(self, project: str, fact_id: str) -> bool:
+        claim_key = _key(fact_pk(project, fact_id), FACT_SK)
+        claim = self._get(claim_key)
+        if claim is None:
+            return False
+        sk = _FACTS_PREFIX + claim["sq"]["S"]
+        role = claim["r"]["S"]
+        ends = [entity_pk(project, claim["sn"]["S"])]
+        if "on" in claim:
+            ends.append(entity_pk(project, claim["on"]["S"]))
+        counts: dict[str, int] = {}
+        for pk in ends:
+            counts[pk] = counts.get(pk, 0) - 1
+        ops = [
+            {
+                "Delete": {
+                    "TableName": self.table_name,
+                    "Key": claim_key,
+                    # The claim read above: not a fact stored again meanwhile.
+                    "ConditionExpression": "#w = :w",
+                    "ExpressionAttributeNames": {"#w": "w"},
+                    "ExpressionAttributeValues": {":w": claim["w"]},
+                }
+            },
+            *({"Delete": {"TableName": self.table_name, "Key": _key(pk, sk)}} for pk in counts),
+            *(
+                {"Update": {"TableName": self.table_name, **_name_update(pk, None, {role: n})}}
+                for pk, n in counts.items()
+            ),
+        ]
+        try:
+            self.client.transact_write_items(TransactItems=ops, ReturnConsumedCapacity="TOTAL")
+        except Exception as error:
+            if self._code(error) != "TransactionCanceledException":
+                raise
+            reasons = getattr(error, "response", {}).get("CancellationReasons") or []
+            if reasons and reasons[0].get("Code") == "ConditionalCheckFailed":
+                return False  # deleted meanwhile by another request
+            raise
+        return True
+
+    def known_names(
+        self, project: str, keys: Collection[str], roles: Collection[Role] | None = None
+    ) -> set[str]:
+        """Which of these names are entities of the project: named by a live fact of one
+        of `roles`, or by any fact ever stored if roles is None. One BatchGetItem per
+        100 names."""
+        if roles is not None and not roles:
+            return set()
+        by_pk = {entity_pk(project, k): k for k in keys}
+        items = self._batch_get([_key(pk, NAME_SK) for pk in by_pk])
+        if roles is None:
+            return {by_pk[i["PK"]["S"]] for i in items}
+        counted = [_count_attribute(r) for r in roles]
+        return {
+            by_pk[i["PK"]["S"]]
+            for i in items
+            if any(int(i.get(c, {}).get("N", "0")) > 0 for c in counted)
+        }
+
+    # -- messages and passages ---------------------------------------------------------
+
+    def put_messages(
+        self, project: str, messages: Sequence[Message], passages: Sequence[Passage]
+    ) -> set[str]:
+        """Store messages with their passages; returns the ids of messages new to the store."""
+        token = secrets.token_hex(4)
+        firsts: dict[str, Message] = {}
+        for m in messages:
+            firsts.setdefault(m.id, m)
+        # An id repeated in the batch keeps the first copy and only passages of its text.
+        by_message: dict[str, dict[str, Passage]] = {mid: {} for mid in firsts}
+        for p in passages:
+            m = firsts.get(p.message_id)
+            if m is not None and m.content[p.start : p.end] == p.quote:
+                by_message[m.id].setdefault(p.id, p)
+        units: list[_Unit] = []
+        for m in firsts.values():
+            unit = self._message_unit(project, m, list(by_message[m.id].values()), token)
+            fits = 1 + len(unit.items) <= TRANSACTION_ITEMS and unit.size <= _TRANSACTION_BUDGET
+            unit.big = not fits
+            units.append(unit)
+        stored = self._store_units(units)
+        return {u.claim["id"]["S"] for u in stored}
+
+    def _message_unit(self, project: str, m: Message, passages: list[Passage], token: str) -> _Unit:
+        owner = f"message {getattr(m, 'id', None)!r}"
+        pk = message_pk(project, m.id)
+        claim: Item = {**_key(pk, MESSAGE_SK), "w": {"S": token}}
+        for name, required in (
+            ("id", True),
+            ("role", True),
+            ("content", True),
+            ("source", False),
+            ("occurred_at", True),
+            ("recorded_at", True),
+        ):
+            value = _text(owner, name, getattr(m, name), required=required)
+            if value is not None:
+                claim[name] = value
+        if m.role not in ROLES:
+            raise ValueError(f"{owner}: unknown role {m.role!r}")
+        items: list[Item] = []
+        starts: set[int] = set()
+        for p in passages:
+            where = f"passage {getattr(p, 'id', None)!r}"
+            start = _number(where, "start", p.start)
+            if p.start in starts:
+                continue  # one passage per place in the text
+            starts.add(p.start)
+            item: Item = {
+                **_key(pk, _passage_sk(p.start)),
+                "id": _text(where, "id", p.id, required=True),
+                "message_id": _text(where, "message_id", p.message_id, required=True),
+                "role": _text(where, "role", p.role, required=True),
+                "start": start,
+                "end": _number(where, "end", p.end),
+                "quote": _text(where, "quote", p.quote, required=True),
+            }
+            source = _text(where, "source", p.source, required=False)
+            if source is not None:
+                item["source"] = source
+            items.append(item)
+        sizes = [item_size(i) for i in (claim, *items)]
+        if max(sizes) > ITEM_BYTES:
+            raise ValueError(f"{owner}: too large for one DynamoDB item")
+        return _Unit(claim, items, size=sum(sizes))
+
+    def passages_of(self, project: str, message_id: str) -> list[Passage]:
+        items = self._query(
+            KeyConditionExpression="PK = :pk AND begins_with(SK, :s)",
+            ExpressionAttributeValues={
+                ":pk": {"S": message_pk(project, message_id)},
+                ":s": {"S": _PASSAGES_PREFIX},
+            },
+        )
+        return [_passage(i) for i in items]
+
+    def passages_by_ids(self, project: str, ids: Sequence[str]) -> list[Passage]:
+        """The passages with these ids, in the order given (unknown ids left out).
+
+        A passage id is "<message id>#<n>": one Query per message they come from."""
+        wanted = set(ids)
+        found: dict[str, Passage] = {}
+        for message_id in dict.fromkeys(i.rpartition("#")[0] for i in ids if "#" in i):
+            for p in self.passages_of(project, message_id):
+                if p.id in wanted:
+                    found[p.id] = p
+        return [found[i] for i in ids if i in found]
+
+    # -- reports ---------------------------------------------------------------------------
+    # Reports are not kept in DynamoDB yet (on AWS their rebuild is the ingestion queue's
+    # work): this table records no pending report work, so a worker polling it finds none.
+
+    def dirty_projects(self) -> list[str]:
+        return []
+
+    # -- credentials ---------------------------------------------------------------------
+
+    def add_credential(self, credential: Credential, secret_hash: str) -> None:
+        owner = f"credential {credential.id!r}"
+        attributes: Item = {}
+        for name in ("id", "project", "label", "created_at", "revoked_at"):
+            value = _text(
+                owner,
+                name,
+                getattr(credential, name),
+                required=name in ("id", "project", "created_at"),
+            )
+            if value is not None:
+                attributes[name] = value
+        by_hash = {**_key(f"CRED#{secret_hash}", CREDENTIAL_SK), **attributes}
+        listed = {
+            **_key(CREDENTIALS_PK, f"C#{credential.id}"),
+            **attributes,
+            "hash": {"S": secret_hash},
+        }
+        try:
+            self.client.transact_write_items(
+                TransactItems=[
+                    {
+                        "Put": {
+                            "TableName": self.table_name,
+                            "Item": item,
+                            "ConditionExpression": "attribute_not_exists(PK)",
+                        }
+                    }
+                    for item in (by_hash, listed)
+                ]
+            )
+        except Exception as error:
+            if self._code(error) == "TransactionCanceledException":
+                raise ValueError(f"{owner}: its id or hash is already stored") from None
+            raise
+
+    def project_for(self, secret_hash: str) -> str | None:
+        item = self._get(_key(f"CRED#{secret_hash}", CREDENTIAL_SK))
+        if item is None or "revoked_at" in item:
+            return None
+        return item["project"]["S"]
+
+    def list_credentials(self, project: str | None = None) -> list[Credential]:
+        params: dict[str, Any] = {
+            "KeyConditionExpression": "PK = :pk",
+            "ExpressionAttributeValues": {":pk": {"S": CREDENTIALS_PK}},
+        }
+        if project is not None:
+            params["FilterExpression"] = "#p = :p"
+            params["ExpressionAttributeNames"] = {"#p": "project"}
+            params["ExpressionAttributeValues"][":p"] = {"S": project}
+        found = [_credential(i) for i in self._query(**params)]
+        return sorted(found, key=lambda c: (c.created_at, c.id))
+
+    def revoke_credential(self, credential_id: str, revoked_at: str) -> bool:
+        listed = self._get(_key(CREDENTIALS_PK, f"C#{credential_id}"))
+        if listed is None or "revoked_at" in listed:
+            return False
+        update = {
+            "UpdateExpression": "SET revoked_at = :t",
+            "ConditionExpression": "attribute_exists(PK) AND attribute_not_exists(revoked_at)",
+            "ExpressionAttributeValues": {":t": {"S": revoked_at}},
+        }
+        keys = (
+            _key(CREDENTIALS_PK, f"C#{credential_id}"),
+            _key(f"CRED#{listed['hash']['S']}", CREDENTIAL_SK),
+        )
+        try:
+            self.client.transact_write_items(
+                TransactItems=[
+                    {"Update": {"TableName": self.table_name, "Key": k, **update}} for k in keys
+                ]
+            )
+        except Exception as error:
+            if self._code(error) == "TransactionCanceledException":
+                return False  # revoked meanwhile
+            raise
+        return True

@@ -1,0 +1,336 @@
+"""The embedded vector index: exact cosine search with numpy, persisted in the
+SQLite file beside the store.
+
+Rows live in SQLite (float32 blobs); each (project, kind) is searched from an
+in-memory matrix loaded on first use. A version per (project, kind), bumped in the
+same transaction as every write, tells a process when another one has written, so
+its matrix is reloaded; its own writes are applied to the matrix in place. Exact
+search over float32 rows is fast to ~10^5 vectors per project and kind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sqlite3
+import threading
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..domain.model import Role
+from ..ports import Hit, VectorIndexError, VectorItem, VectorKind
+from .sqlite_file import SqliteFile
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS vectors (
+    project TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    id TEXT NOT NULL,
+    role TEXT,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (project, kind, id)
+) WITHOUT ROWID;
+-- The lexical side of hybrid search: BM25 over the items' text (porter stemming).
+-- `scope` holds one token per (project, kind), so a match is narrowed by the index
+-- to one project's items rather than filtered after matching every project's.
+CREATE VIRTUAL TABLE IF NOT EXISTS vector_text USING fts5(
+    scope, text, id UNINDEXED, role UNINDEXED,
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+CREATE TABLE IF NOT EXISTS vector_text_rows (
+    project TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    id TEXT NOT NULL,
+    row INTEGER NOT NULL,
+    PRIMARY KEY (project, kind, id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS vector_versions (
+    project TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    PRIMARY KEY (project, kind)
+) WITHOUT ROWID;
+"""
+
+
+@dataclass
+class _Matrix:
+    """Rows of one (project, kind) in memory, grown by doubling, removed by swap."""
+
+    dimensions: int
+    version: int = -1
+    ids: list[str] = field(default_factory=list)
+    roles: list[str | None] = field(default_factory=list)
+    rows: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.float32))
+    where: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.rows = np.zeros((16, self.dimensions), np.float32)
+
+    def put(self, item_id: str, vector: np.ndarray, role: str | None) -> None:
+        at = self.where.get(item_id)
+        if at is None:
+            at = len(self.ids)
+            if at == len(self.rows):
+                grown = np.zeros((2 * len(self.rows), self.dimensions), np.float32)
+                grown[:at] = self.rows[:at]
+                self.rows = grown
+            self.ids.append(item_id)
+            self.roles.append(role)
+            self.where[item_id] = at
+        self.rows[at] = vector
+        self.roles[at] = role
+
+    def remove(self, item_id: str) -> None:
+        at = self.where.pop(item_id, None)
+        if at is None:
+            return
+        last = len(self.ids) - 1
+        if at != last:
+            self.rows[at] = self.rows[last]
+            self.ids[at] = self.ids[last]
+            self.roles[at] = self.roles[last]
+            self.where[self.ids[at]] = at
+        self.ids.pop()
+        self.roles.pop()
+
+
+# Words too common to rank by; the rest of the question is matched with OR.
+_STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "but",
+        "by",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "he",
+        "her",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "our",
+        "she",
+        "so",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "they",
+        "this",
+        "to",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "you",
+        "your",
+    ]
+)
+_WORD = re.compile(r"\w+")
+
+
+def _scope(project: str, kind: str) -> str:
+    return "s" + hashlib.sha1(f"{project}\x1f{kind}".encode()).hexdigest()[:20]
+
+
+def _match_query(scope: str, text: str) -> str | None:
+    words = dict.fromkeys(w for w in _WORD.findall(text.casefold()) if w not in _STOPWORDS)
+    if not words:
+        return None
+    terms = " OR ".join('"' + w.replace('"', "") + '"' for w in words)
+    return f"scope:{scope} AND ({terms})"
+
+
+def _blob(vector: Sequence[float], dimensions: int) -> np.ndarray:
+    array = np.asarray(vector, dtype=np.float32)
+    if array.shape != (dimensions,):
+        raise VectorIndexError(f"a vector must have {dimensions} dimensions")
+    return array
+
+
+class SqliteVectorIndex:
+    def __init__(self, path: Path | str, dimensions: int) -> None:
+        self.file = SqliteFile(path, _SCHEMA)
+        self.dimensions = dimensions
+        self._lock = threading.Lock()
+        self._matrices: dict[tuple[str, str], _Matrix] = {}
+
+    @staticmethod
+    def _drop_text(db: sqlite3.Connection, project: str, kind: str, ids: list[str]) -> None:
+        for item_id in ids:
+            row = db.execute(
+                "DELETE FROM vector_text_rows WHERE project = ? AND kind = ? AND id = ? "
+                "RETURNING row",
+                (project, kind, item_id),
+            ).fetchone()
+            if row is not None:
+                db.execute("DELETE FROM vector_text WHERE rowid = ?", (row[0],))
+
+    @staticmethod
+    def _bump(db: sqlite3.Connection, project: str, kind: str) -> int:
+        row = db.execute(
+            "INSERT INTO vector_versions (project, kind, version) VALUES (?, ?, 1) "
+            "ON CONFLICT (project, kind) DO UPDATE SET version = version + 1 "
+            "RETURNING version",
+            (project, kind),
+        ).fetchone()
+        return int(row[0])
+
+    def upsert(self, project: str, kind: VectorKind, items: Sequence[VectorItem]) -> None:
+        if not items:
+            return
+        arrays = [_blob(item.vector, self.dimensions) for item in items]
+        with self._lock, self.file.write() as db:
+            db.executemany(
+                "INSERT INTO vectors (project, kind, id, role, vector) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (project, kind, id) DO UPDATE SET "
+                "role = excluded.role, vector = excluded.vector",
+                [
+                    (project, kind, item.id, item.role, array.tobytes())
+                    for item, array in zip(items, arrays, strict=True)
+                ],
+            )
+            self._drop_text(db, project, kind, [item.id for item in items])
+            scope = _scope(project, kind)
+            for item in items:
+                if item.text:
+                    row = db.execute(
+                        "INSERT INTO vector_text (scope, text, id, role) VALUES (?, ?, ?, ?)",
+                        (scope, item.text, item.id, item.role),
+                    ).lastrowid
+                    db.execute(
+                        "INSERT INTO vector_text_rows (project, kind, id, row) VALUES (?, ?, ?, ?)",
+                        (project, kind, item.id, row),
+                    )
+            version = self._bump(db, project, kind)
+            matrix = self._matrices.get((project, kind))
+            if matrix is not None and matrix.version == version - 1:
+                for item, array in zip(items, arrays, strict=True):
+                    matrix.put(item.id, array, item.role)
+                matrix.version = version
+
+    def delete(self, project: str, kind: VectorKind, ids: Collection[str]) -> None:
+        wanted = list(ids)
+        if not wanted:
+            return
+        with self._lock, self.file.write() as db:
+            db.executemany(
+                "DELETE FROM vectors WHERE project = ? AND kind = ? AND id = ?",
+                [(project, kind, i) for i in wanted],
+            )
+            self._drop_text(db, project, kind, wanted)
+            version = self._bump(db, project, kind)
+            matrix = self._matrices.get((project, kind))
+            if matrix is not None and matrix.version == version - 1:
+                for item_id in wanted:
+                    matrix.remove(item_id)
+                matrix.version = version
+
+    def _matrix(self, project: str, kind: str) -> _Matrix:
+        db = self.file.db()
+        row = db.execute(
+            "SELECT version FROM vector_versions WHERE project = ? AND kind = ?", (project, kind)
+        ).fetchone()
+        version = int(row[0]) if row else 0
+        with self._lock:
+            matrix = self._matrices.get((project, kind))
+            if matrix is not None and matrix.version == version:
+                return matrix
+            matrix = _Matrix(self.dimensions)
+            for item_id, role, blob in db.execute(
+                "SELECT id, role, vector FROM vectors WHERE project = ? AND kind = ?",
+                (project, kind),
+            ):
+                matrix.put(item_id, np.frombuffer(blob, dtype=np.float32), role)
+            matrix.version = version
+            self._matrices[(project, kind)] = matrix
+            return matrix
+
+    def search(
+        self,
+        project: str,
+        kind: VectorKind,
+        vector: Sequence[float],
+        k: int,
+        roles: Collection[Role] | None = None,
+    ) -> list[Hit]:
+        query = _blob(vector, self.dimensions)
+        matrix = self._matrix(project, kind)
+        with self._lock:
+            count = len(matrix.ids)
+            if count == 0 or k <= 0:
+                return []
+            scores = matrix.rows[:count] @ query
+            if roles is not None:
+                allowed = np.fromiter((r in roles for r in matrix.roles), bool, count)
+                scores = np.where(allowed, scores, -np.inf)
+            take = min(k, count)
+            top = np.argpartition(-scores, take - 1)[:take]
+            hits = [Hit(matrix.ids[i], float(scores[i])) for i in top if np.isfinite(scores[i])]
+        hits.sort(key=lambda h: (-h.score, h.id))
+        return hits
+
+    def search_text(
+        self,
+        project: str,
+        kind: VectorKind,
+        text: str,
+        k: int,
+        roles: Collection[Role] | None = None,
+    ) -> list[Hit]:
+        query = _match_query(_scope(project, kind), text)
+        if query is None or k <= 0:
+            return []
+        sql = "SELECT id, bm25(vector_text) AS rank FROM vector_text WHERE vector_text MATCH ?"
+        params: list[object] = [query]
+        if roles is not None:
+            sql += f" AND role IN ({','.join('?' * len(roles))})"
+            params += list(roles)
+        sql += " ORDER BY rank, id LIMIT ?"
+        try:
+            rows = self.file.db().execute(sql, (*params, k)).fetchall()
+        except sqlite3.Error as exc:
+            raise VectorIndexError("text search failed") from exc
+        # bm25() is lower for better matches; a Hit's score is higher for better.
+        return [Hit(r[0], -float(r[1])) for r in rows]
+
+    def close(self) -> None:
+        self.file.close()

@@ -1,0 +1,7 @@
+"""`python -m taisce.evaluation bench quality FILE ...`"""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,129 @@
+"""`taisce bench quality FILE`: the retrieval-quality benchmark on the command line.
+
+`taisce.cli` calls `add_bench_parser(subparsers)`; `main(argv)` here runs the same
+parser alone (`python -m taisce.evaluation bench quality FILE ...`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from .dataset import SPEAKER_MODES
+
+
+def _budgets(text: str) -> list[int]:
+    try:
+        budgets = [int(part.replace("_", "")) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of integers: {text!r}") from None
+    if not budgets or min(budgets) < 1:
+        raise argparse.ArgumentTypeError("budgets must be positive integers, e.g. 1000,4000")
+    return budgets
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _taisce_default() -> str:
+    """The embedding model Taisce uses when TAISCE_EMBEDDINGS is not set."""
+    from taisce.settings import Settings
+
+    return str(Settings.model_fields["embeddings"].default)
+
+
+def cmd_bench_quality(args: argparse.Namespace) -> int:
+    from .dataset import DatasetError, load_dataset
+    from .quality import HarnessError, Options, markdown, run_quality
+
+    try:
+        dataset = load_dataset(args.file)
+    except (DatasetError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    embeddings = args.embeddings or os.environ.get("TAISCE_EMBEDDINGS") or _taisce_default()
+    options = Options(
+        budgets=args.budgets,
+        embeddings=embeddings,
+        speaker=args.speaker,
+        limit_conversations=args.limit_conversations,
+        template=Path(args.template) if args.template else None,
+    )
+    try:
+        report: dict[str, Any] = run_quality(dataset, options)
+    except HarnessError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(markdown(report), flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+def add_bench_parser(subparsers: Any) -> None:
+    """Register `bench quality FILE [...]` on the `taisce` command's subparsers."""
+    bench = subparsers.add_parser("bench", help="benchmarks that print figures")
+    kinds = bench.add_subparsers(dest="bench", required=True)
+    quality = kinds.add_parser(
+        "quality",
+        help="evidence recall of Taisce and of baselines on a conversation dataset",
+        description=(
+            "Store each conversation of FILE (../shared/bench/FORMAT.md) in a fresh project "
+            "of an in-process local gateway on a temporary data folder, recall each "
+            "question at each budget, and print evidence recall by category, characters "
+            "and latency, beside BM25, dense, hybrid and recency baselines over whole "
+            "messages at the same budgets."
+        ),
+    )
+    quality.add_argument("file", help="the dataset, a JSON file in the format of FORMAT.md")
+    quality.add_argument(
+        "--budgets",
+        type=_budgets,
+        default=[1_000, 4_000, 16_000],
+        help="max_characters to recall at, comma separated (default 1000,4000,16000)",
+    )
+    quality.add_argument("--json", metavar="OUT", help="also write the figures to this file")
+    quality.add_argument(
+        "--embeddings",
+        choices=("local", "none"),
+        help="TAISCE_EMBEDDINGS for this run, and the embedder of the dense and hybrid "
+        "baselines (default: $TAISCE_EMBEDDINGS, else Taisce's default); with none, Taisce "
+        "runs step 1 only and those two baselines are skipped",
+    )
+    quality.add_argument(
+        "--limit-conversations",
+        type=_positive,
+        metavar="N",
+        help="only the first N conversations of the file",
+    )
+    quality.add_argument(
+        "--speaker",
+        choices=SPEAKER_MODES,
+        default="both",
+        help="how a message's speaker is stored: a content prefix, in the source, or both "
+        "(default both)",
+    )
+    quality.add_argument("--template", help="SAM template with the routes (default: found)")
+    quality.set_defaults(run=cmd_bench_quality)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="taisce", description="Taisce benchmarks.")
+    add_bench_parser(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return int(args.run(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

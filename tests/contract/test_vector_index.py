@@ -1,0 +1,110 @@
+"""The VectorIndex port on the embedded index: a real SQLite file and numpy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from taisce.adapters.sqlite_vectors import SqliteVectorIndex
+from taisce.ports import VectorIndexError, VectorItem
+
+DIMS = 8
+
+
+def unit(*values: float) -> list[float]:
+    v = np.zeros(DIMS, np.float32)
+    v[: len(values)] = values
+    return list(v / np.linalg.norm(v))
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> SqliteVectorIndex:
+    return SqliteVectorIndex(tmp_path / "v.sqlite3", DIMS)
+
+
+def test_nearest_first_with_scores(index: SqliteVectorIndex) -> None:
+    index.upsert(
+        "p",
+        "passage",
+        [
+            VectorItem("a", unit(1, 0), "user"),
+            VectorItem("b", unit(1, 1), "user"),
+            VectorItem("c", unit(0, 1), "tool"),
+        ],
+    )
+    hits = index.search("p", "passage", unit(1, 0.1), k=3)
+    assert [h.id for h in hits] == ["a", "b", "c"]
+    assert hits[0].score == pytest.approx(float(np.dot(unit(1, 0), unit(1, 0.1))), abs=1e-6)
+    assert [h.id for h in index.search("p", "passage", unit(1, 0.1), k=2)] == ["a", "b"]
+
+
+def test_roles_filter_and_projects_and_kinds_are_apart(index: SqliteVectorIndex) -> None:
+    index.upsert(
+        "p", "passage", [VectorItem("a", unit(1), "tool"), VectorItem("b", unit(0, 1), "user")]
+    )
+    index.upsert("q", "passage", [VectorItem("z", unit(1), "user")])
+    index.upsert("p", "report", [VectorItem("r", unit(1), "user")])
+    assert [h.id for h in index.search("p", "passage", unit(1), 5, roles=["user"])] == ["b"]
+    assert [h.id for h in index.search("p", "passage", unit(1), 5, roles=["system"])] == []
+    assert [h.id for h in index.search("q", "passage", unit(1), 5)] == ["z"]
+    assert [h.id for h in index.search("p", "report", unit(1), 5)] == ["r"]
+    assert index.search("nobody", "passage", unit(1), 5) == []
+
+
+def test_upsert_replaces_and_delete_removes(index: SqliteVectorIndex) -> None:
+    index.upsert("p", "entity", [VectorItem(f"e{i}", unit(1, i)) for i in range(40)])
+    index.upsert("p", "entity", [VectorItem("e0", unit(0, 0, 1))])
+    assert index.search("p", "entity", unit(0, 0, 1), 1)[0].id == "e0"
+    index.delete("p", "entity", ["e0", "e5", "missing"])
+    ids = {h.id for h in index.search("p", "entity", unit(1), 100)}
+    assert ids == {f"e{i}" for i in range(40)} - {"e0", "e5"}
+
+
+def test_another_process_writes_are_seen_and_data_persists(tmp_path: Path) -> None:
+    first = SqliteVectorIndex(tmp_path / "v.sqlite3", DIMS)
+    second = SqliteVectorIndex(tmp_path / "v.sqlite3", DIMS)
+    first.upsert("p", "passage", [VectorItem("a", unit(1), "user")])
+    assert [h.id for h in second.search("p", "passage", unit(1), 5)] == ["a"]
+    second.upsert("p", "passage", [VectorItem("b", unit(1, 0.5), "user")])
+    second.delete("p", "passage", ["a"])
+    assert [h.id for h in first.search("p", "passage", unit(1), 5)] == ["b"]
+    first.close()
+    reopened = SqliteVectorIndex(tmp_path / "v.sqlite3", DIMS)
+    assert [h.id for h in reopened.search("p", "passage", unit(1), 5)] == ["b"]
+
+
+def test_wrong_dimensions_are_an_index_error(index: SqliteVectorIndex) -> None:
+    with pytest.raises(VectorIndexError):
+        index.upsert("p", "passage", [VectorItem("a", [1.0, 0.0], "user")])
+    with pytest.raises(VectorIndexError):
+        index.search("p", "passage", [1.0], 3)
+
+
+def test_text_search_ranks_by_words_within_one_project_and_kind(
+    index: SqliteVectorIndex,
+) -> None:
+    index.upsert(
+        "p",
+        "passage",
+        [
+            VectorItem("a", unit(1), "user", "Dana moved to Galway in March."),
+            VectorItem("b", unit(1), "tool", "The Galway office opened in 2019; Galway grows."),
+            VectorItem("c", unit(1), "user", "Nothing to see here."),
+        ],
+    )
+    index.upsert("q", "passage", [VectorItem("z", unit(1), "user", "Galway Galway Galway")])
+    index.upsert("p", "report", [VectorItem("r", unit(1), "user", "Galway report")])
+    hits = index.search_text("p", "passage", "Who is moving to Galway?", 5)
+    assert [h.id for h in hits][:2] == ["a", "b"] or [h.id for h in hits][:2] == ["b", "a"]
+    assert {h.id for h in hits} == {"a", "b"}  # stemming: moving ~ moved
+    assert [h.id for h in index.search_text("p", "passage", "moving", 5)] == ["a"]
+    assert [h.id for h in index.search_text("p", "passage", "Galway", 5, ["user"])] == ["a"]
+    assert index.search_text("p", "passage", "the of and", 5) == []  # only common words
+    assert index.search_text("p", "passage", '"); DROP TABLE vectors; --', 5) == []
+    index.delete("p", "passage", ["a"])
+    assert [h.id for h in index.search_text("p", "passage", "Galway", 5)] == ["b"]
+    index.upsert("p", "passage", [VectorItem("b", unit(1), "tool", "Replaced text about Cork.")])
+    assert index.search_text("p", "passage", "Galway", 5) == []
+    assert [h.id for h in index.search_text("p", "passage", "Cork", 5)] == ["b"]

@@ -1,0 +1,278 @@
+"""moto's server mode as the tests' DynamoDB: real HTTP, DynamoDB's wire protocol.
+
+One moto server process on a free loopback port serves the whole test session
+(started on first use, stopped at the end), with one table made from template.yaml's
+own `Table` resource, so the tested table and the deployed one cannot drift. Tests
+share the table and stay apart by project, as tenants of the deployed table do. Only
+dummy credentials are used, and only against this endpoint.
+
+The process (`python -m tests.moto_server`) serves the same WSGI app as
+`python -m moto.server`, with two changes, both about moto rather than DynamoDB:
+
+- Requests are served one at a time. DynamoDB serialises conflicting writes and its
+  transactions are serialisable; moto's in-memory backend has no locking, and its
+  TransactWriteItems rolls back by restoring a copy of the whole table, which loses
+  or breaks the writes of concurrent requests (HTTP 500s in the concurrency test).
+- A transaction's rollback copies only the items it touches. moto copies the whole
+  table, once per item (a 100-item transaction copied a table of a few thousand
+  items 100 times: seconds per call, growing with the table the tests share).
+
+moto is the test database, not a speed reference: its Query sorts the whole table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import functools
+import logging
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from taisce.adapters.dynamodb_store import DynamoDbStore
+from taisce.local.routes import load_template
+
+ROOT = Path(__file__).resolve().parents[1]
+TEMPLATE = ROOT / "template.yaml"
+TABLE_RESOURCE = "Table"
+TABLE_NAME = "taisce-test"
+
+# Never real credentials, never a real account: these go only to the moto endpoint.
+AWS_ENV = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_REGION": "us-east-1",
+    "AWS_EC2_METADATA_DISABLED": "true",
+}
+
+
+def table_definition(template: Path = TEMPLATE, name: str = TABLE_NAME) -> dict[str, Any]:
+    """create_table arguments from the template's Table resource (keys and indexes)."""
+    resource = load_template(template)["Resources"][TABLE_RESOURCE]
+    assert resource["Type"] == "AWS::DynamoDB::Table"
+    props = resource["Properties"]
+    definition: dict[str, Any] = {
+        "TableName": name,
+        "AttributeDefinitions": props["AttributeDefinitions"],
+        "KeySchema": props["KeySchema"],
+        "BillingMode": props.get("BillingMode", "PAY_PER_REQUEST"),
+    }
+    for kind in ("GlobalSecondaryIndexes", "LocalSecondaryIndexes"):
+        if props.get(kind):
+            definition[kind] = [
+                {k: index[k] for k in ("IndexName", "KeySchema", "Projection")}
+                for index in props[kind]
+            ]
+    return definition
+
+
+@dataclass
+class MotoDynamoDb:
+    """A running moto server with the test table."""
+
+    process: subprocess.Popen[bytes]
+    endpoint: str
+    table: str
+    log: Path
+    _clients: list[Any] = field(default_factory=list, repr=False)
+
+    @property
+    def env(self) -> dict[str, str]:
+        """Environment for a `taisce serve` process that stores into this table."""
+        return {
+            **AWS_ENV,
+            "TAISCE_STORE": "dynamodb",
+            "TAISCE_DYNAMODB_TABLE": self.table,
+            "TAISCE_DYNAMODB_ENDPOINT": self.endpoint,
+        }
+
+    def client(self) -> Any:
+        """A botocore DynamoDB client for this server, with the dummy credentials."""
+        import boto3
+
+        client = boto3.session.Session(
+            aws_access_key_id=AWS_ENV["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=AWS_ENV["AWS_SECRET_ACCESS_KEY"],
+            aws_session_token=AWS_ENV["AWS_SESSION_TOKEN"],
+            region_name=AWS_ENV["AWS_DEFAULT_REGION"],
+        ).client("dynamodb", endpoint_url=self.endpoint)
+        self._clients.append(client)
+        return client
+
+    @functools.cached_property
+    def shared_client(self) -> Any:
+        """One client for the whole session (botocore clients are thread-safe, and a
+        new session loads the service model again: about a second each)."""
+        return self.client()
+
+    def store(self) -> DynamoDbStore:
+        return DynamoDbStore(self.table, client=self.shared_client)
+
+    def stop(self) -> None:
+        for client in self._clients:
+            client.close()
+        self._clients.clear()
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+_READY = "moto serving "
+
+
+def start_moto(table: str = TABLE_NAME) -> MotoDynamoDb:
+    """Start the moto server on a free loopback port and create the table."""
+    log = Path(tempfile.mkdtemp(prefix="taisce-moto-")) / "moto.log"
+    with log.open("ab") as err:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "tests.moto_server", "--port", "0"],
+            cwd=ROOT,
+            env={**os.environ, **AWS_ENV},
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+        )
+    assert process.stdout is not None
+    line = process.stdout.readline()  # the one line it prints, once it listens
+    if not line.startswith(_READY):
+        process.kill()
+        process.wait()
+        raise RuntimeError(f"moto server did not start: {line!r}; see {log}")
+    running = MotoDynamoDb(process, line[len(_READY) :].strip(), table, log)  # type: ignore[arg-type]
+    running.shared_client.create_table(**table_definition(name=table))
+    return running
+
+
+_shared: MotoDynamoDb | None = None
+
+
+def shared_moto() -> MotoDynamoDb:
+    """The session's one moto server, started on first use and stopped at exit."""
+    global _shared
+    if _shared is None or _shared.process.poll() is not None:
+        _shared = start_moto()
+        atexit.register(_shared.stop)
+    return _shared
+
+
+@pytest.fixture(scope="session")
+def moto_dynamodb() -> Iterator[MotoDynamoDb]:
+    moto = shared_moto()
+    yield moto
+    moto.stop()
+
+
+# -- the server process ---------------------------------------------------------------
+
+
+def _snapshot_only_touched_items() -> None:
+    """moto's TransactWriteItems copies the whole table (once per item) to roll back a
+    cancelled transaction. Copy only the items the transaction touches instead, and put
+    them back if it fails. Skipped if moto's internals are not what this expects."""
+    import copy
+
+    from moto.dynamodb import models
+    from moto.dynamodb.models.dynamo_type import DynamoType
+    from moto.dynamodb.models.table import Table
+
+    if getattr(models, "copy", None) is not copy or not hasattr(
+        models.DynamoDBBackend, "transact_write_items"
+    ):
+        return
+
+    class _NoTableCopy:
+        """`copy` as moto's module sees it: a Table is not copied during a transaction."""
+
+        active = False
+
+        def deepcopy(self, obj: Any, memo: Any = None) -> Any:
+            if self.active and isinstance(obj, Table):
+                return obj
+            return copy.deepcopy(obj, memo)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(copy, name)
+
+    shim = _NoTableCopy()
+    original = models.DynamoDBBackend.transact_write_items
+
+    def transact_write_items(self: Any, transact_items: Any) -> Any:
+        saved: list[tuple[Any, Any, Any, Any]] = []
+        for entry in transact_items:
+            for kind, op in entry.items():
+                table = self.tables.get(op.get("TableName"))
+                attrs = op.get("Item") if kind == "Put" else op.get("Key")
+                if table is None or not isinstance(attrs, dict) or not table.range_key_attr:
+                    return original(self, transact_items)  # not our table shape
+                h = DynamoType(attrs[table.hash_key_attr])
+                r = DynamoType(attrs[table.range_key_attr])
+                saved.append((table, h, r, copy.deepcopy(table.items.get(h, {}).get(r))))
+        shim.active = True
+        try:
+            return original(self, transact_items)
+        except BaseException:
+            for table, h, r, item in reversed(saved):
+                if item is None:
+                    table.items.get(h, {}).pop(r, None)
+                else:
+                    table.items[h][r] = item
+            raise
+        finally:
+            shim.active = False
+
+    models.copy = shim  # type: ignore[assignment]
+    models.DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]
+
+
+class _OneAtATime:
+    """A WSGI app that serves one request at a time (see the module docstring)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.lock = threading.Lock()
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        with self.lock:
+            return list(self.app(environ, start_response))
+
+
+def main(argv: list[str] | None = None) -> None:
+    from moto.moto_server.werkzeug_app import (
+        DomainDispatcherApplication,
+        MotoRequestHandler,
+        create_backend_app,
+    )
+    from werkzeug.serving import make_server
+
+    parser = argparse.ArgumentParser(description="moto's DynamoDB for the tests")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args(argv)
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    _snapshot_only_touched_items()
+    app = _OneAtATime(DomainDispatcherApplication(create_backend_app))
+    server = make_server(
+        args.host, args.port, app, threaded=True, request_handler=MotoRequestHandler
+    )
+    host, port = server.server_address[:2]
+    print(f"{_READY}http://{host}:{port}", flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,127 @@
+"""A model or index that fails during a recall degrades it; it never fails it, and
+what is stored stays stored when indexing fails."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from taisce.adapters.sqlite_store import SqliteStore
+from taisce.adapters.sqlite_vectors import SqliteVectorIndex
+from taisce.domain.controls import Limits, RecallRequest
+from taisce.domain.ingest import FactsRequest, MessagesRequest
+from taisce.domain.memory import Memory
+from taisce.domain.recall import Semantic
+from taisce.ports import EmbeddingError, VectorIndexError
+
+DIMS = 4
+NAMES = {"Atlas", "Acme"}
+
+
+class Embedder:
+    """A stand-in model whose failures the test switches on (fault injection)."""
+
+    name = "test"
+    dimensions = DIMS
+
+    def __init__(self) -> None:
+        self.failing = False
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if self.failing:
+            raise EmbeddingError("the model is down")
+        # Entity names point one way and all other text another, so no question
+        # is "similar" to a name and reports and passages are searched.
+        return [[0.0, 1.0, 0.0, 0.0] if t in NAMES else [1.0, 0.0, 0.0, 0.0] for t in texts]
+
+
+class Index(SqliteVectorIndex):
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, DIMS)
+        self.failing_kinds: set[str] = set()
+
+    def search(self, project, kind, vector, k, roles=None):  # type: ignore[no-untyped-def]
+        if kind in self.failing_kinds:
+            raise VectorIndexError(f"{kind} index is down")
+        return super().search(project, kind, vector, k, roles)
+
+
+@pytest.fixture
+def parts(tmp_path: Path) -> tuple[Memory, Embedder, Index]:
+    store = SqliteStore(tmp_path / "t.sqlite3")
+    embedder, index = Embedder(), Index(tmp_path / "t.sqlite3")
+    memory = Memory(store, Limits(), semantic=Semantic(embedder, index))
+    memory.store_facts(
+        "p",
+        FactsRequest.model_validate(
+            {
+                "facts": [
+                    {
+                        "subject": "Atlas",
+                        "predicate": "works at",
+                        "object": "Acme",
+                        "source_role": "user",
+                    }
+                ]
+            }
+        ),
+    )
+    memory.store_messages(
+        "p",
+        MessagesRequest.model_validate(
+            {"messages": [{"id": "m1", "role": "user", "content": "Atlas likes tea."}]}
+        ),
+    )
+    memory.rebuild_reports("p")
+    return memory, embedder, index
+
+
+def ask(memory: Memory, question: str, **controls: object) -> dict:
+    return memory.recall("p", RecallRequest.model_validate({"question": question, **controls}))
+
+
+def test_all_steps_run_when_nothing_fails(parts: tuple[Memory, Embedder, Index]) -> None:
+    memory, _, _ = parts
+    answer = ask(memory, "something else entirely")
+    assert answer["degraded"] == []
+    assert answer["reports"] and answer["passages"]
+
+
+def test_a_failing_model_loses_what_needs_it(parts: tuple[Memory, Embedder, Index]) -> None:
+    memory, embedder, _ = parts
+    embedder.failing = True
+    exact = ask(memory, "Where does Atlas work?")
+    assert [f["statement"] for f in exact["facts"]] == ["Atlas works at Acme"]
+    assert exact["degraded"] == ["passages"]  # reports need not run: a name matched
+    themed = ask(memory, "Where does Atlas work?", themes=True, surfaces=["passages", "reports"])
+    assert themed["degraded"] == ["passages"]  # themes come from the graph, not the model
+    assert themed["reports"]
+    nothing = ask(memory, "who?", surfaces=["reports", "facts", "passages"])
+    assert nothing["degraded"] == ["reports", "facts", "passages"]  # in request order
+    assert nothing["facts"] == nothing["reports"] == nothing["passages"] == []
+
+
+def test_a_failing_index_loses_only_its_surface(parts: tuple[Memory, Embedder, Index]) -> None:
+    memory, _, index = parts
+    index.failing_kinds = {"passage"}
+    answer = ask(memory, "who?")
+    assert answer["degraded"] == ["passages"]
+    assert answer["reports"]
+    index.failing_kinds = {"entity", "report"}
+    answer = ask(memory, "who?")
+    assert answer["degraded"] == ["facts", "reports"]
+    assert answer["passages"]
+
+
+def test_storing_survives_a_failing_model(parts: tuple[Memory, Embedder, Index]) -> None:
+    memory, embedder, _ = parts
+    embedder.failing = True
+    memory.store_messages(
+        "p",
+        MessagesRequest.model_validate(
+            {"messages": [{"id": "m2", "role": "user", "content": "Kept anyway."}]}
+        ),
+    )
+    assert [p.quote for p in memory.store.passages_of("p", "m2")] == ["Kept anyway."]
