@@ -125,3 +125,13 @@ def test_storing_survives_a_failing_model(parts: tuple[Memory, Embedder, Index])
         ),
     )
     assert [p.quote for p in memory.store.passages_of("p", "m2")] == ["Kept anyway."]
+
+
+def test_words_rank_passages_when_the_model_is_down(
+    parts: tuple[Memory, Embedder, Index],
+) -> None:
+    memory, embedder, _ = parts
+    embedder.failing = True
+    answer = ask(memory, "Which drink does Atlas like?", surfaces=["passages"])
+    assert answer["degraded"] == ["passages"]
+    assert [p["quote"] for p in answer["passages"]] == ["Atlas likes tea."]

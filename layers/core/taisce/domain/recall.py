@@ -113,18 +113,6 @@ class _Question:
         return self._vector
 
 
-RRF_K = 60
-
-
-def fuse(rankings: Sequence[Sequence[Hit]]) -> list[str]:
-    """Reciprocal-rank fusion (k=60) of several rankings: ids, best first."""
-    scores: dict[str, float] = {}
-    for ranking in rankings:
-        for rank, hit in enumerate(ranking):
-            scores[hit.id] = scores.get(hit.id, 0.0) + 1.0 / (RRF_K + rank + 1)
-    return sorted(scores, key=lambda i: (-scores[i], i))
-
-
 def _attempt(what: str, step: Callable[[], list[Hit]]) -> list[Hit] | None:
     try:
         return step()
@@ -223,28 +211,28 @@ def _semantic_steps(
                 if not bundle.add("reports", report.wire()):
                     break
 
-    # Step 4: passages, with whatever budget is left: the nearest by meaning and the
-    # best by words (BM25), fused by reciprocal rank, so rare names and exact terms
-    # count as well as paraphrase.
+    # Step 4: passages, with whatever budget is left, nearest the question by meaning.
+    # Fusing BM25 in lowered evidence recall on the development set (see README), so
+    # words rank passages only when the model or the vector index fails.
     if "passages" in surfaces and not bundle.truncated:
         vector = q.vector()
         k = controls.max_rows + 1 - bundle.rows
-        dense = (
+        hits = (
             None
             if vector is None
             else _attempt(
                 "passage search", lambda: index.search(project, "passage", vector, k, roles)
             )
         )
-        lexical = _attempt(
-            "passage text search", lambda: index.search_text(project, "passage", question, k, roles)
-        )
-        if dense is None or lexical is None:
-            # Listed even when one side still found something: the answer may lack
-            # what the lost side would have found. What was found is still returned.
+        if hits is None:
+            # Listed even when words still find something: the answer lacks what the
+            # vectors would have found. What was found is still returned.
             lost.add("passages")
-        ids = fuse([dense or [], lexical or []])[:k]
-        for passage in store.passages_by_ids(project, ids):
+            hits = _attempt(
+                "passage text search",
+                lambda: index.search_text(project, "passage", question, k, roles),
+            )
+        for passage in store.passages_by_ids(project, [h.id for h in hits or []]):
             if not bundle.add("passages", passage.wire()):
                 break
     return lost
