@@ -609,6 +609,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     parser.add_argument("--quick", action="store_true", help="sizes 1000,5000 only, for CI")
     parser.add_argument(
+        "--embeddings",
+        choices=("none", "local"),
+        default="none",
+        help="the embedding model (default none: step 1, as this benchmark measures)",
+    )
+    parser.add_argument(
         "--profile",
         action="store_true",
         help="profile the hops-2 gateway recalls at the largest size (to stderr)",
@@ -627,6 +633,7 @@ def main(argv: list[str] | None = None) -> int:
         print("error: --recalls must be at least 2, --messages at least 1", file=sys.stderr)
         return 2
 
+    os.environ["TAISCE_EMBEDDINGS"] = args.embeddings
     started = time.perf_counter()
     load_before = os.getloadavg()[0]
     gateway = Gateway(read_api(TEMPLATE))
