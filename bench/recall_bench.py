@@ -24,12 +24,10 @@ import cProfile
 import io
 import json
 import os
-import platform
 import pstats
 import random
 import resource
 import shutil
-import sqlite3
 import statistics
 import sys
 import tempfile
@@ -47,6 +45,7 @@ from taisce.credentials import new_credential_id, new_secret, secret_hash
 from taisce.domain.controls import RecallRequest
 from taisce.domain.model import ROLES
 from taisce.domain.names import normalize_name
+from taisce.evaluation.machine import describe_machine
 from taisce.local.gateway import Gateway, Reply
 from taisce.local.routes import read_api
 from taisce.ports import Credential
@@ -498,24 +497,6 @@ def run_size(
 # -- reporting ----------------------------------------------------------------------
 
 
-def machine() -> dict[str, Any]:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {
-        "platform": platform.platform(),
-        "cpu": cpu,
-        "cpu_count": os.cpu_count(),
-        "python": platform.python_version(),
-        "sqlite": sqlite3.sqlite_version,
-    }
-
-
 def _f(value: float, digits: int = 2) -> str:
     return f"{value:,.{digits}f}"
 
@@ -654,7 +635,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = load_settings()
     report = {
         "date": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
-        "machine": machine(),
+        "machine": describe_machine(),
         "settings": {
             "embeddings": settings.embeddings,
             "bundle_characters": settings.bundle_characters,

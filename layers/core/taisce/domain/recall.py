@@ -17,7 +17,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ..ports import Embedder, Hit, Store, VectorIndex
+from ..ports import Embedder, Hit, Store, VectorIndex, VectorKind
 from .budget import Bundle, fact_characters
 from .controls import RecallControls
 from .model import Fact, Role
@@ -112,10 +112,20 @@ class _Question:
                 self.failed = True
         return self._vector
 
+    def nearest(
+        self, index: VectorIndex, project: str, kind: VectorKind, k: int, roles: Sequence[Role]
+    ) -> list[Hit] | None:
+        """The k items of `kind` nearest the question, or None if the model or the
+        index failed."""
+        vector = self.vector()
+        if vector is None:
+            return None
+        return _attempt(f"{kind} search", lambda: index.search(project, kind, vector, k, roles))
 
-def _attempt(what: str, step: Callable[[], list[Hit]]) -> list[Hit] | None:
+
+def _attempt(what: str, search: Callable[[], list[Hit]]) -> list[Hit] | None:
     try:
-        return step()
+        return search()
     except Exception:  # an index failure degrades the recall, never fails it
         logger.exception("%s failed during a recall", what)
         return None
@@ -168,15 +178,7 @@ def _semantic_steps(
 
     # Step 2: similar names, when no exact name matched.
     if not matched:
-        vector = q.vector()
-        hits = (
-            None
-            if vector is None
-            else _attempt(
-                "entity search",
-                lambda: index.search(project, "entity", vector, SIMILAR_NAMES, roles),
-            )
-        )
+        hits = q.nearest(index, project, "entity", SIMILAR_NAMES, roles)
         if hits is None:
             if "facts" in surfaces:
                 lost.add("facts")
@@ -194,15 +196,7 @@ def _semantic_steps(
         if matched:
             reports = _themes(store, project, matched, roles)
         else:
-            vector = q.vector()
-            hits = (
-                None
-                if vector is None
-                else _attempt(
-                    "report search",
-                    lambda: index.search(project, "report", vector, REPORTS, roles),
-                )
-            )
+            hits = q.nearest(index, project, "report", REPORTS, roles)
             reports = None if hits is None else store.reports_by_ids(project, [h.id for h in hits])
         if reports is None:
             lost.add("reports")
@@ -215,15 +209,8 @@ def _semantic_steps(
     # Fusing BM25 in lowered evidence recall on the development set (see README), so
     # words rank passages only when the model or the vector index fails.
     if "passages" in surfaces and not bundle.truncated:
-        vector = q.vector()
         k = controls.max_rows + 1 - bundle.rows
-        hits = (
-            None
-            if vector is None
-            else _attempt(
-                "passage search", lambda: index.search(project, "passage", vector, k, roles)
-            )
-        )
+        hits = q.nearest(index, project, "passage", k, roles)
         if hits is None:
             # Listed even when words still find something: the answer lacks what the
             # vectors would have found. What was found is still returned.

@@ -17,6 +17,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from taisce.domain.ingest import FactIn
+
 ROLES = ("user", "assistant", "system", "tool")
 UNCATEGORISED = "uncategorised"
 
@@ -348,20 +350,8 @@ def stored_messages(
     return stored, notes
 
 
-_FACT_FIELDS = (
-    "id",
-    "subject",
-    "predicate",
-    "object",
-    "object_kind",
-    "statement",
-    "source_role",
-    "quote",
-    "context",
-    "message_id",
-    "valid_from",
-    "valid_to",
-)
+# The fields POST /v1/facts takes, read from its model so the two cannot drift.
+_FACT_FIELDS = tuple(FactIn.model_fields)
 
 
 def stored_facts(

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import shutil
 import statistics
 import sys
@@ -48,6 +47,7 @@ from .dataset import (
     stored_facts,
     stored_messages,
 )
+from .machine import describe_machine
 
 ROLES = ("user", "assistant", "system", "tool")
 DEFAULT_BUDGETS = (1_000, 4_000, 16_000)
@@ -466,23 +466,6 @@ def _settler(memory: Any) -> Callable[[], None] | None:
     return settle
 
 
-def _machine() -> dict[str, Any]:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {
-        "platform": platform.platform(),
-        "cpu": cpu,
-        "cpu_count": os.cpu_count(),
-        "python": platform.python_version(),
-    }
-
-
 def run_quality(dataset: Dataset, options: Options) -> dict[str, Any]:
     """Store, recall and score every conversation; the figures as one JSON-ready dict."""
     from taisce.api.wiring import services
@@ -602,7 +585,7 @@ def run_quality(dataset: Dataset, options: Options) -> dict[str, Any]:
         "timings_seconds": {k: round(v, 3) for k, v in totals.items() if k.endswith("seconds")},
         "baseline_texts_embedded": int(totals["baseline_texts_embedded"]),
         "date": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
-        "machine": _machine(),
+        "machine": describe_machine(),
         "seconds": round(time.perf_counter() - started, 2),
         "questions": records,
     }
