@@ -61,3 +61,28 @@ def test_the_authorizer_is_in_the_template_and_imports() -> None:
     assert callable(API.authorizer.load())
     unprotected = {r.route_key for r in API.routes if not r.authorized}
     assert unprotected == {"GET /v1/health"}
+
+
+def test_the_functions_settings_in_the_template_load() -> None:
+    """Globals' environment, with parameters at their defaults, is a valid Settings
+    that picks the DynamoDB store and no vector index (not built for AWS yet)."""
+    from taisce.api.wiring import open_semantic
+    from taisce.local.routes import load_template
+    from taisce.settings import load_settings
+
+    template = load_template(ROOT / "template.yaml")
+    defaults = {k: str(v.get("Default")) for k, v in template["Parameters"].items()}
+    variables = template["Globals"]["Function"]["Environment"]["Variables"]
+    environ = {
+        name: defaults[value["Ref"]]
+        if isinstance(value, dict) and value["Ref"] in defaults
+        else "table-from-stack"
+        if isinstance(value, dict)
+        else str(value)
+        for name, value in variables.items()
+    }
+    settings = load_settings(environ)
+    assert settings.store == "dynamodb"
+    assert settings.dynamodb_table == "table-from-stack"
+    assert settings.bundle_characters == 16_000
+    assert open_semantic(settings) is None
