@@ -68,8 +68,8 @@ def test_a_blank_message_has_no_passages() -> None:
     assert check(" \n\t\u3000 ") == []
 
 
-def test_the_default_limit_is_300_code_points() -> None:
-    assert PASSAGE_CHARACTERS == 300
+def test_the_default_limit_is_230_code_points() -> None:
+    assert PASSAGE_CHARACTERS == 230
     sentence = "x" * 99 + "."  # 100 code points
     content = " ".join([sentence] * 7)
     assert [len(q) for q in quotes(content)] == [100 * 2 + 1, 100 * 2 + 1, 100 * 2 + 1, 100]
@@ -128,10 +128,11 @@ def test_a_long_sentence_is_cut_at_spaces() -> None:
 def test_a_long_sentence_with_no_spaces_is_cut_at_the_limit() -> None:
     content = "x" * 1000
     assert [(p.start, p.end) for p in check(content)] == [
-        (0, 300),
-        (300, 600),
-        (600, 900),
-        (900, 1000),
+        (0, 230),
+        (230, 460),
+        (460, 690),
+        (690, 920),
+        (920, 1000),
     ]
     assert [len(q) for q in quotes("y" * 10 + " " + "z" * 25, limit=10)] == [10, 10, 10, 5]
 
@@ -150,7 +151,7 @@ def test_offsets_are_code_points() -> None:
 def test_cjk_text_is_split_at_cjk_sentence_ends() -> None:
     sentence = "这是一个关于北京句子。"  # 11 code points
     content = sentence * 40  # 440 code points, no spaces at all
-    passages = check(content)
+    passages = check(content, limit=300)
     assert [len(p.quote) for p in passages] == [27 * 11, 13 * 11]
     assert all(p.quote.endswith("。") for p in passages)
     assert quotes("東京です！大阪です？京都です。", limit=6) == [
