@@ -74,6 +74,7 @@ def parts(tmp_path: Path) -> tuple[Memory, Embedder, Index]:
             {"messages": [{"id": "m1", "role": "user", "content": "Atlas likes tea."}]}
         ),
     )
+    memory.index_pending("p")
     memory.rebuild_reports("p")
     return memory, embedder, index
 
@@ -115,7 +116,9 @@ def test_a_failing_index_loses_only_its_surface(parts: tuple[Memory, Embedder, I
     assert answer["passages"]
 
 
-def test_storing_survives_a_failing_model(parts: tuple[Memory, Embedder, Index]) -> None:
+def test_a_failing_model_leaves_vectors_pending_until_it_recovers(
+    parts: tuple[Memory, Embedder, Index],
+) -> None:
     memory, embedder, _ = parts
     embedder.failing = True
     memory.store_messages(
@@ -124,7 +127,16 @@ def test_storing_survives_a_failing_model(parts: tuple[Memory, Embedder, Index])
             {"messages": [{"id": "m2", "role": "user", "content": "Kept anyway."}]}
         ),
     )
+    # Stored at once, whatever the model does; its vector waits.
     assert [p.quote for p in memory.store.passages_of("p", "m2")] == ["Kept anyway."]
+    assert memory.index_pending("p") == 0
+    assert [v.id for v in memory.store.pending_vectors("p", 10)] == ["m2#0"]
+    assert memory.work_pending()
+    embedder.failing = False
+    assert memory.index_pending("p") == 1
+    assert memory.store.pending_vectors("p", 10) == []
+    answer = ask(memory, "kept", surfaces=["passages"])
+    assert "m2" in [p["message_id"] for p in answer["passages"]]
 
 
 def test_words_rank_passages_when_the_model_is_down(

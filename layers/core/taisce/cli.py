@@ -88,7 +88,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from .local.gateway import Gateway
     from .local.routes import read_api
     from .local.server import make_server
-    from .local.worker import ReportWorker
+    from .local.worker import Worker
 
     _use_data(args)
     settings = services().settings  # a bad setting stops the start here
@@ -107,7 +107,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             f"-H 'Content-Type: application/json' -d '{json.dumps(demo.FIRST_RECALL)}'"
         )
         print(secret, flush=True)
-    worker = ReportWorker(services().memory)
+    worker = Worker(services().memory)
     worker.start()
     try:
         server.serve_forever()

@@ -55,6 +55,19 @@ class Store(Protocol):
 
     def passages_of(self, project: str, message_id: str) -> list[Passage]: ...
 
+    # Vectors: storing a passage, or a name new to a role, writes a pending mark in the
+    # same transaction; a worker embeds the marks in batches and clears them.
+
+    def vector_projects(self) -> list[str]:
+        """Projects with pending vectors."""
+        ...
+
+    def pending_vectors(self, project: str, limit: int) -> list[PendingVector]: ...
+
+    def clear_pending_vectors(self, project: str, items: Sequence[PendingVector]) -> None:
+        """Clear these marks (a mark rewritten since with other text stays)."""
+        ...
+
     def passages_by_ids(self, project: str, ids: Sequence[str]) -> list[Passage]:
         """The passages with these ids, in the order given (unknown ids left out)."""
         ...
@@ -82,6 +95,16 @@ class Store(Protocol):
     def reports_of_entity(
         self, project: str, key: str, roles: Collection[Role]
     ) -> list[Report]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PendingVector:
+    """An item waiting for its vector: what to embed and where to index it."""
+
+    kind: Literal["entity", "passage", "report"]
+    id: str
+    text: str
+    role: Role | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,10 +20,10 @@ from typing import Any
 
 from ..domain.model import Fact, Message, Passage, Role
 from ..domain.reports import Report
-from ..ports import Credential
+from ..ports import Credential, PendingVector
 from .sqlite_file import SqliteFile
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -64,6 +64,16 @@ CREATE TABLE IF NOT EXISTS entity_roles (
     -- only for the roles asked for, so what was not asked for cannot shape it.
     facts INTEGER NOT NULL,
     PRIMARY KEY (project, key, role)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS pending_vectors (
+    project TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    id TEXT NOT NULL,
+    text TEXT NOT NULL,
+    role TEXT,
+    -- Written with the record it indexes, cleared once its vector is stored: storing
+    -- never waits on the model, and a failed embedding is retried, never lost.
+    PRIMARY KEY (project, kind, id)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS messages (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -132,6 +142,10 @@ CREATE TABLE IF NOT EXISTS credentials (
 _MARK_DIRTY = (
     "INSERT INTO dirty_entities (project, role, key, token) VALUES (?, ?, ?, ?) "
     "ON CONFLICT (project, role, key) DO UPDATE SET token = excluded.token"
+)
+_PENDING = (
+    "INSERT INTO pending_vectors (project, kind, id, text, role) VALUES (?, ?, ?, ?, ?) "
+    "ON CONFLICT (project, kind, id) DO UPDATE SET text = excluded.text, role = excluded.role"
 )
 _FACT_COLUMNS = (
     "id, subject, subject_key, predicate, object, object_kind, object_key, statement, "
@@ -219,11 +233,19 @@ class SqliteStore:
                     "INSERT OR IGNORE INTO entities (project, key, name) VALUES (?, ?, ?)",
                     [(project, key, name) for key, name in names],
                 )
-                db.executemany(
-                    "INSERT INTO entity_roles (project, key, role, facts) VALUES (?, ?, ?, 1) "
-                    "ON CONFLICT (project, key, role) DO UPDATE SET facts = facts + 1",
-                    [(project, key, f.source_role) for key, _ in names],
-                )
+                # One count per end, as delete_fact takes one per end (a self-link twice).
+                for key, name in names:
+                    count = db.execute(
+                        "INSERT INTO entity_roles (project, key, role, facts) VALUES (?, ?, ?, 1) "
+                        "ON CONFLICT (project, key, role) DO UPDATE SET facts = facts + 1 "
+                        "RETURNING facts",
+                        (project, key, f.source_role),
+                    ).fetchone()[0]
+                    if count == 1:  # a name new to this role: index it, per role
+                        db.execute(
+                            _PENDING,
+                            (project, "entity", f"{f.source_role}:{key}", name, f.source_role),
+                        )
 
     def _scan(self, sql: str, params: tuple[object, ...]) -> sqlite3.Cursor:
         """A cursor of plain tuples: cheaper than sqlite3.Row for hot reads."""
@@ -355,7 +377,31 @@ class SqliteStore:
                 "quote) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 list(rows.values()),
             )
+            db.executemany(
+                _PENDING,
+                [(project, "passage", row[1], row[7], row[3]) for row in rows.values()],
+            )
         return set(new)
+
+    def vector_projects(self) -> list[str]:
+        rows = self._db().execute("SELECT DISTINCT project FROM pending_vectors ORDER BY project")
+        return [r["project"] for r in rows]
+
+    def pending_vectors(self, project: str, limit: int) -> list[PendingVector]:
+        rows = self._db().execute(
+            "SELECT kind, id, text, role FROM pending_vectors WHERE project = ? "
+            "ORDER BY kind, id LIMIT ?",
+            (project, limit),
+        )
+        return [PendingVector(r["kind"], r["id"], r["text"], r["role"]) for r in rows]
+
+    def clear_pending_vectors(self, project: str, items: Sequence[PendingVector]) -> None:
+        with self._write() as db:
+            db.executemany(
+                "DELETE FROM pending_vectors WHERE project = ? AND kind = ? AND id = ? "
+                "AND text = ?",
+                [(project, i.kind, i.id, i.text) for i in items],
+            )
 
     def passages_by_ids(self, project: str, ids: Sequence[str]) -> list[Passage]:
         found: dict[str, Passage] = {}

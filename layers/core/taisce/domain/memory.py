@@ -4,10 +4,10 @@ background work that keeps reports and vectors up to date."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from datetime import UTC, datetime
 
-from ..ports import Store, VectorItem
+from ..ports import PendingVector, Store, VectorItem, VectorKind
 from .controls import Limits, RecallRequest, resolve
 from .errors import NotFound
 from .ingest import (
@@ -28,6 +28,8 @@ logger = logging.getLogger(__name__)
 # A rebuild reads at most this many facts of one component: it bounds the work one
 # write can cause (a giant component is summarised from its first facts).
 COMPONENT_FACTS = 20_000
+# Texts embedded per model call by the worker.
+VECTOR_BATCH = 256
 
 
 def _now() -> datetime:
@@ -53,71 +55,48 @@ class Memory:
     def store_facts(self, project: str, request: FactsRequest) -> list[str]:
         recorded_at = timestamp(self.clock())
         facts = [make_fact(given, recorded_at) for given in request.facts]
-        # Entity names are indexed once per role that uses them ("<role>:<key>"), so
-        # similar-name search can leave out names only other roles use.
-        names: dict[tuple[Role, str], str] = {}
-        for f in facts:
-            names.setdefault((f.source_role, f.subject_key), f.subject)
-            if f.object_key:
-                names.setdefault((f.source_role, f.object_key), f.object)
-        new_names: dict[tuple[Role, str], str] = {}
-        if self.semantic is not None:
-            for role in {r for r, _ in names}:
-                keys = [k for r, k in names if r == role]
-                known = self.store.known_names(project, keys, [role])
-                new_names |= {(role, k): names[(role, k)] for k in keys if k not in known}
+        # The store marks names new to a role, and passages, for the worker to embed:
+        # storing never waits on the model.
         self.store.put_facts(project, facts)
-        self._index(
-            "entity names",
-            project,
-            "entity",
-            [f"{role}:{key}" for role, key in new_names],
-            list(new_names.values()),
-            [role for role, _ in new_names],
-        )
         return [f.id for f in facts]
 
     def store_messages(self, project: str, request: MessagesRequest) -> list[str]:
         recorded_at = timestamp(self.clock())
         messages = [make_message(given, recorded_at) for given in request.messages]
         passages = [p for m in messages for p in split_passages(m)]
-        new = self.store.put_messages(project, messages, passages)
-        fresh = [p for p in passages if p.message_id in new]
-        self._index(
-            "passages",
-            project,
-            "passage",
-            [p.id for p in fresh],
-            [p.quote for p in fresh],
-            [p.role for p in fresh],
-        )
+        self.store.put_messages(project, messages, passages)
         return [m.id for m in messages]
 
-    def _index(
-        self,
-        what: str,
-        project: str,
-        kind: str,
-        ids: list[str],
-        texts: list[str],
-        roles: list[Role] | None = None,
-    ) -> None:
-        """Embed texts in one batch and index them. What is stored stays stored if
-        this fails: the failure is logged and the items are left unindexed."""
-        if self.semantic is None or not ids:
-            return
-        try:
-            vectors = self.semantic.embedder.embed(texts)
-            self.semantic.index.upsert(
-                project,
-                kind,  # type: ignore[arg-type]
-                [
-                    VectorItem(i, v, roles[n] if roles else None, texts[n])
-                    for n, (i, v) in enumerate(zip(ids, vectors, strict=True))
-                ],
+    def _index(self, project: str, items: Sequence[PendingVector]) -> None:
+        """Embed items in one model call per batch and index them by kind. Raises
+        if the model or the index fails (the caller keeps them pending)."""
+        assert self.semantic is not None
+        vectors = self.semantic.embedder.embed([i.text for i in items])
+        by_kind: dict[VectorKind, list[VectorItem]] = {}
+        for item, vector in zip(items, vectors, strict=True):
+            by_kind.setdefault(item.kind, []).append(
+                VectorItem(item.id, vector, item.role, item.text)
             )
-        except Exception:
-            logger.exception("indexing %s failed; they stay stored but unindexed", what)
+        for kind, batch in by_kind.items():
+            self.semantic.index.upsert(project, kind, batch)
+
+    def index_pending(self, project: str, batch: int = VECTOR_BATCH) -> int:
+        """Embed and index what storing left pending, a batch at a time. Returns how
+        many were indexed; what fails stays pending for the next pass."""
+        if self.semantic is None:
+            return 0
+        done = 0
+        while pending := self.store.pending_vectors(project, batch):
+            try:
+                self._index(project, pending)
+            except Exception:
+                logger.exception("indexing failed; %d items stay pending", len(pending))
+                break
+            self.store.clear_pending_vectors(project, pending)
+            done += len(pending)
+            if len(pending) < batch:
+                break
+        return done
 
     def delete_fact(self, project: str, fact_id: str) -> None:
         if not self.store.delete_fact(project, fact_id):
@@ -135,8 +114,10 @@ class Memory:
     # -- background work ---------------------------------------------------------
 
     def work_pending(self) -> bool:
-        """Whether reports wait to be rebuilt after recent writes."""
-        return bool(self.store.dirty_projects())
+        """Whether reports or (with a model) vectors wait for the worker."""
+        if self.store.dirty_projects():
+            return True
+        return self.semantic is not None and bool(self.store.vector_projects())
 
     def _component_facts(self, project: str, role: Role, keys: Collection[str]) -> list[Fact]:
         """The facts of one role's connected components around these entities."""
@@ -177,15 +158,17 @@ class Memory:
             if self.semantic is not None:
                 try:
                     self.semantic.index.delete(project, "report", dropped)
+                    if reports:
+                        self._index(
+                            project,
+                            [
+                                PendingVector("report", r.id, f"{r.title}. {r.summary}", r.role)
+                                for r in reports
+                            ],
+                        )
                 except Exception:
-                    logger.exception("removing report vectors failed")
-                self._index(
-                    "reports",
-                    project,
-                    "report",
-                    [r.id for r in reports],
-                    [f"{r.title}. {r.summary}" for r in reports],
-                    [r.role for r in reports],
-                )
+                    # The marks stay, so the next pass rebuilds and indexes them again.
+                    logger.exception("indexing reports failed")
+                    return written
         self.store.clear_dirty(project, marks)
         return written

@@ -451,10 +451,10 @@ def _settler(memory: Any) -> Callable[[], None] | None:
     """Passes of the local server's background worker until no work is pending, if this
     Taisce has such a worker."""
     try:
-        from taisce.local.worker import ReportWorker
+        from taisce.local.worker import Worker
     except ImportError:
         return None
-    worker = ReportWorker(memory)
+    worker = Worker(memory)
     pending = getattr(memory, "work_pending", None)
 
     def settle() -> None:

@@ -1,5 +1,6 @@
-"""The local stand-in for the ingestion queue's worker: it rebuilds the reports of
-entities whose facts changed, shortly after the write, off the request path."""
+"""The local stand-in for the ingestion queue's worker: shortly after a write, off the
+request path, it embeds and indexes what was stored (passages, names new to a role)
+and rebuilds the reports of entities whose facts changed."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ from ..api.resolver import logger
 from ..domain.memory import Memory
 
 
-class ReportWorker(threading.Thread):
+class Worker(threading.Thread):
     def __init__(self, memory: Memory, interval: float = 0.2) -> None:
-        super().__init__(name="taisce-report-worker", daemon=True)
+        super().__init__(name="taisce-worker", daemon=True)
         self.memory = memory
         self.interval = interval
         self._stop = threading.Event()
@@ -21,12 +22,19 @@ class ReportWorker(threading.Thread):
             self.run_once()
 
     def run_once(self) -> None:
+        store = self.memory.store
         try:
-            projects = self.memory.store.dirty_projects()
+            vectors = store.vector_projects() if self.memory.semantic is not None else []
+            reports = store.dirty_projects()
         except Exception:
-            logger.exception("report worker could not read pending work")
+            logger.exception("the worker could not read pending work")
             return
-        for project in projects:
+        for project in vectors:
+            try:
+                self.memory.index_pending(project)
+            except Exception:
+                logger.exception("indexing vectors failed")
+        for project in reports:
             try:
                 self.memory.rebuild_reports(project)
             except Exception:
