@@ -108,3 +108,19 @@ def test_text_search_ranks_by_words_within_one_project_and_kind(
     index.upsert("p", "passage", [VectorItem("b", unit(1), "tool", "Replaced text about Cork.")])
     assert index.search_text("p", "passage", "Galway", 5) == []
     assert [h.id for h in index.search_text("p", "passage", "Cork", 5)] == ["b"]
+
+
+def test_the_store_marks_vectors_only_when_asked(tmp_path: Path) -> None:
+    from taisce.adapters.sqlite_store import SqliteStore
+    from taisce.domain.ingest import MessageIn, make_message, split_passages
+
+    message = make_message(
+        MessageIn(id="m1", role="user", content="Hello there."), "2026-01-01T00:00:00Z"
+    )
+    marking = SqliteStore(tmp_path / "a.sqlite3")
+    marking.put_messages("p", [message], split_passages(message))
+    assert [v.id for v in marking.pending_vectors("p", 10)] == ["m1#0"]
+    quiet = SqliteStore(tmp_path / "b.sqlite3", mark_vectors=False)
+    quiet.put_messages("p", [message], split_passages(message))
+    assert quiet.pending_vectors("p", 10) == []
+    assert quiet.vector_projects() == []

@@ -167,7 +167,10 @@ def _fact(row: tuple[Any, ...]) -> Fact:
 class SqliteStore:
     """Store and CredentialStore over one SQLite file."""
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, *, mark_vectors: bool = True) -> None:
+        # Without an embedding model nothing would ever take the pending marks, so
+        # the wiring turns them off rather than let them pile up.
+        self.mark_vectors = mark_vectors
         self.file = SqliteFile(
             path,
             _SCHEMA + "INSERT OR REPLACE INTO meta (key, value) "
@@ -241,7 +244,7 @@ class SqliteStore:
                         "RETURNING facts",
                         (project, key, f.source_role),
                     ).fetchone()[0]
-                    if count == 1:  # a name new to this role: index it, per role
+                    if count == 1 and self.mark_vectors:  # new to this role: index it
                         db.execute(
                             _PENDING,
                             (project, "entity", f"{f.source_role}:{key}", name, f.source_role),
@@ -377,10 +380,11 @@ class SqliteStore:
                 "quote) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 list(rows.values()),
             )
-            db.executemany(
-                _PENDING,
-                [(project, "passage", row[1], row[7], row[3]) for row in rows.values()],
-            )
+            if self.mark_vectors:
+                db.executemany(
+                    _PENDING,
+                    [(project, "passage", row[1], row[7], row[3]) for row in rows.values()],
+                )
         return set(new)
 
     def vector_projects(self) -> list[str]:

@@ -51,7 +51,7 @@ def open_store(settings: Settings) -> SqliteStore | DynamoDbStore:
         return DynamoDbStore(
             settings.dynamodb_table, endpoint_url=settings.dynamodb_endpoint or None
         )
-    return SqliteStore(settings.sqlite_path)
+    return SqliteStore(settings.sqlite_path, mark_vectors=settings.embeddings != "none")
 
 
 def build_services(settings: Settings) -> Services:
