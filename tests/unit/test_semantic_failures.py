@@ -147,3 +147,58 @@ def test_words_rank_passages_when_the_model_is_down(
     answer = ask(memory, "Which drink does Atlas like?", surfaces=["passages"])
     assert answer["degraded"] == ["passages"]
     assert [p["quote"] for p in answer["passages"]] == ["Atlas likes tea."]
+
+
+def test_reindex_indexes_what_was_stored_without_a_model(tmp_path: Path) -> None:
+    from taisce.local.worker import Worker
+
+    plain = SqliteStore(tmp_path / "r.sqlite3", mark_vectors=False)
+    without = Memory(plain, Limits())
+    without.store_messages(
+        "p",
+        MessagesRequest.model_validate(
+            {"messages": [{"id": "m1", "role": "user", "content": "Atlas likes tea."}]}
+        ),
+    )
+    without.store_facts(
+        "p",
+        FactsRequest.model_validate(
+            {
+                "facts": [
+                    {
+                        "subject": "Atlas",
+                        "predicate": "works at",
+                        "object": "Acme",
+                        "source_role": "user",
+                    }
+                ]
+            }
+        ),
+    )
+    store = SqliteStore(tmp_path / "r.sqlite3")
+    memory = Memory(store, Limits(), semantic=Semantic(Embedder(), Index(tmp_path / "r.sqlite3")))
+    assert ask(memory, "something", surfaces=["passages"])["passages"] == []
+    assert store.mark_everything() == 3  # one passage, two names (Atlas, Acme) for user
+    worker = Worker(memory)
+    assert worker.run_once() is True
+    assert not memory.work_pending()
+    answer = ask(memory, "something", surfaces=["passages", "reports"])
+    assert [p["message_id"] for p in answer["passages"]] == ["m1"]
+    assert answer["reports"]
+
+
+def test_the_worker_reports_work_it_could_not_do(parts: tuple[Memory, Embedder, Index]) -> None:
+    from taisce.local.worker import Worker
+
+    memory, embedder, _ = parts
+    embedder.failing = True
+    memory.store_messages(
+        "p",
+        MessagesRequest.model_validate(
+            {"messages": [{"id": "m3", "role": "user", "content": "Pending for now."}]}
+        ),
+    )
+    worker = Worker(memory)
+    assert worker.run_once() is False  # the run loop backs off
+    embedder.failing = False
+    assert worker.run_once() is True

@@ -119,6 +119,32 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_reindex(args: argparse.Namespace) -> int:
+    """Index what was stored while no model was configured, with the model now set."""
+    from .adapters.sqlite_store import SqliteStore
+    from .api.wiring import services
+    from .local.worker import Worker
+
+    _use_data(args)
+    memory = services().memory
+    store = memory.store
+    if memory.semantic is None or not isinstance(store, SqliteStore):
+        print(
+            "error: reindex needs TAISCE_EMBEDDINGS set to a model and the embedded store",
+            file=sys.stderr,
+        )
+        return 2
+    marked = store.mark_everything(args.project)
+    print(f"marked {marked} passages and names; indexing with {services().settings.embeddings}")
+    worker = Worker(memory)
+    for _ in range(100):
+        if worker.run_once() and not memory.work_pending():
+            print("done")
+            return 0
+    print("error: work is still pending; see the log for the failure", file=sys.stderr)
+    return 1
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="taisce", description="Memory for AI agents.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -144,6 +170,11 @@ def _parser() -> argparse.ArgumentParser:
     revoke.add_argument("id")
     revoke.add_argument("--data")
     creds.set_defaults(run=cmd_credentials)
+
+    reindex = sub.add_parser("reindex", help="index what was stored without a model")
+    reindex.add_argument("--project", help="only this project (default: all)")
+    reindex.add_argument("--data")
+    reindex.set_defaults(run=cmd_reindex)
 
     from .evaluation.cli import add_bench_parser
 

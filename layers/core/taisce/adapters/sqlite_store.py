@@ -387,6 +387,36 @@ class SqliteStore:
                 )
         return set(new)
 
+    def mark_everything(self, project: str | None = None) -> int:
+        """Mark every passage and every live name for indexing, and every entity for a
+        report rebuild (to index what was stored while no model was configured).
+        Returns how many vector marks were written."""
+        only = "AND project = ?" if project else ""
+        params: tuple[str, ...] = (project,) if project else ()
+        with self._write() as db:
+            passages = db.execute(
+                "INSERT INTO pending_vectors (project, kind, id, text, role) "
+                f"SELECT project, 'passage', id, quote, role FROM passages WHERE 1 {only} "
+                "ON CONFLICT (project, kind, id) DO NOTHING",
+                params,
+            ).rowcount
+            names = db.execute(
+                "INSERT INTO pending_vectors (project, kind, id, text, role) "
+                "SELECT project, 'entity', role || ':' || key, "
+                "(SELECT name FROM entities e WHERE e.project = r.project AND e.key = r.key), "
+                f"role FROM entity_roles r WHERE facts > 0 {only} "
+                "ON CONFLICT (project, kind, id) DO NOTHING",
+                params,
+            ).rowcount
+            db.execute(
+                "INSERT INTO dirty_entities (project, role, key, token) "
+                "SELECT project, role, key, lower(hex(randomblob(16))) FROM entity_roles "
+                f"WHERE facts > 0 {only} "
+                "ON CONFLICT (project, role, key) DO UPDATE SET token = excluded.token",
+                params,
+            )
+        return passages + names
+
     def vector_projects(self) -> list[str]:
         rows = self._db().execute("SELECT DISTINCT project FROM pending_vectors ORDER BY project")
         return [r["project"] for r in rows]

@@ -18,17 +18,21 @@ class Worker(threading.Thread):
         self._stop = threading.Event()
 
     def run(self) -> None:
-        while not self._stop.wait(self.interval):
-            self.run_once()
+        wait = self.interval
+        while not self._stop.wait(wait):
+            # Back off while passes leave work behind (a model or index that keeps
+            # failing), up to 30 s; come back to the short interval once they do not.
+            wait = self.interval if self.run_once() else min(wait * 2, 30.0)
 
-    def run_once(self) -> None:
+    def run_once(self) -> bool:
+        """One pass over the pending work; False if it left work it could not do."""
         store = self.memory.store
         try:
             vectors = store.vector_projects() if self.memory.semantic is not None else []
             reports = store.dirty_projects()
         except Exception:
             logger.exception("the worker could not read pending work")
-            return
+            return False
         for project in vectors:
             try:
                 self.memory.index_pending(project)
@@ -39,6 +43,10 @@ class Worker(threading.Thread):
                 self.memory.rebuild_reports(project)
             except Exception:
                 logger.exception("rebuilding reports failed")
+        try:
+            return not (vectors or reports) or not self.memory.work_pending()
+        except Exception:
+            return False
 
     def stop(self) -> None:
         self._stop.set()
