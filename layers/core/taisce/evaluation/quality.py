@@ -95,12 +95,8 @@ def find_template() -> Path:
 
 def make_local_embedder(name: str) -> Any:
     """The embedder Taisce itself uses for `TAISCE_EMBEDDINGS=name`."""
-    try:
-        from taisce.adapters.embedders import make_embedder  # type: ignore[attr-defined]
-    except ImportError as exc:
-        raise HarnessError(
-            f"--embeddings {name}: taisce.adapters.embedders.make_embedder is not available ({exc})"
-        ) from None
+    from taisce.adapters.embedders import make_embedder
+
     return make_embedder(name)
 
 
@@ -447,20 +443,16 @@ _ENV_KEYS = (
 )
 
 
-def _settler(memory: Any) -> Callable[[], None] | None:
-    """Passes of the local server's background worker until no work is pending, if this
-    Taisce has such a worker."""
-    try:
-        from taisce.local.worker import Worker
-    except ImportError:
-        return None
+def _settler(memory: Any) -> Callable[[], None]:
+    """Passes of the local server's background worker until no work is pending."""
+    from taisce.local.worker import Worker
+
     worker = Worker(memory)
-    pending = getattr(memory, "work_pending", None)
 
     def settle() -> None:
         for _ in range(10):
             worker.run_once()
-            if pending is None or not pending():
+            if not memory.work_pending():
                 return
 
     return settle
