@@ -1,0 +1,170 @@
+"""The bodies the API answers with, as the OpenAPI description shows them.
+
+Handlers still return plain dicts (no per-request model validation on the recall
+path); these models only describe those dicts, and the schemathesis run in
+tests/integration/test_openapi.py checks that the server keeps to them. Objects may
+gain fields in later versions, so none of them forbids unknown keys: a client
+ignores what it does not know.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from ..domain.model import ObjectKind, Role, Surface
+
+ErrorCode = Literal[
+    "invalid_request",
+    "invalid_recall_controls",
+    "unauthorized",
+    "not_found",
+    "payload_too_large",
+    "internal",
+]
+
+
+# RFC 3339, always in UTC with a Z.
+Moment = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
+
+
+class ErrorDetail(BaseModel):
+    code: ErrorCode
+    message: str = Field(description="What was wrong, in plain words; never a trace.")
+    control: str | None = Field(
+        default=None, description="The refused recall control (invalid_recall_controls only)."
+    )
+    request_id: str | None = Field(
+        default=None, description="The id to find the failure in the logs (internal only)."
+    )
+
+
+class ErrorBody(BaseModel):
+    """Every error: {"error": {"code", "message"[, "control"][, "request_id"]}}."""
+
+    error: ErrorDetail
+
+
+class StoredId(BaseModel):
+    id: str
+
+
+class StoredFacts(BaseModel):
+    facts: list[StoredId] = Field(description="The ids of the facts, in request order.")
+
+
+class StoredMessages(BaseModel):
+    messages: list[StoredId] = Field(description="The ids of the messages, in request order.")
+
+
+class Fact(BaseModel):
+    id: str
+    subject: str
+    predicate: str
+    object: str
+    object_kind: ObjectKind
+    statement: str
+    source_role: Role
+    quote: str | None
+    context: str | None
+    message_id: str | None
+    valid_from: Moment | None
+    valid_to: Moment | None
+    recorded_at: Moment
+
+
+class Facts(BaseModel):
+    facts: list[Fact] = Field(description="In storing order.")
+
+
+class RecalledFact(Fact):
+    path: list[str] | None = Field(
+        default=None,
+        description="Hop-2 facts only: the names walked, from the matched name to the subject.",
+    )
+
+
+class Report(BaseModel):
+    id: str
+    title: str
+    summary: str
+    path: list[str]
+    source_messages: list[str]
+
+
+class Passage(BaseModel):
+    id: str
+    message_id: str
+    role: Role
+    source: str | None
+    start: int = Field(ge=0, description="Code-point offset into the message content.")
+    end: int = Field(ge=0)
+    quote: str
+
+
+class UsedControls(BaseModel):
+    """The controls the recall actually used, defaults filled in."""
+
+    max_characters: int = Field(gt=0)
+    max_rows: int = Field(gt=0)
+    source_roles: list[Role]
+    hops: int = Field(ge=1, le=2)
+    surfaces: list[Surface]
+    themes: bool
+
+
+class Recall(BaseModel):
+    controls: UsedControls
+    characters: int = Field(ge=0, description="Code points counted against the budget.")
+    truncated: bool
+    degraded: list[Surface] = Field(description="Surfaces in effect that could not run.")
+    facts: list[RecalledFact]
+    reports: list[Report]
+    passages: list[Passage]
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+    version: str
+    store: str
+    embeddings: str
+    bundle_characters: int = Field(gt=0)
+    max_rows: int = Field(gt=0)
+    work_pending: bool
+
+
+_ERRORS: dict[int, str] = {
+    400: "invalid_request; in a recall, invalid_recall_controls naming the refused control",
+    404: "not_found",
+    413: "payload_too_large: the body is over 1 MiB",
+    500: "internal, with a request id for the logs",
+}
+
+
+def described(
+    status: int,
+    body: type[BaseModel] | dict[str, Any] | None,
+    description: str,
+    *,
+    not_found: bool = False,
+) -> dict[int, Any]:
+    """A route's `responses=`: its success (a model, a JSON schema, or no body) and
+    the errors any route can give.
+
+    401 is added to the routes the template protects, when the document is built
+    (taisce.api.openapi), since the template decides which routes need a credential.
+    """
+    content: dict[str, Any] = {}
+    if isinstance(body, dict):
+        content = {"application/json": {"schema": body}}
+    elif body is not None:
+        content = {"application/json": {"model": body}}
+    responses: dict[int, Any] = {status: {"description": description, "content": content}}
+    for code, text in _ERRORS.items():
+        if code != 404 or not_found:
+            responses[code] = {
+                "description": text,
+                "content": {"application/json": {"model": ErrorBody}},
+            }
+    return responses
