@@ -20,6 +20,7 @@ import httpx
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
+from openapi_spec_validator import OpenAPIV31SpecValidator
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
@@ -157,6 +158,11 @@ def test_the_committed_description_matches_the_code() -> None:
             "run `make openapi` and commit the result.\n" + "\n".join(list(diff)[:40]),
             pytrace=False,
         )
+
+
+def test_the_description_is_valid_openapi_3_1() -> None:
+    errors = [e.message for e in OpenAPIV31SpecValidator(_committed()).iter_errors()]
+    assert errors == []
 
 
 def test_every_route_but_the_public_two_needs_the_bearer_credential() -> None:
