@@ -23,6 +23,8 @@ from typing import Any
 
 import taisce
 
+from .responses import ErrorBody, error_response
+
 DOCUMENT_NAME = "openapi.json"
 _PARAMETER = re.compile(r"\{[^}]+\}")
 _REF = re.compile(r'"#/components/schemas/([^"]+)"')
@@ -33,6 +35,15 @@ DESCRIPTION = (
     "`Authorization: Bearer <credential>`; the credential decides the project. "
     'Every error body is {"error": {"code", "message"[, "control"][, "request_id"]}}.'
 )
+
+# Any route can answer these (taisce.api.resolver, the gateway): a body that is not
+# JSON, a body over 1 MiB, a failure. Keys are strings, as in the document.
+COMMON_ERRORS = {
+    "400": "invalid_request; in a recall, invalid_recall_controls naming the refused control",
+    "413": "payload_too_large: the body is over 1 MiB",
+    "500": "internal, with a request id for the logs",
+}
+UNAUTHORIZED = "unauthorized: no credential, or one the server does not know"
 
 
 @functools.cache
@@ -91,17 +102,15 @@ def build_document(template: Path) -> dict[str, Any]:
             described.add(key)
             if key not in protected:
                 raise ValueError(f"{method.upper()} {path} is in the code but not in the template")
+            responses = operation["responses"]
             # Refused input is answered 400 in the API's error shape (taisce.api.resolver).
-            operation["responses"].pop("422", None)
+            responses.pop("422", None)
+            for status, text in COMMON_ERRORS.items():
+                responses.setdefault(status, error_response(text))
             if protected[key]:
                 operation["security"] = [{SECURITY_SCHEME: []}]
-                operation["responses"]["401"] = {
-                    "description": "unauthorized: no credential, or one the server does not know",
-                    "content": {
-                        "application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}
-                    },
-                }
-            for response in operation["responses"].values():
+                responses.setdefault("401", error_response(UNAUTHORIZED))
+            for response in responses.values():
                 if not response.get("content"):
                     response.pop("content", None)  # 204: no body at all
             operation["responses"] = dict(sorted(operation["responses"].items()))
@@ -109,6 +118,8 @@ def build_document(template: Path) -> dict[str, Any]:
     if missing:
         raise ValueError(f"template routes without a description: {sorted(missing)}")
     schemas = document["components"]["schemas"]
+    error_body = ErrorBody.model_json_schema(ref_template="#/components/schemas/{model}")
+    schemas.update(error_body.pop("$defs"), ErrorBody=error_body)
     used = _referenced(document["paths"], schemas)
     document["components"]["schemas"] = {k: schemas[k] for k in sorted(used)}
     document["paths"] = dict(sorted(document["paths"].items()))

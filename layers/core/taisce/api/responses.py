@@ -134,12 +134,12 @@ class Health(BaseModel):
     work_pending: bool
 
 
-_ERRORS: dict[int, str] = {
-    400: "invalid_request; in a recall, invalid_recall_controls naming the refused control",
-    404: "not_found",
-    413: "payload_too_large: the body is over 1 MiB",
-    500: "internal, with a request id for the logs",
-}
+ERROR_SCHEMA = {"$ref": "#/components/schemas/ErrorBody"}
+
+
+def error_response(description: str) -> dict[str, Any]:
+    """One documented error status: its codes in words, and the one error shape."""
+    return {"description": description, "content": {"application/json": {"schema": ERROR_SCHEMA}}}
 
 
 def described(
@@ -149,11 +149,12 @@ def described(
     *,
     not_found: bool = False,
 ) -> dict[int, Any]:
-    """A route's `responses=`: its success (a model, a JSON schema, or no body) and
-    the errors any route can give.
+    """A route's `responses=`: its success (a model, a JSON schema, or no body), and
+    404 where an id in the path may name nothing.
 
-    401 is added to the routes the template protects, when the document is built
-    (taisce.api.openapi), since the template decides which routes need a credential.
+    The errors every route can give (400, 413, 500, and 401 where the template asks
+    for a credential) are added to each route when the document is built
+    (taisce.api.openapi), so a route added without them is still described right.
     """
     content: dict[str, Any] = {}
     if isinstance(body, dict):
@@ -161,10 +162,6 @@ def described(
     elif body is not None:
         content = {"application/json": {"model": body}}
     responses: dict[int, Any] = {status: {"description": description, "content": content}}
-    for code, text in _ERRORS.items():
-        if code != 404 or not_found:
-            responses[code] = {
-                "description": text,
-                "content": {"application/json": {"model": ErrorBody}},
-            }
+    if not_found:
+        responses[404] = error_response("not_found: no such id in the project")
     return responses
