@@ -95,11 +95,11 @@ def build_document(template: Path) -> dict[str, Any]:
         merge.add_schema(importlib.import_module(module).app.get_openapi_schema())
     document = json.loads(merge.get_openapi_json_schema())
     protected = {_route_key(r.method, r.path): r.authorized for r in api.routes}
-    described: set[str] = set()
+    seen: set[str] = set()
     for path, item in document["paths"].items():
         for method, operation in item.items():
             key = _route_key(method, path)
-            described.add(key)
+            seen.add(key)
             if key not in protected:
                 raise ValueError(f"{method.upper()} {path} is in the code but not in the template")
             responses = operation["responses"]
@@ -113,8 +113,8 @@ def build_document(template: Path) -> dict[str, Any]:
             for response in responses.values():
                 if not response.get("content"):
                     response.pop("content", None)  # 204: no body at all
-            operation["responses"] = dict(sorted(operation["responses"].items()))
-    missing = set(protected) - described
+            operation["responses"] = dict(sorted(responses.items()))
+    missing = set(protected) - seen
     if missing:
         raise ValueError(f"template routes without a description: {sorted(missing)}")
     schemas = document["components"]["schemas"]
