@@ -93,6 +93,11 @@ def build_document(template: Path) -> dict[str, Any]:
     modules = dict.fromkeys(route.function.module for route in api.routes)
     for module in modules:
         merge.add_schema(importlib.import_module(module).app.get_openapi_schema())
+    # The one error shape, added as Powertools adds models (same JSON Schema dialect).
+    error_body = ErrorBody.model_json_schema(ref_template="#/components/schemas/{model}")
+    merge.add_schema(
+        {"components": {"schemas": {**error_body.pop("$defs"), "ErrorBody": error_body}}}
+    )
     document = json.loads(merge.get_openapi_json_schema())
     protected = {_route_key(r.method, r.path): r.authorized for r in api.routes}
     seen: set[str] = set()
@@ -118,8 +123,6 @@ def build_document(template: Path) -> dict[str, Any]:
     if missing:
         raise ValueError(f"template routes without a description: {sorted(missing)}")
     schemas = document["components"]["schemas"]
-    error_body = ErrorBody.model_json_schema(ref_template="#/components/schemas/{model}")
-    schemas.update(error_body.pop("$defs"), ErrorBody=error_body)
     used = _referenced(document["paths"], schemas)
     document["components"]["schemas"] = {k: schemas[k] for k in sorted(used)}
     document["paths"] = dict(sorted(document["paths"].items()))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, WithJsonSchema
 
 from ..domain.model import ObjectKind, Role, Surface
 
@@ -27,15 +27,20 @@ ErrorCode = Literal[
 
 # RFC 3339, always in UTC with a Z.
 Moment = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
+# Keys the server leaves out when they do not apply: absent, never null.
+OmittableText = Annotated[str | None, WithJsonSchema({"type": "string"})]
+OmittableNames = Annotated[
+    list[str] | None, WithJsonSchema({"type": "array", "items": {"type": "string"}})
+]
 
 
 class ErrorDetail(BaseModel):
     code: ErrorCode
     message: str = Field(description="What was wrong, in plain words; never a trace.")
-    control: str | None = Field(
+    control: OmittableText = Field(
         default=None, description="The refused recall control (invalid_recall_controls only)."
     )
-    request_id: str | None = Field(
+    request_id: OmittableText = Field(
         default=None, description="The id to find the failure in the logs (internal only)."
     )
 
@@ -79,7 +84,7 @@ class Facts(BaseModel):
 
 
 class RecalledFact(Fact):
-    path: list[str] | None = Field(
+    path: OmittableNames = Field(
         default=None,
         description="Hop-2 facts only: the names walked, from the matched name to the subject.",
     )
