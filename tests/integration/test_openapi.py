@@ -266,3 +266,22 @@ def test_listed_facts_keep_to_the_description(api: LocalServer, credential: str)
         timeout=30,
     )
     assert {f["id"] for f in response.json()["facts"]} == {"f1", "f4"}
+
+
+def test_a_deleted_fact_keeps_to_the_description(api: LocalServer, credential: str) -> None:
+    """204 with no body, then 404 in the error shape: generated ids never name a fact."""
+    fact = {**FACTS[0], "id": "to-delete", "subject": "Deletable"}
+    with api.client(credential) as http:
+        assert http.post("/v1/facts", json={"facts": [fact]}).status_code == 201
+    operation = schema["/v1/facts/{fact_id}"]["DELETE"]
+    statuses = []
+    for _ in range(2):
+        case = operation.Case(path_parameters={"fact_id": "to-delete"})
+        response = case.call_and_validate(
+            base_url=api.url,
+            headers={"Authorization": f"Bearer {credential}"},
+            checks=CHECKS,
+            timeout=30,
+        )
+        statuses.append(response.status_code)
+    assert statuses == [204, 404]
