@@ -6,7 +6,7 @@ DATA ?= data
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: install run test lint bench bench-quick bench-quality clean
+.PHONY: install run test lint openapi bench bench-quick bench-quality clean
 
 install: $(VENV)/.installed
 
@@ -27,6 +27,10 @@ lint: install
 
 test: lint
 	$(BIN)/python -m pytest
+
+# Rewrite the committed OpenAPI description (docs/openapi.json) from the code and template.yaml.
+openapi: install
+	$(BIN)/python -m taisce.api.openapi --template template.yaml
 
 bench: install
 	$(BIN)/python -m bench.recall_bench

@@ -7,25 +7,38 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
 from taisce.api import make_handler, make_resolver, project_of, services
+from taisce.api.responses import Facts, StoredFacts, described
 from taisce.domain.ingest import FactsRequest
 
 app = make_resolver()
 
 
-@app.post("/v1/facts")
+@app.post(
+    "/v1/facts",
+    summary="Store 1..100 facts",
+    responses=described(201, StoredFacts, "Stored (or already stored)"),
+)
 def store_facts(request: Annotated[FactsRequest, Body(embed=False)]) -> tuple[dict[str, Any], int]:
     ids = services().memory.store_facts(project_of(app), request)
     return {"facts": [{"id": i} for i in ids]}, 201
 
 
-@app.get("/v1/facts")
+@app.get(
+    "/v1/facts",
+    summary="The facts about one entity",
+    responses=described(200, Facts, "The facts whose subject is that entity"),
+)
 def list_facts(
     subject: Annotated[str, Query(min_length=1, max_length=500)],
 ) -> dict[str, Any]:
     return {"facts": services().memory.facts_about_subject(project_of(app), subject)}
 
 
-@app.delete("/v1/facts/<fact_id>")
+@app.delete(
+    "/v1/facts/<fact_id>",
+    summary="Delete one fact",
+    responses=described(204, None, "Deleted", not_found=True),
+)
 def delete_fact(fact_id: str) -> Response[str]:
     # The route matches the raw path, so an id sent percent-encoded is decoded here.
     services().memory.delete_fact(project_of(app), unquote(fact_id))

@@ -5,12 +5,17 @@ from typing import Annotated, Any
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from taisce.api import make_handler, make_resolver, project_of, services
+from taisce.api.responses import StoredMessages, described
 from taisce.domain.ingest import MessagesRequest
 
 app = make_resolver()
 
 
-@app.post("/v1/messages")
+@app.post(
+    "/v1/messages",
+    summary="Store 1..100 messages",
+    responses=described(202, StoredMessages, "Stored (or already stored)"),
+)
 def store_messages(
     request: Annotated[MessagesRequest, Body(embed=False)],
 ) -> tuple[dict[str, Any], int]:

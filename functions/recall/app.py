@@ -5,12 +5,17 @@ from typing import Annotated, Any
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from taisce.api import make_handler, make_resolver, project_of, services
+from taisce.api.responses import Recall, described
 from taisce.domain.controls import RecallRequest
 
 app = make_resolver(recall=True)
 
 
-@app.post("/v1/recalls")
+@app.post(
+    "/v1/recalls",
+    summary="A budgeted bundle of memory for one question",
+    responses=described(200, Recall, "The bundle, with the controls it used"),
+)
 def recall(request: Annotated[RecallRequest, Body(embed=False)]) -> dict[str, Any]:
     return services().memory.recall(project_of(app), request)
 

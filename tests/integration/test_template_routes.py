@@ -60,7 +60,7 @@ def test_the_authorizer_is_in_the_template_and_imports() -> None:
     assert API.authorizer is not None
     assert callable(API.authorizer.load())
     unprotected = {r.route_key for r in API.routes if not r.authorized}
-    assert unprotected == {"GET /v1/health"}
+    assert unprotected == {"GET /v1/health", "GET /v1/openapi.json"}
 
 
 def test_the_functions_settings_in_the_template_load() -> None:

@@ -53,7 +53,10 @@ def _rfc3339(value: str) -> str:
         raise ValueError("must be a valid date-time within years 1-9999 in UTC") from None
 
 
-Timestamp = Annotated[str, AfterValidator(_rfc3339)]
+# The format tells API clients (and the OpenAPI description) what is accepted.
+Timestamp = Annotated[
+    str, AfterValidator(_rfc3339), Field(json_schema_extra={"format": "date-time"})
+]
 
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=500)]

@@ -1,0 +1,172 @@
+"""The bodies the API answers with, as the OpenAPI description shows them.
+
+Handlers still return plain dicts (no per-request model validation on the recall
+path); these models only describe those dicts, and the schemathesis run in
+tests/integration/test_openapi.py checks that the server keeps to them. Objects may
+gain fields in later versions, so none of them forbids unknown keys: a client
+ignores what it does not know.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field, WithJsonSchema
+
+from ..domain.model import ObjectKind, Role, Surface
+
+ErrorCode = Literal[
+    "invalid_request",
+    "invalid_recall_controls",
+    "unauthorized",
+    "not_found",
+    "payload_too_large",
+    "internal",
+]
+
+
+# RFC 3339, always in UTC with a Z.
+Moment = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
+# Keys the server leaves out when they do not apply: absent, never null.
+OmittableText = Annotated[str | None, WithJsonSchema({"type": "string"})]
+OmittableNames = Annotated[
+    list[str] | None, WithJsonSchema({"type": "array", "items": {"type": "string"}})
+]
+
+
+class ErrorDetail(BaseModel):
+    code: ErrorCode
+    message: str = Field(description="What was wrong, in plain words; never a trace.")
+    control: OmittableText = Field(
+        default=None, description="The refused recall control (invalid_recall_controls only)."
+    )
+    request_id: OmittableText = Field(
+        default=None, description="The id to find the failure in the logs (internal only)."
+    )
+
+
+class ErrorBody(BaseModel):
+    """Every error: {"error": {"code", "message"[, "control"][, "request_id"]}}."""
+
+    error: ErrorDetail
+
+
+class StoredId(BaseModel):
+    id: str
+
+
+class StoredFacts(BaseModel):
+    facts: list[StoredId] = Field(description="The ids of the facts, in request order.")
+
+
+class StoredMessages(BaseModel):
+    messages: list[StoredId] = Field(description="The ids of the messages, in request order.")
+
+
+class Fact(BaseModel):
+    id: str
+    subject: str
+    predicate: str
+    object: str
+    object_kind: ObjectKind
+    statement: str
+    source_role: Role
+    quote: str | None
+    context: str | None
+    message_id: str | None
+    valid_from: Moment | None
+    valid_to: Moment | None
+    recorded_at: Moment
+
+
+class Facts(BaseModel):
+    facts: list[Fact] = Field(description="In storing order.")
+
+
+class RecalledFact(Fact):
+    path: OmittableNames = Field(
+        default=None,
+        description="Hop-2 facts only: the names walked, from the matched name to the subject.",
+    )
+
+
+class Report(BaseModel):
+    id: str
+    title: str
+    summary: str
+    path: list[str]
+    source_messages: list[str]
+
+
+class Passage(BaseModel):
+    id: str
+    message_id: str
+    role: Role
+    source: str | None
+    start: int = Field(ge=0, description="Code-point offset into the message content.")
+    end: int = Field(ge=0)
+    quote: str
+
+
+class UsedControls(BaseModel):
+    """The controls the recall actually used, defaults filled in."""
+
+    max_characters: int = Field(gt=0)
+    max_rows: int = Field(gt=0)
+    source_roles: list[Role]
+    hops: int = Field(ge=1, le=2)
+    surfaces: list[Surface]
+    themes: bool
+
+
+class Recall(BaseModel):
+    controls: UsedControls
+    characters: int = Field(ge=0, description="Code points counted against the budget.")
+    truncated: bool
+    degraded: list[Surface] = Field(description="Surfaces in effect that could not run.")
+    facts: list[RecalledFact]
+    reports: list[Report]
+    passages: list[Passage]
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+    version: str
+    store: str
+    embeddings: str
+    bundle_characters: int = Field(gt=0)
+    max_rows: int = Field(gt=0)
+    work_pending: bool
+
+
+ERROR_SCHEMA = {"$ref": "#/components/schemas/ErrorBody"}
+
+
+def error_response(description: str) -> dict[str, Any]:
+    """One documented error status: its codes in words, and the one error shape."""
+    return {"description": description, "content": {"application/json": {"schema": ERROR_SCHEMA}}}
+
+
+def described(
+    status: int,
+    body: type[BaseModel] | dict[str, Any] | None,
+    description: str,
+    *,
+    not_found: bool = False,
+) -> dict[int, Any]:
+    """A route's `responses=`: its success (a model, a JSON schema, or no body), and
+    404 where an id in the path may name nothing.
+
+    The errors every route can give (400, 413, 500, and 401 where the template asks
+    for a credential) are added to each route when the document is built
+    (taisce.api.openapi), so a route added without them is still described right.
+    """
+    content: dict[str, Any] = {}
+    if isinstance(body, dict):
+        content = {"application/json": {"schema": body}}
+    elif body is not None:
+        content = {"application/json": {"model": body}}
+    responses: dict[int, Any] = {status: {"description": description, "content": content}}
+    if not_found:
+        responses[404] = error_response("not_found: no such id in the project")
+    return responses

@@ -1,0 +1,287 @@
+"""The OpenAPI description: current with the code, served, and kept by the server.
+
+schemathesis reads the committed docs/openapi.json, generates requests from it (valid
+and invalid ones, boundary values first), sends them to a real `taisce serve` with a
+live credential, and checks every answer: no 5xx, only documented status codes and
+content types, and bodies that match the documented schema.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+import httpx
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, settings
+from openapi_spec_validator import OpenAPIV31SpecValidator
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from taisce.api.openapi import build_document, render
+from tests.server import ROOT, LocalServer, start_server
+
+COMMITTED = ROOT / "docs" / "openapi.json"
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_schema_conformance,
+]
+# Bounded for CI: the explicit boundary cases of every field, then this many
+# generated requests per operation, the same ones every run.
+EXAMPLES = 40
+PUBLIC = {("get", "/v1/health"), ("get", "/v1/openapi.json")}
+
+# A small memory, so that recalls answer with facts (and hop-2 paths), reports
+# and passages, and every part of the answer's schema is checked.
+MESSAGES = [
+    {
+        "id": "m1",
+        "role": "user",
+        "source": "chat:1",
+        "content": "Atlas started at Acme Corp last month. His manager there is Maya Okafor.",
+    },
+    {
+        "id": "m2",
+        "role": "tool",
+        "source": "docs/handbook.md",
+        "content": "Acme Corp is in Dublin.",
+    },
+]
+FACTS = [
+    {
+        "id": "f1",
+        "subject": "Atlas",
+        "predicate": "works at",
+        "object": "Acme Corp",
+        "source_role": "user",
+        "message_id": "m1",
+        "quote": "Atlas started at Acme Corp last month.",
+    },
+    {
+        "id": "f2",
+        "subject": "Maya Okafor",
+        "predicate": "manages",
+        "object": "Atlas",
+        "source_role": "user",
+        "message_id": "m1",
+        "valid_from": "2026-01-01T00:00:00+01:00",
+    },
+    {
+        "id": "f3",
+        "subject": "Acme Corp",
+        "predicate": "is based in",
+        "object": "Dublin",
+        "source_role": "tool",
+        "message_id": "m2",
+    },
+    {
+        "id": "f4",
+        "subject": "Atlas",
+        "predicate": "age",
+        "object": "34",
+        "object_kind": "value",
+        "source_role": "user",
+        "context": "in 2026",
+    },
+]
+
+
+def _drain(stream: TextIO | None) -> None:
+    """Read a server pipe, so that logged tracebacks can never fill it and stall it."""
+    if stream is None:
+        return
+    try:
+        for _ in iter(stream.readline, ""):
+            pass
+    except (OSError, ValueError):
+        pass  # closed by stop()
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
+    """A server of its own with the local model: all four recall steps run."""
+    running = start_server(
+        Path(tmp_path_factory.mktemp("openapi-data")), {"TAISCE_EMBEDDINGS": "local"}
+    )
+    for stream in (running.process.stdout, running.process.stderr):
+        threading.Thread(target=_drain, args=(stream,), daemon=True).start()
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def credential(api: LocalServer) -> str:
+    """A live credential for a project that holds the small memory above."""
+    secret = api.new_credential("openapi")
+    with api.client(secret) as http:
+        assert http.post("/v1/messages", json={"messages": MESSAGES}).status_code == 202
+        assert http.post("/v1/facts", json={"facts": FACTS}).status_code == 201
+        deadline = time.monotonic() + 60
+        while http.get("/v1/health").json()["work_pending"]:
+            assert time.monotonic() < deadline, "reports and vectors were not built in time"
+            time.sleep(0.1)
+    return secret
+
+
+def _committed() -> dict[str, Any]:
+    return json.loads(COMMITTED.read_text(encoding="utf-8"))
+
+
+# -- the document -------------------------------------------------------------------------
+
+
+def test_the_committed_description_matches_the_code() -> None:
+    generated = render(build_document(ROOT / "template.yaml"))
+    committed = COMMITTED.read_text(encoding="utf-8")
+    if committed != generated:
+        diff = difflib.unified_diff(
+            committed.splitlines(),
+            generated.splitlines(),
+            "committed",
+            "from the code",
+            lineterm="",
+        )
+        pytest.fail(
+            "docs/openapi.json is out of date with the code and template.yaml: "
+            "run `make openapi` and commit the result.\n" + "\n".join(list(diff)[:40]),
+            pytrace=False,
+        )
+
+
+def test_the_description_is_valid_openapi_3_1() -> None:
+    errors = [e.message for e in OpenAPIV31SpecValidator(_committed()).iter_errors()]
+    assert errors == []
+
+
+def test_every_route_but_the_public_two_needs_the_bearer_credential() -> None:
+    document = _committed()
+    assert document["openapi"].startswith("3.1")
+    assert document["components"]["securitySchemes"]["bearer"] == {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "A credential from `taisce credentials create`",
+    }
+    operations = [
+        (method, path, operation)
+        for path, item in document["paths"].items()
+        for method, operation in item.items()
+    ]
+    assert len(operations) >= 7
+    for method, path, operation in operations:
+        responses = operation["responses"]
+        if (method, path) in PUBLIC:
+            assert "security" not in operation and "401" not in responses, path
+        else:
+            assert operation["security"] == [{"bearer": []}], path
+            assert "401" in responses, path
+        assert "422" not in responses, path
+        for status in ("400", "413", "500"):
+            error = responses[status]["content"]["application/json"]["schema"]
+            assert error == {"$ref": "#/components/schemas/ErrorBody"}, (path, status)
+
+
+def test_the_description_is_served_without_a_credential(api: LocalServer) -> None:
+    r = httpx.get(f"{api.url}/v1/openapi.json", timeout=30)
+    assert r.status_code == 200, r.text
+    assert r.headers["content-type"].startswith("application/json")
+    assert r.json() == _committed()
+
+
+# -- the server keeps to it ---------------------------------------------------------------
+
+schema = schemathesis.openapi.from_path(COMMITTED)
+
+
+@schema.parametrize()
+@settings(
+    max_examples=EXAMPLES,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
+def test_the_server_keeps_to_its_description(
+    case: schemathesis.Case, api: LocalServer, credential: str
+) -> None:
+    case.call_and_validate(
+        base_url=api.url,
+        headers={"Authorization": f"Bearer {credential}"},
+        checks=CHECKS,
+        timeout=30,
+    )
+
+
+RECALLS = [
+    {
+        "question": "Where does Atlas work, and who manages him?",
+        "hops": 2,
+        "source_roles": ["user", "tool"],
+        "themes": True,
+    },
+    {"question": "Which city is the company in?", "source_roles": ["user", "assistant", "tool"]},
+    {"question": "Atlas", "max_characters": 60, "surfaces": ["facts", "passages"]},
+]
+
+
+@pytest.mark.parametrize("body", RECALLS, ids=lambda b: b["question"])
+def test_full_answers_keep_to_the_description(
+    api: LocalServer, credential: str, body: dict[str, Any]
+) -> None:
+    """Answers with facts, hop-2 paths, reports and passages, checked against the schema."""
+    case = schema["/v1/recalls"]["POST"].Case(body=body)
+    response = case.call_and_validate(
+        base_url=api.url,
+        headers={"Authorization": f"Bearer {credential}"},
+        checks=CHECKS,
+        timeout=30,
+    )
+    answer = response.json()
+    if body.get("hops") == 2:
+        assert any("path" in f for f in answer["facts"]), answer
+        assert answer["reports"] and answer["passages"], answer
+    elif "max_characters" in body:
+        assert answer["truncated"] and answer["characters"] <= body["max_characters"], answer
+    else:
+        assert answer["passages"], answer
+
+
+def test_listed_facts_keep_to_the_description(api: LocalServer, credential: str) -> None:
+    case = schema["/v1/facts"]["GET"].Case(query={"subject": "atlas"})
+    response = case.call_and_validate(
+        base_url=api.url,
+        headers={"Authorization": f"Bearer {credential}"},
+        checks=CHECKS,
+        timeout=30,
+    )
+    assert {f["id"] for f in response.json()["facts"]} == {"f1", "f4"}
+
+
+def test_a_deleted_fact_keeps_to_the_description(api: LocalServer, credential: str) -> None:
+    """204 with no body, then 404 in the error shape: generated ids never name a fact."""
+    fact = {**FACTS[0], "id": "to-delete", "subject": "Deletable"}
+    with api.client(credential) as http:
+        assert http.post("/v1/facts", json={"facts": [fact]}).status_code == 201
+    operation = schema["/v1/facts/{fact_id}"]["DELETE"]
+    statuses = []
+    for _ in range(2):
+        case = operation.Case(path_parameters={"fact_id": "to-delete"})
+        response = case.call_and_validate(
+            base_url=api.url,
+            headers={"Authorization": f"Bearer {credential}"},
+            checks=CHECKS,
+            timeout=30,
+        )
+        statuses.append(response.status_code)
+    assert statuses == [204, 404]
