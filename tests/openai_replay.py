@@ -33,6 +33,10 @@ class ChatReplay:
         self.matched = [e for e in loaded if "match" in e]
         self.queue: deque[dict[str, Any]] = deque(e for e in loaded if "match" not in e)
         self.requests: list[dict[str, Any]] = []
+        # While cleared, answers wait: a test can hold the model back and see that
+        # storing does not wait for it.
+        self.gate = threading.Event()
+        self.gate.set()
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
 
@@ -74,6 +78,7 @@ class ChatReplay:
                 if exchange is None:
                     self._send(599, {}, b'{"error": "no recorded answer left"}')
                     return
+                replay.gate.wait(timeout=60)
                 time.sleep(exchange.get("delay", 0))
                 response = exchange["response"]
                 if "body_text" in response:
