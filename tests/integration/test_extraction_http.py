@@ -106,6 +106,11 @@ def test_messages_are_stored_at_once_and_their_facts_recalled_later(
             ("Sam Ortiz", "reports to", "Lee Park", "tool"),
             ("Lee Park", "leads", "Data Platform", "tool"),
         }
+        # Offsets are not counted: the budget counts exactly the listed text fields.
+        counted = ("subject", "predicate", "object", "statement", "source_role", "quote", "context")
+        assert r.json()["characters"] == sum(
+            len(f[k]) for f in recalled for k in counted if isinstance(f[k], str)
+        ) + sum(len(name) for f in recalled for name in f.get("path", []))
         for f in recalled:
             assert f["source_role"] == roles[f["message_id"]]
             content = contents[f["message_id"]]

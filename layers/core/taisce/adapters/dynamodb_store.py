@@ -993,10 +993,11 @@ class DynamoDbStore:
         self, project: str, message_id: str, failure: ExtractionFailure | None = None
     ) -> None:
         sk = self._extraction_sk(project, message_id)
-        delete = {"Delete": {"TableName": self.table_name, "Key": _key(EXTRACTIONS_PENDING_PK, sk)}}
+        key = _key(EXTRACTIONS_PENDING_PK, sk)
         if failure is None:
-            self.client.transact_write_items(TransactItems=[delete])
+            self.client.delete_item(TableName=self.table_name, Key=key)
             return
+        delete = {"Delete": {"TableName": self.table_name, "Key": key}}
         record = {
             **self._extraction_item(EXTRACTIONS_FAILED_PK, project, message_id),
             "error": {"S": failure.error},
