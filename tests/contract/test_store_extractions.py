@@ -5,6 +5,7 @@ across projects are checked for what a test wrote, not for equality."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -15,14 +16,18 @@ from tests.contract.factories import fact, message, unique, with_passages
 
 
 @pytest.fixture
-def marking(store: Any) -> Any:
-    store.mark_extractions = True  # as the wiring sets it with an extractor configured
-    return store
+def project() -> str:
+    return unique("xproj")
 
 
 @pytest.fixture
-def project() -> str:
-    return unique("xproj")
+def marking(store: Any, project: str) -> Iterator[Any]:
+    store.mark_extractions = True  # as the wiring sets it with an extractor configured
+    yield store
+    # The DynamoDB table is shared by the session: leave no pending work for the
+    # servers of later tests to find.
+    for message_id in store.pending_extractions(project, 1_000):
+        store.finish_extraction(project, message_id)
 
 
 def failure(project: str, message_id: str, error: str = "the output is not valid JSON") -> Any:

@@ -1,7 +1,8 @@
 """Extraction end to end: `taisce serve` with TAISCE_EXTRACTOR=openai pointed at a local
 endpoint replaying recorded answers (tests/openai_replay.py), messages stored over HTTP,
-facts extracted by the server's worker and recalled; failures listed and replayed with
-the `taisce extractions` command."""
+facts extracted by the server's worker and recalled (on the embedded store, and on
+DynamoDB through moto's server); failures listed and replayed with the
+`taisce extractions` command."""
 
 from __future__ import annotations
 
@@ -18,7 +19,10 @@ import httpx
 import pytest
 
 from taisce.adapters.sqlite_store import SqliteStore
+from taisce.credentials import new_credential_id, new_secret, secret_hash
 from taisce.domain.names import normalize_name
+from taisce.ports import Credential
+from tests.moto_server import shared_moto
 from tests.openai_replay import ChatReplay
 from tests.server import ROOT, LocalServer, start_server
 
@@ -60,14 +64,27 @@ def facts_about(http: httpx.Client, subject: str) -> list[dict[str, Any]]:
     return r.json()["facts"]
 
 
+def new_credential(server: LocalServer, store: str, project: str) -> str:
+    if store == "embedded":
+        return server.new_credential(project)
+    secret = new_secret()
+    credential = Credential(new_credential_id(), project, "test", "2026-01-01T00:00:00Z")
+    shared_moto().store().add_credential(credential, secret_hash(secret))
+    return secret
+
+
+@pytest.mark.parametrize("store", ["embedded", "dynamodb"])
 def test_messages_are_stored_at_once_and_their_facts_recalled_later(
-    tmp_path: Path, replay: ChatReplay
+    tmp_path: Path, replay: ChatReplay, store: str
 ) -> None:
     replay.add("conversation")
     replay.gate.clear()  # the model answers nothing until the test lets it
-    server = start_server(tmp_path / "data", extractor_env(replay))
+    env = extractor_env(replay)
+    if store == "dynamodb":
+        env.update(shared_moto().env)
+    server = start_server(tmp_path / "data", env)
     try:
-        http = server.client(server.new_credential(f"x-{uuid.uuid4().hex[:8]}"))
+        http = server.client(new_credential(server, store, f"x-{uuid.uuid4().hex[:8]}"))
         sent = [
             {"id": "m-user", "role": "user", "content": USER, "source": "chat:1"},
             {"id": "m-assistant", "role": "assistant", "content": ASSISTANT, "source": "chat:1"},
