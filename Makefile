@@ -6,7 +6,7 @@ DATA ?= data
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: install run test lint openapi bench bench-quick bench-quality clean
+.PHONY: install run test lint openapi bench bench-quick bench-quality bench-extraction clean
 
 install: $(VENV)/.installed
 
@@ -41,6 +41,10 @@ bench-quick: install
 # Evidence recall against BM25, dense, hybrid and recency baselines (a few minutes).
 bench-quality: install
 	$(BIN)/taisce bench quality bench/data/dev.json --embeddings local --json bench/data/quality-results.json
+
+# Storing with extraction off and on, and the delay from store to recallable facts.
+bench-extraction: install
+	$(BIN)/python -m bench.extraction_bench
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

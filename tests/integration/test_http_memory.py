@@ -29,6 +29,9 @@ FACT_KEYS = {
     "valid_from",
     "valid_to",
     "recorded_at",
+    # Set only on extracted facts, where the server located the quote itself.
+    "quote_start",
+    "quote_end",
 }
 
 
@@ -114,8 +117,9 @@ def test_a_fact_comes_back_with_every_field(http: httpx.Client) -> None:
 
     [got] = listed(http, "Atlas")
     assert set(got) == FACT_KEYS
-    for key in FACT_KEYS - {"valid_from", "valid_to", "recorded_at"}:
+    for key in FACT_KEYS - {"valid_from", "valid_to", "recorded_at", "quote_start", "quote_end"}:
         assert got[key] == sent[key], key
+    assert got["quote_start"] is None and got["quote_end"] is None
     # Times come back in UTC with a Z, the same instants.
     assert got["valid_from"] == "2026-03-01T08:00:00Z"
     assert parse_utc(got["valid_to"]) == datetime(2027, 1, 1, 0, 30, 0, 250_000, tzinfo=UTC)

@@ -156,6 +156,8 @@ def store(memory: Memory, facts: list[dict[str, Any]]) -> tuple[str, list[dict[s
                     "valid_from": None,
                     "valid_to": None,
                     "recorded_at": RECORDED_AT,
+                    "quote_start": None,
+                    "quote_end": None,
                 }
             )
     return project, stored

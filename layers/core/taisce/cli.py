@@ -145,6 +145,39 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     return 1
 
 
+def cmd_extractions(args: argparse.Namespace) -> int:
+    """List failed extractions, or put them back in the queue and run them now."""
+    from .api.wiring import services
+    from .local.worker import Worker
+
+    _use_data(args)
+    memory = services().memory
+    if args.action == "list":
+        failures = memory.store.failed_extractions(args.project)
+        for f in failures:
+            print(f"{f.project}\t{f.message_id}\t{f.failed_at}\t{f.attempts}\t{f.error}")
+        print(f"{len(failures)} failed extractions", file=sys.stderr)
+        return 0
+    if memory.extractor is None:
+        print("error: replay needs TAISCE_EXTRACTOR set to a model", file=sys.stderr)
+        return 2
+    replayed = memory.replay_extractions(args.project, args.message or None)
+    print(f"replaying {len(replayed)} extractions with {services().settings.extractor}")
+    for project in sorted({f.project for f in replayed}):
+        memory.extract_pending(project)
+    Worker(memory).run_once()  # the reports of what was extracted
+    keys = {(f.project, f.message_id) for f in replayed}
+    still = [
+        f
+        for f in memory.store.failed_extractions(args.project)
+        if (f.project, f.message_id) in keys
+    ]
+    for f in still:
+        print(f"failed again: {f.project}\t{f.message_id}\t{f.error}", file=sys.stderr)
+    print(f"done: {len(replayed) - len(still)} extracted, {len(still)} failed again")
+    return 1 if still else 0
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="taisce", description="Memory for AI agents.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -175,6 +208,17 @@ def _parser() -> argparse.ArgumentParser:
     reindex.add_argument("--project", help="only this project (default: all)")
     reindex.add_argument("--data")
     reindex.set_defaults(run=cmd_reindex)
+
+    extractions = sub.add_parser("extractions", help="list or replay failed extractions")
+    extraction_actions = extractions.add_subparsers(dest="action", required=True)
+    failed = extraction_actions.add_parser("list", help="failed extractions, one a line")
+    failed.add_argument("--project")
+    failed.add_argument("--data")
+    replay = extraction_actions.add_parser("replay", help="extract failed messages again")
+    replay.add_argument("--project", help="only this project (default: all)")
+    replay.add_argument("--message", action="append", help="only this message id (repeatable)")
+    replay.add_argument("--data")
+    extractions.set_defaults(run=cmd_extractions)
 
     from .evaluation.cli import add_bench_parser
 

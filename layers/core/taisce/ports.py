@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from .domain.model import Fact, Message, Passage, Role
 from .domain.reports import Report
@@ -96,6 +96,41 @@ class Store(Protocol):
         self, project: str, key: str, roles: Collection[Role]
     ) -> list[Report]: ...
 
+    # -- extraction (messages -> facts) ---------------------------------------------
+    # With an extractor configured, storing a message new to the store writes a pending
+    # extraction mark in the same transaction. A worker extracts the message, stores its
+    # facts (put_facts), then clears the mark; after the last failed attempt the mark is
+    # replaced by a failure record, in one transaction, until replayed.
+
+    def message(self, project: str, message_id: str) -> Message | None: ...
+
+    def extraction_projects(self) -> list[str]:
+        """Projects with messages waiting for extraction."""
+        ...
+
+    def pending_extractions(self, project: str, limit: int) -> list[str]:
+        """Ids of messages waiting for extraction, at most `limit`."""
+        ...
+
+    def extraction_pending(self, project: str, message_id: str) -> bool: ...
+
+    def finish_extraction(
+        self, project: str, message_id: str, failure: ExtractionFailure | None = None
+    ) -> None:
+        """Clear the message's mark; with a failure, record it in the same write."""
+        ...
+
+    def failed_extractions(self, project: str | None = None) -> list[ExtractionFailure]:
+        """Failure records, of one project or of all, by project and message id."""
+        ...
+
+    def replay_extractions(
+        self, project: str | None = None, message_ids: Collection[str] | None = None
+    ) -> list[ExtractionFailure]:
+        """Turn these failure records (all, or of one project, or these messages) back
+        into pending marks, each in one write. Returns the records replayed."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class PendingVector:
@@ -114,6 +149,17 @@ class Credential:
     label: str | None
     created_at: str
     revoked_at: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractionFailure:
+    """A message whose extraction failed every attempt: kept until replayed."""
+
+    project: str
+    message_id: str
+    error: str
+    attempts: int
+    failed_at: str
 
 
 class CredentialStore(Protocol):
@@ -202,3 +248,37 @@ class VectorIndex(Protocol):
         ...
 
     def delete(self, project: str, kind: VectorKind, ids: Collection[str]) -> None: ...
+
+
+# -- extraction ------------------------------------------------------------------------
+
+
+class ExtractionError(Exception):
+    """The extraction model failed (unreachable, throttled, timed out) or its output
+    was malformed, partial or broke the schema. The message never quotes the input."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractionPrompt:
+    """What an extractor asks its model: instructions, the message, and the JSON schema
+    the answer must follow (as a forced tool's input, or as structured output)."""
+
+    system: str
+    user: str
+    schema: Mapping[str, Any]
+    tool_name: str
+    tool_description: str
+
+
+class Extractor(Protocol):
+    """A language model that returns facts as JSON following `prompt.schema`."""
+
+    name: str
+
+    def extract(self, prompt: ExtractionPrompt) -> str | Mapping[str, Any]:
+        """The model's answer: JSON text, or the already parsed tool input. One model
+        call; the domain validates the answer and retries.
+
+        Raises ExtractionError when the model fails or its answer was cut off.
+        """
+        ...

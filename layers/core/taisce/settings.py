@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-from pydantic import PositiveInt, ValidationError
+from pydantic import AnyHttpUrl, PositiveFloat, PositiveInt, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .domain.controls import Limits
@@ -37,6 +37,17 @@ class Settings(BaseSettings):
     data_dir: Path = Path("taisce-data")
     dynamodb_table: str = "taisce"
     dynamodb_endpoint: str | None = None
+    # Fact extraction from messages: "none" (messages become passages only; facts come
+    # from clients), "bedrock" (the Converse API with a forced JSON-schema tool) or
+    # "openai" (any OpenAI-compatible chat endpoint with JSON-schema output).
+    extractor: Literal["none", "bedrock", "openai"] = "none"
+    # The model id (Bedrock model or inference profile id; the endpoint's model name),
+    # the endpoint's base URL (".../v1") and its API key, if it needs one.
+    extractor_model: str | None = None
+    extractor_base_url: AnyHttpUrl | None = None
+    extractor_api_key: SecretStr | None = None
+    # Seconds to wait for one model answer.
+    extractor_timeout: PositiveFloat = 60.0
 
     @property
     def limits(self) -> Limits:

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..domain.model import ROLES, Fact, Message, Passage, Role
-from ..ports import Credential
+from ..ports import Credential, ExtractionFailure
 
 logger = logging.getLogger(__name__)
 
@@ -89,6 +89,8 @@ _FACT_ATTRIBUTES: tuple[tuple[str, str, bool], ...] = (
     ("valid_to", "vt", False),
     ("recorded_at", "ra", True),
 )
+# Fact fields held as numbers (optional), after the text ones in Fact's field order.
+_FACT_NUMBERS: tuple[tuple[str, str], ...] = (("quote_start", "qs"), ("quote_end", "qe"))
 
 
 # -- keys ------------------------------------------------------------------------
@@ -138,6 +140,10 @@ NAME_SK = "N"
 MESSAGE_SK = "M"
 CREDENTIAL_SK = "CRED"
 CREDENTIALS_PK = "CREDS"
+# Extraction marks and failure records of every project, in two partitions (SK
+# "<project>#<message id>"), so a worker finds pending work with one Query.
+EXTRACTIONS_PENDING_PK = "XQ"
+EXTRACTIONS_FAILED_PK = "XF"
 _FACTS_PREFIX = "F#"
 _PASSAGES_PREFIX = "S#"
 
@@ -192,13 +198,19 @@ def _fact_attributes(f: Fact) -> Item:
         value = _text(owner, field_name, getattr(f, field_name), required=required)
         if value is not None:
             item[attribute] = value
+    for field_name, attribute in _FACT_NUMBERS:
+        number = getattr(f, field_name)
+        if number is not None:
+            item[attribute] = _number(owner, field_name, number)
     if f.source_role not in ROLES:
         raise ValueError(f"{owner}: unknown source_role {f.source_role!r}")
     return item
 
 
 def _fact(item: Item) -> Fact:
-    return Fact(*(_s(item, attribute) for _, attribute, _ in _FACT_ATTRIBUTES))  # type: ignore[arg-type]
+    texts = (_s(item, attribute) for _, attribute, _ in _FACT_ATTRIBUTES)
+    numbers = (int(item[a]["N"]) if a in item else None for _, a in _FACT_NUMBERS)
+    return Fact(*texts, *numbers)  # type: ignore[arg-type]
 
 
 def _passage(item: Item) -> Passage:
@@ -299,8 +311,11 @@ class DynamoDbStore:
         endpoint_url: str | None = None,
         *,
         consistent_reads: bool = True,
+        mark_extractions: bool = False,
     ) -> None:
         self.table_name = table_name
+        # With an extractor configured, a new message is stored with an extraction mark.
+        self.mark_extractions = mark_extractions
         self.endpoint_url = endpoint_url
         # Strongly consistent reads see every write that returned (as the embedded
         # store does); eventually consistent ones cost half the read units.
@@ -755,6 +770,10 @@ class DynamoDbStore:
         units: list[_Unit] = []
         for m in firsts.values():
             unit = self._message_unit(project, m, list(by_message[m.id].values()), token)
+            if self.mark_extractions:
+                mark = self._extraction_item(EXTRACTIONS_PENDING_PK, project, m.id)
+                unit.items.append(mark)
+                unit.size += item_size(mark)
             fits = 1 + len(unit.items) <= TRANSACTION_ITEMS and unit.size <= _TRANSACTION_BUDGET
             unit.big = not fits
             units.append(unit)
@@ -913,3 +932,123 @@ class DynamoDbStore:
                 return False  # revoked meanwhile
             raise
         return True
+
+    # -- extraction (messages -> facts) ----------------------------------------------------
+
+    @staticmethod
+    def _extraction_sk(project: str, message_id: str) -> str:
+        return f"{_part(project)}#{_tail(message_id)}"
+
+    def _extraction_item(self, pk: str, project: str, message_id: str) -> Item:
+        return {
+            **_key(pk, self._extraction_sk(project, message_id)),
+            "project": {"S": project},
+            "message_id": {"S": message_id},
+        }
+
+    def _extraction_items(
+        self, pk: str, project: str | None, limit: int | None = None
+    ) -> Iterator[Item]:
+        params: dict[str, Any] = {
+            "KeyConditionExpression": "PK = :pk",
+            "ExpressionAttributeValues": {":pk": {"S": pk}},
+        }
+        if project is not None:
+            params["KeyConditionExpression"] += " AND begins_with(SK, :p)"
+            params["ExpressionAttributeValues"][":p"] = {"S": f"{_part(project)}#"}
+        if limit is not None:
+            params["Limit"] = limit
+        # Stops at the limit without asking for the next page.
+        for n, item in enumerate(self._query(**params), start=1):
+            yield item
+            if limit is not None and n >= limit:
+                return
+
+    def message(self, project: str, message_id: str) -> Message | None:
+        item = self._get(_key(message_pk(project, message_id), MESSAGE_SK))
+        if item is None:
+            return None
+        return Message(
+            id=item["id"]["S"],
+            role=item["role"]["S"],
+            content=item["content"]["S"],
+            source=_s(item, "source"),
+            occurred_at=item["occurred_at"]["S"],
+            recorded_at=item["recorded_at"]["S"],
+        )
+
+    def extraction_projects(self) -> list[str]:
+        projects = {i["project"]["S"] for i in self._extraction_items(EXTRACTIONS_PENDING_PK, None)}
+        return sorted(projects)
+
+    def pending_extractions(self, project: str, limit: int) -> list[str]:
+        items = self._extraction_items(EXTRACTIONS_PENDING_PK, project, limit)
+        return [i["message_id"]["S"] for i in items]
+
+    def extraction_pending(self, project: str, message_id: str) -> bool:
+        sk = self._extraction_sk(project, message_id)
+        return self._get(_key(EXTRACTIONS_PENDING_PK, sk), "PK") is not None
+
+    def finish_extraction(
+        self, project: str, message_id: str, failure: ExtractionFailure | None = None
+    ) -> None:
+        sk = self._extraction_sk(project, message_id)
+        key = _key(EXTRACTIONS_PENDING_PK, sk)
+        if failure is None:
+            self.client.delete_item(TableName=self.table_name, Key=key)
+            return
+        delete = {"Delete": {"TableName": self.table_name, "Key": key}}
+        record = {
+            **self._extraction_item(EXTRACTIONS_FAILED_PK, project, message_id),
+            "error": {"S": failure.error},
+            "attempts": _number("failure", "attempts", failure.attempts),
+            "failed_at": {"S": failure.failed_at},
+        }
+        self.client.transact_write_items(
+            TransactItems=[delete, {"Put": {"TableName": self.table_name, "Item": record}}]
+        )
+
+    def failed_extractions(self, project: str | None = None) -> list[ExtractionFailure]:
+        found = [
+            ExtractionFailure(
+                project=i["project"]["S"],
+                message_id=i["message_id"]["S"],
+                error=i["error"]["S"],
+                attempts=int(i["attempts"]["N"]),
+                failed_at=i["failed_at"]["S"],
+            )
+            for i in self._extraction_items(EXTRACTIONS_FAILED_PK, project)
+        ]
+        return sorted(found, key=lambda f: (f.project, f.message_id))
+
+    def replay_extractions(
+        self, project: str | None = None, message_ids: Collection[str] | None = None
+    ) -> list[ExtractionFailure]:
+        wanted = set(message_ids) if message_ids is not None else None
+        replayed: list[ExtractionFailure] = []
+        for failure in self.failed_extractions(project):
+            if wanted is not None and failure.message_id not in wanted:
+                continue
+            sk = self._extraction_sk(failure.project, failure.message_id)
+            mark = self._extraction_item(
+                EXTRACTIONS_PENDING_PK, failure.project, failure.message_id
+            )
+            try:
+                self.client.transact_write_items(
+                    TransactItems=[
+                        {
+                            "Delete": {
+                                "TableName": self.table_name,
+                                "Key": _key(EXTRACTIONS_FAILED_PK, sk),
+                                "ConditionExpression": "attribute_exists(PK)",
+                            }
+                        },
+                        {"Put": {"TableName": self.table_name, "Item": mark}},
+                    ]
+                )
+            except Exception as error:
+                if self._code(error) == "TransactionCanceledException":
+                    continue  # replayed meanwhile by another caller
+                raise
+            replayed.append(failure)
+        return replayed

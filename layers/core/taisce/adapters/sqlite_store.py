@@ -20,10 +20,10 @@ from typing import Any
 
 from ..domain.model import Fact, Message, Passage, Role
 from ..domain.reports import Report
-from ..ports import Credential, PendingVector
+from ..ports import Credential, ExtractionFailure, PendingVector
 from .sqlite_file import SqliteFile
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -45,6 +45,8 @@ CREATE TABLE IF NOT EXISTS facts (
     valid_from TEXT,
     valid_to TEXT,
     recorded_at TEXT NOT NULL,
+    quote_start INTEGER,
+    quote_end INTEGER,
     UNIQUE (project, id)
 );
 CREATE INDEX IF NOT EXISTS facts_by_subject ON facts (project, subject_key, seq);
@@ -129,6 +131,21 @@ CREATE TABLE IF NOT EXISTS report_members (
     report_id TEXT NOT NULL,
     PRIMARY KEY (project, role, key, report_id)
 ) WITHOUT ROWID;
+-- Extraction: a mark per message waiting for it, written with the message; a
+-- failure record replaces the mark after the last failed attempt, until replayed.
+CREATE TABLE IF NOT EXISTS pending_extractions (
+    project TEXT NOT NULL,
+    message_id TEXT NOT NULL,
+    PRIMARY KEY (project, message_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS failed_extractions (
+    project TEXT NOT NULL,
+    message_id TEXT NOT NULL,
+    error TEXT NOT NULL,
+    attempts INTEGER NOT NULL,
+    failed_at TEXT NOT NULL,
+    PRIMARY KEY (project, message_id)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS credentials (
     hash TEXT PRIMARY KEY,
     id TEXT NOT NULL UNIQUE,
@@ -149,8 +166,11 @@ _PENDING = (
 )
 _FACT_COLUMNS = (
     "id, subject, subject_key, predicate, object, object_kind, object_key, statement, "
-    "source_role, quote, context, message_id, valid_from, valid_to, recorded_at"
+    "source_role, quote, context, message_id, valid_from, valid_to, recorded_at, "
+    "quote_start, quote_end"
 )
+# Columns added after a file may have been created (schema 6): (column, type).
+_ADDED_FACT_COLUMNS = (("quote_start", "INTEGER"), ("quote_end", "INTEGER"))
 # SQLite allows 32,766 bound variables; stay well below it per statement.
 _CHUNK = 500
 
@@ -167,16 +187,21 @@ def _fact(row: tuple[Any, ...]) -> Fact:
 class SqliteStore:
     """Store and CredentialStore over one SQLite file."""
 
-    def __init__(self, path: Path | str, *, mark_vectors: bool = True) -> None:
+    def __init__(
+        self, path: Path | str, *, mark_vectors: bool = True, mark_extractions: bool = False
+    ) -> None:
         # Without an embedding model nothing would ever take the pending marks, so
         # the wiring turns them off rather than let them pile up.
         self.mark_vectors = mark_vectors
+        # Likewise extraction marks: only with an extractor configured.
+        self.mark_extractions = mark_extractions
         self.file = SqliteFile(
             path,
             _SCHEMA + "INSERT OR REPLACE INTO meta (key, value) "
             f"VALUES ('schema_version', '{SCHEMA_VERSION}');",
         )
         self.path = self.file.path
+        self._add_fact_columns()
 
     def _db(self) -> sqlite3.Connection:
         return self.file.db()
@@ -197,7 +222,7 @@ class SqliteStore:
                 # OR IGNORE would also silently skip a row that breaks NOT NULL.
                 inserted = db.execute(
                     f"INSERT INTO facts (project, {_FACT_COLUMNS}) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                     "ON CONFLICT (project, id) DO NOTHING",
                     (
                         project,
@@ -216,6 +241,8 @@ class SqliteStore:
                         f.valid_from,
                         f.valid_to,
                         f.recorded_at,
+                        f.quote_start,
+                        f.quote_end,
                     ),
                 ).rowcount
                 if not inserted:
@@ -384,6 +411,11 @@ class SqliteStore:
                 db.executemany(
                     _PENDING,
                     [(project, "passage", row[1], row[7], row[3]) for row in rows.values()],
+                )
+            if self.mark_extractions:
+                db.executemany(
+                    "INSERT OR IGNORE INTO pending_extractions (project, message_id) VALUES (?, ?)",
+                    [(project, message_id) for message_id in new],
                 )
         return set(new)
 
@@ -626,3 +658,98 @@ class SqliteStore:
                     (revoked_at, credential_id),
                 ).rowcount
             )
+
+    # -- extraction (messages -> facts) ----------------------------------------------
+
+    def _add_fact_columns(self) -> None:
+        """Add the columns a file made by an older version lacks (CREATE TABLE IF NOT
+        EXISTS leaves an existing table as it is)."""
+        have = {r["name"] for r in self._db().execute("PRAGMA table_info(facts)")}
+        for column, kind in _ADDED_FACT_COLUMNS:
+            if column not in have:
+                try:
+                    self._db().execute(f"ALTER TABLE facts ADD COLUMN {column} {kind}")
+                except sqlite3.OperationalError as exc:
+                    if "duplicate column" not in str(exc):
+                        raise  # another process added it first otherwise
+
+    def message(self, project: str, message_id: str) -> Message | None:
+        row = (
+            self._db()
+            .execute(
+                "SELECT id, role, content, source, occurred_at, recorded_at FROM messages "
+                "WHERE project = ? AND id = ?",
+                (project, message_id),
+            )
+            .fetchone()
+        )
+        return Message(**dict(row)) if row else None
+
+    def extraction_projects(self) -> list[str]:
+        rows = self._db().execute(
+            "SELECT DISTINCT project FROM pending_extractions ORDER BY project"
+        )
+        return [r["project"] for r in rows]
+
+    def pending_extractions(self, project: str, limit: int) -> list[str]:
+        rows = self._db().execute(
+            "SELECT message_id FROM pending_extractions WHERE project = ? "
+            "ORDER BY message_id LIMIT ?",
+            (project, limit),
+        )
+        return [r["message_id"] for r in rows]
+
+    def extraction_pending(self, project: str, message_id: str) -> bool:
+        row = (
+            self._db()
+            .execute(
+                "SELECT 1 FROM pending_extractions WHERE project = ? AND message_id = ?",
+                (project, message_id),
+            )
+            .fetchone()
+        )
+        return row is not None
+
+    def finish_extraction(
+        self, project: str, message_id: str, failure: ExtractionFailure | None = None
+    ) -> None:
+        with self._write() as db:
+            db.execute(
+                "DELETE FROM pending_extractions WHERE project = ? AND message_id = ?",
+                (project, message_id),
+            )
+            if failure is not None:
+                db.execute(
+                    "INSERT OR REPLACE INTO failed_extractions "
+                    "(project, message_id, error, attempts, failed_at) VALUES (?, ?, ?, ?, ?)",
+                    (project, message_id, failure.error, failure.attempts, failure.failed_at),
+                )
+
+    def failed_extractions(self, project: str | None = None) -> list[ExtractionFailure]:
+        only = "WHERE project = ?" if project is not None else ""
+        rows = self._db().execute(
+            "SELECT project, message_id, error, attempts, failed_at FROM failed_extractions "
+            f"{only} ORDER BY project, message_id",
+            (project,) if project is not None else (),
+        )
+        return [ExtractionFailure(**dict(r)) for r in rows]
+
+    def replay_extractions(
+        self, project: str | None = None, message_ids: Collection[str] | None = None
+    ) -> list[ExtractionFailure]:
+        wanted = set(message_ids) if message_ids is not None else None
+        replayed: list[ExtractionFailure] = []
+        with self._write() as db:
+            for failure in self.failed_extractions(project):
+                if wanted is not None and failure.message_id not in wanted:
+                    continue
+                db.execute(
+                    "DELETE FROM failed_extractions WHERE project = ? AND message_id = ?",
+                    (failure.project, failure.message_id),
+                )
+                db.execute(
+                    "INSERT OR IGNORE INTO pending_extractions (project, message_id) VALUES (?, ?)",
+                    (failure.project, failure.message_id),
+                )
+                replayed.append(failure)
+        return replayed

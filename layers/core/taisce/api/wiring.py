@@ -8,11 +8,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..adapters.embedders import make_embedder
+from ..adapters.extractors import make_extractor
 from ..adapters.sqlite_store import SqliteStore
 from ..adapters.sqlite_vectors import SqliteVectorIndex
 from ..domain.memory import Memory
 from ..domain.recall import Semantic
-from ..ports import CredentialStore
+from ..ports import CredentialStore, Extractor
 from ..settings import Settings, SettingsError, load_settings
 
 if TYPE_CHECKING:
@@ -49,14 +50,44 @@ def open_store(settings: Settings) -> SqliteStore | DynamoDbStore:
         from ..adapters.dynamodb_store import DynamoDbStore
 
         return DynamoDbStore(
-            settings.dynamodb_table, endpoint_url=settings.dynamodb_endpoint or None
+            settings.dynamodb_table,
+            endpoint_url=settings.dynamodb_endpoint or None,
+            mark_extractions=settings.extractor != "none",
         )
-    return SqliteStore(settings.sqlite_path, mark_vectors=settings.embeddings != "none")
+    return SqliteStore(
+        settings.sqlite_path,
+        mark_vectors=settings.embeddings != "none",
+        mark_extractions=settings.extractor != "none",
+    )
+
+
+def open_extractor(settings: Settings) -> Extractor | None:
+    """The extraction model, or None when extraction is off (TAISCE_EXTRACTOR=none)."""
+    if settings.extractor == "none":
+        return None
+    if not (settings.extractor_model or "").strip():
+        raise SettingsError(
+            f"invalid setting: TAISCE_EXTRACTOR_MODEL must be set with "
+            f"TAISCE_EXTRACTOR={settings.extractor}"
+        )
+    if settings.extractor == "openai" and settings.extractor_base_url is None:
+        raise SettingsError(
+            "invalid setting: TAISCE_EXTRACTOR_BASE_URL must be set with TAISCE_EXTRACTOR=openai"
+        )
+    key = settings.extractor_api_key
+    return make_extractor(
+        settings.extractor,
+        model=settings.extractor_model,
+        base_url=str(settings.extractor_base_url) if settings.extractor_base_url else None,
+        api_key=key.get_secret_value() if key else None,
+        timeout=settings.extractor_timeout,
+    )
 
 
 def build_services(settings: Settings) -> Services:
+    extractor = open_extractor(settings)
     store = open_store(settings)
-    memory = Memory(store, settings.limits, semantic=open_semantic(settings))
+    memory = Memory(store, settings.limits, semantic=open_semantic(settings), extractor=extractor)
     return Services(settings=settings, memory=memory, credentials=store)
 
 

@@ -4,12 +4,24 @@ background work that keeps reports and vectors up to date."""
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Literal
 
-from ..ports import PendingVector, Store, VectorItem, VectorKind
+from ..ports import (
+    ExtractionError,
+    ExtractionFailure,
+    Extractor,
+    PendingVector,
+    Store,
+    VectorItem,
+    VectorKind,
+)
 from .controls import Limits, RecallRequest, resolve
 from .errors import NotFound
+from .extraction import EXTRACTION_ATTEMPTS, extracted_facts, extraction_prompt, parse_output
 from .ingest import (
     FactsRequest,
     MessagesRequest,
@@ -30,6 +42,11 @@ logger = logging.getLogger(__name__)
 COMPONENT_FACTS = 20_000
 # Texts embedded per model call by the worker.
 VECTOR_BATCH = 256
+# Messages read per look at the pending extraction marks.
+EXTRACTION_BATCH = 50
+# Seconds before the second attempt at an extraction (then doubled): a throttled or
+# briefly unreachable model gets a moment before the next call.
+EXTRACTION_RETRY_WAIT = 0.5
 
 
 def _now() -> datetime:
@@ -44,11 +61,16 @@ class Memory:
         *,
         semantic: Semantic | None = None,
         clock: Callable[[], datetime] = _now,
+        extractor: Extractor | None = None,
+        retry_wait: float = EXTRACTION_RETRY_WAIT,
     ) -> None:
         self.store = store
         self.limits = limits
         self.semantic = semantic
         self.clock = clock
+        self.extractor = extractor
+        # Seconds before the second attempt at an extraction, doubling after.
+        self.retry_wait = retry_wait
 
     # -- writes ----------------------------------------------------------------
 
@@ -117,6 +139,8 @@ class Memory:
         """Whether reports or (with a model) vectors wait for the worker."""
         if self.store.dirty_projects():
             return True
+        if self.extractor is not None and self.store.extraction_projects():
+            return True
         return self.semantic is not None and bool(self.store.vector_projects())
 
     def _component_facts(self, project: str, role: Role, keys: Collection[str]) -> list[Fact]:
@@ -172,3 +196,87 @@ class Memory:
                     return written
         self.store.clear_dirty(project, marks)
         return written
+
+    # -- extraction (messages -> facts) ----------------------------------------------
+
+    def extract_pending(self, project: str, batch: int = EXTRACTION_BATCH) -> int:
+        """Extract every message of the project waiting for it. Returns how many were
+        handled (stored or recorded as failed); each leaves the pending list."""
+        if self.extractor is None:
+            return 0
+        done = 0
+        while pending := self.store.pending_extractions(project, batch):
+            for message_id in pending:
+                self.extract_message(project, message_id)
+                done += 1
+            if len(pending) < batch:
+                break
+        return done
+
+    def extract_message(self, project: str, message_id: str) -> ExtractionResult:
+        """Extract one stored message's facts: the one entry point for every worker
+        (the local thread, a queue consumer). Idempotent: a message whose mark is gone
+        (done, failed, or never marked) is skipped, and a retry after a crash stores
+        the same facts under the same ids, once."""
+        if self.extractor is None or not self.store.extraction_pending(project, message_id):
+            return ExtractionResult("skipped")
+        message = self.store.message(project, message_id)
+        if message is None:
+            self.store.finish_extraction(project, message_id)
+            return ExtractionResult("skipped")
+        prompt = extraction_prompt(message)
+        error = ""
+        for attempt in range(1, EXTRACTION_ATTEMPTS + 1):
+            if attempt > 1:
+                time.sleep(self.retry_wait * 2 ** (attempt - 2))
+            try:
+                output = parse_output(self.extractor.extract(prompt))
+            except ExtractionError as exc:
+                error = str(exc)
+            except Exception as exc:  # an adapter bug must not stall the queue either
+                error = f"the extractor failed: {type(exc).__name__}"
+            else:
+                facts, dropped = extracted_facts(message, output, timestamp(self.clock()))
+                if dropped:
+                    logger.warning(
+                        "extraction of message %s: %d facts dropped, quote not found",
+                        message_id,
+                        dropped,
+                    )
+                if facts:
+                    self.store_extracted_facts(project, facts)
+                # Cleared only once the facts are stored: a crash before this line
+                # leaves the mark, and the retry stores the same ids once.
+                self.store.finish_extraction(project, message_id)
+                return ExtractionResult("stored", len(facts), dropped)
+            logger.warning(
+                "extraction of message %s, attempt %d of %d: %s",
+                message_id,
+                attempt,
+                EXTRACTION_ATTEMPTS,
+                error,
+            )
+        failure = ExtractionFailure(
+            project, message_id, error, EXTRACTION_ATTEMPTS, timestamp(self.clock())
+        )
+        self.store.finish_extraction(project, message_id, failure)
+        return ExtractionResult("failed", error=error)
+
+    def store_extracted_facts(self, project: str, facts: Sequence[Fact]) -> None:
+        """The one way extracted facts are stored: one all-or-nothing batch."""
+        self.store.put_facts(project, facts)
+
+    def replay_extractions(
+        self, project: str | None = None, message_ids: Collection[str] | None = None
+    ) -> list[ExtractionFailure]:
+        """Put failed extractions back in the queue (the worker picks them up)."""
+        return self.store.replay_extractions(project, message_ids)
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractionResult:
+    status: Literal["stored", "failed", "skipped"]
+    facts: int = 0
+    # Facts the model returned whose quote is not in the message.
+    dropped: int = 0
+    error: str | None = None

@@ -32,6 +32,10 @@ class Fact:
     valid_from: str | None
     valid_to: str | None
     recorded_at: str
+    # Code-point offsets of `quote` in the message's content, set only where the
+    # server located the quote itself (extracted facts): content[start:end] == quote.
+    quote_start: int | None = None
+    quote_end: int | None = None
 
     def wire(self) -> dict[str, object]:
         """The fact as the API returns it (keys are not part of the wire)."""
@@ -49,6 +53,8 @@ class Fact:
             "valid_from": self.valid_from,
             "valid_to": self.valid_to,
             "recorded_at": self.recorded_at,
+            "quote_start": self.quote_start,
+            "quote_end": self.quote_end,
         }
 
 

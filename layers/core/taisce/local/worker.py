@@ -1,6 +1,7 @@
 """The local stand-in for the ingestion queue's worker: shortly after a write, off the
-request path, it embeds and indexes what was stored (passages, names new to a role)
-and rebuilds the reports of entities whose facts changed."""
+request path, it embeds and indexes what was stored (passages, names new to a role),
+extracts facts from new messages (with an extractor configured) and rebuilds the
+reports of entities whose facts changed."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ class Worker(threading.Thread):
         store = self.memory.store
         try:
             vectors = store.vector_projects() if self.memory.semantic is not None else []
+            extractions = store.extraction_projects() if self.memory.extractor is not None else []
             reports = store.dirty_projects()
         except Exception:
             logger.exception("the worker could not read pending work")
@@ -38,13 +40,25 @@ class Worker(threading.Thread):
                 self.memory.index_pending(project)
             except Exception:
                 logger.exception("indexing vectors failed")
+        for project in extractions:
+            try:
+                self.memory.extract_pending(project)
+            except Exception:
+                logger.exception("extracting facts failed")
+        if extractions:
+            # Extracted facts mark their entities' reports: rebuild them in this pass.
+            try:
+                reports = store.dirty_projects()
+            except Exception:
+                logger.exception("the worker could not read pending work")
+                return False
         for project in reports:
             try:
                 self.memory.rebuild_reports(project)
             except Exception:
                 logger.exception("rebuilding reports failed")
         try:
-            return not (vectors or reports) or not self.memory.work_pending()
+            return not (vectors or extractions or reports) or not self.memory.work_pending()
         except Exception:
             return False
 
