@@ -171,9 +171,10 @@ def propose_merges(
     for (a, b), score in best.items():
         first, second = by_key[a], by_key[b]
         into, alias = (first, second) if first.facts >= second.facts else (second, first)
-        proposals.append((score, alias.key, into.key))
+        # Rounded before sorting, so float noise cannot reorder equal scores.
+        proposals.append((round(score, 4), alias.key, into.key))
     proposals.sort(key=lambda p: (-p[0], p[1], p[2]))
     return [
-        {"alias": by_key[a].name, "into": by_key[t].name, "similarity": round(s, 4)}
+        {"alias": by_key[a].name, "into": by_key[t].name, "similarity": s}
         for s, a, t in proposals[:PROPOSALS]
     ]
