@@ -268,3 +268,23 @@ def test_a_merge_interrupted_part_way_completes_when_sent_again(
     assert store.known_names(project, {"bob"}, ["user"]) == set()
     listed = {e.key: e.facts for e in store.entity_names(project, 100)}
     assert listed["robert smith"] == 46
+
+
+def test_report_and_vector_marks_follow_a_merge(store: Any, project: str) -> None:
+    if isinstance(store, DynamoDbStore):
+        pytest.skip("reports and vector marks are not kept in DynamoDB yet")
+    store.put_facts(
+        project,
+        [
+            fact("Bob", "works at", "Acme", id="v1", role="tool"),
+            fact("Robert Smith", "lives in", "Dublin", id="v2"),
+        ],
+    )
+    store.clear_dirty(project, store.dirty_entities(project))
+    store.clear_pending_vectors(project, store.pending_vectors(project, 100))
+    merge(store, project, "Bob", "Robert Smith")
+    marks = {(role, key) for role, key, _ in store.dirty_entities(project)}
+    assert marks == {("tool", "bob"), ("tool", "robert smith")}
+    # The entity is new to the tool role: its name is marked for a vector of that role.
+    pending = [(p.kind, p.id, p.text, p.role) for p in store.pending_vectors(project, 100)]
+    assert pending == [("entity", "tool:robert smith", "Robert Smith", "tool")]
