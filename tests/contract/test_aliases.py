@@ -288,3 +288,20 @@ def test_report_and_vector_marks_follow_a_merge(store: Any, project: str) -> Non
     # The entity is new to the tool role: its name is marked for a vector of that role.
     pending = [(p.kind, p.id, p.text, p.role) for p in store.pending_vectors(project, 100)]
     assert pending == [("entity", "tool:robert smith", "Robert Smith", "tool")]
+
+
+def test_a_copy_without_its_claim_does_not_stop_a_merge(store: Any, project: str) -> None:
+    if not isinstance(store, DynamoDbStore):
+        pytest.skip("only DynamoDB keeps a fact as a claim and copies")
+    from taisce.adapters.dynamodb_store import FACT_SK, fact_pk
+
+    facts = [fact("Bob", "knows", f"Person {n}", id=f"o{n:02d}") for n in range(25)]
+    store.put_facts(project, [*facts, fact("Robert Smith", "lives in", "Cork", id="r1")])
+    # A copy whose claim is gone is not a stored fact: the merge must step past it.
+    store.client.delete_item(
+        TableName=store.table_name,
+        Key={"PK": {"S": fact_pk(project, "o03")}, "SK": {"S": FACT_SK}},
+    )
+    assert merge(store, project, "Bob", "Robert Smith").facts_moved == 24
+    assert [f.id for f in about(store, project, "bob")] == ["o03"]
+    assert len(about(store, project, "robert smith")) == 25

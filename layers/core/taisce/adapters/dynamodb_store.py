@@ -1134,21 +1134,21 @@ class DynamoDbStore:
         none is left. Each fact keeps its seq (its place in storing order) and words."""
         alias_pk = entity_pk(project, alias)
         moved = 0
+        params: dict[str, Any] = {
+            "TableName": self.table_name,
+            "ConsistentRead": True,
+            "KeyConditionExpression": "PK = :pk AND begins_with(SK, :f)",
+            "ExpressionAttributeValues": {":pk": {"S": alias_pk}, ":f": {"S": _FACTS_PREFIX}},
+            "Limit": _MERGE_FACTS,
+        }
         while True:
-            reply = self.client.query(
-                TableName=self.table_name,
-                ConsistentRead=True,
-                KeyConditionExpression="PK = :pk AND begins_with(SK, :f)",
-                ExpressionAttributeValues={
-                    ":pk": {"S": alias_pk},
-                    ":f": {"S": _FACTS_PREFIX},
-                },
-                Limit=_MERGE_FACTS,
-            )
-            copies = reply.get("Items", [])
+            copies = self.client.query(**params).get("Items", [])
             if not copies:
                 return moved
             moved += self._move_copies(project, alias, target, copies)
+            # On past this page: what it held has moved, or has no claim (not a stored
+            # fact) and must not be read again forever. Writes racing the merge sort later.
+            params["ExclusiveStartKey"] = _key(alias_pk, copies[-1]["SK"]["S"])
 
     def _move_copies(self, project: str, alias: str, target: str, copies: list[Item]) -> int:
         """One transaction moving these copies; a fact deleted meanwhile is left out."""

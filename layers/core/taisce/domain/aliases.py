@@ -9,7 +9,6 @@ look-up resolves any name.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated
@@ -21,8 +20,6 @@ from .names import normalize_name
 
 if TYPE_CHECKING:  # ports imports this module's records
     from ..ports import Embedder, VectorIndex
-
-logger = logging.getLogger(__name__)
 
 # Cosine similarity of two entity names' vectors at or above which a merge is
 # proposed. With all-MiniLM-L6-v2: "Maya Okafor"/"Maya Okafour" 0.95, "Robert Smith"/
