@@ -6,6 +6,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from .domain.aliases import Alias, EntityName, MergeResult
 from .domain.model import Fact, Message, Passage, Role
 from .domain.reports import Report
 
@@ -129,6 +130,34 @@ class Store(Protocol):
     ) -> list[ExtractionFailure]:
         """Turn these failure records (all, or of one project, or these messages) back
         into pending marks, each in one write. Returns the records replayed."""
+        ...
+
+    # Entities and aliases (domain/aliases.py): a merged name is an alias of one entity.
+    # Writes resolve an alias to its entity, so an alias never holds facts of its own.
+
+    def resolve_names(
+        self, project: str, keys: Collection[str], roles: Collection[Role] | None = None
+    ) -> dict[str, str]:
+        """Which of these names find an entity, and which: each key that is an entity
+        (as known_names decides) maps to itself, each alias of such an entity to it."""
+        ...
+
+    def merge_entities(
+        self, project: str, alias_key: str, alias_text: str, into_key: str, into_text: str
+    ) -> MergeResult:
+        """Make `alias_key` an alias of the entity `into_key` (or of the entity that name
+        is an alias of), checked by domain.aliases.plan_merge: re-key the alias's facts
+        (both directions) and its name counts, report and vector marks to the target,
+        and re-point the alias's own aliases. All or nothing, or re-runnable to the end
+        (DynamoDB); merging again into the same entity changes nothing more."""
+        ...
+
+    def aliases(self, project: str) -> list[Alias]:
+        """Every alias of the project, by alias key."""
+        ...
+
+    def entity_names(self, project: str, limit: int) -> list[EntityName]:
+        """Up to `limit` entities named by a live fact (not aliases), by key."""
         ...
 
 

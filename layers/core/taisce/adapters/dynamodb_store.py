@@ -31,10 +31,20 @@ import secrets
 import threading
 import time
 from collections.abc import Collection, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..domain.aliases import (
+    Alias,
+    EntityName,
+    MergePlan,
+    MergeResult,
+    NameState,
+    plan_merge,
+)
+from ..domain.errors import InvalidRequest
 from ..domain.model import ROLES, Fact, Message, Passage, Role
+from ..domain.names import normalize_name
 from ..ports import Credential, ExtractionFailure
 
 logger = logging.getLogger(__name__)
@@ -146,6 +156,21 @@ EXTRACTIONS_PENDING_PK = "XQ"
 EXTRACTIONS_FAILED_PK = "XF"
 _FACTS_PREFIX = "F#"
 _PASSAGES_PREFIX = "S#"
+
+
+# Entity aliases (see the class's last section): the alias's name item holds `a`, the
+# key of its entity; the project's alias listing is one partition.
+_ALIAS_OF = "a"
+_ALIASES = "ALIAS"
+_ALIAS_PREFIX = "A#"
+# Facts moved per transaction by a merge: each is at most 4 items (the alias's copy
+# deleted, up to two copies put, the claim updated), plus the two name items.
+_MERGE_FACTS = 20
+_REPOINT_ALIASES = 45
+
+
+def aliases_pk(project: str) -> str:
+    return f"{_project(project)}{_ALIASES}"
 
 
 def _passage_sk(start: int) -> str:
@@ -605,6 +630,7 @@ class DynamoDbStore:
         # Every record is checked and turned into items before anything is written:
         # a bad record fails the batch with nothing stored.
         token = secrets.token_hex(4)
+        facts = self._resolve_aliases(project, facts)
         clock = _CLOCK.next()
         units: list[_Unit] = []
         seen: set[str] = set()
@@ -743,7 +769,7 @@ class DynamoDbStore:
         by_pk = {entity_pk(project, k): k for k in keys}
         items = self._batch_get([_key(pk, NAME_SK) for pk in by_pk])
         if roles is None:
-            return {by_pk[i["PK"]["S"]] for i in items}
+            return {by_pk[i["PK"]["S"]] for i in items if _ALIAS_OF not in i}
         counted = [_count_attribute(r) for r in roles]
         return {
             by_pk[i["PK"]["S"]]
@@ -1052,3 +1078,336 @@ class DynamoDbStore:
                 raise
             replayed.append(failure)
         return replayed
+
+    # -- entities and aliases (domain/aliases.py) --------------------------------------
+    # An alias's name item holds `a` (its entity's key) and no live counts; the listing
+    # P#<p>#ALIAS / A#<alias key> holds `k` (alias key), `n` (alias name), `t` (entity key).
+
+    def _alias_targets(self, project: str, keys: Collection[str]) -> dict[str, str]:
+        by_pk = {entity_pk(project, k): k for k in keys}
+        items = self._batch_get([_key(pk, NAME_SK) for pk in by_pk])
+        return {by_pk[i["PK"]["S"]]: i[_ALIAS_OF]["S"] for i in items if _ALIAS_OF in i}
+
+    def _resolve_aliases(self, project: str, facts: Sequence[Fact]) -> Sequence[Fact]:
+        """The facts with each alias key replaced by its entity's (the words stay):
+        one BatchGetItem per 100 names of the batch."""
+        keys = {k for f in facts for k in (getattr(f, "subject_key", None), f.object_key) if k}
+        targets = self._alias_targets(project, keys) if keys else {}
+        if not targets:
+            return facts
+        return [
+            replace(
+                f,
+                subject_key=targets.get(f.subject_key, f.subject_key),
+                object_key=targets.get(f.object_key, f.object_key) if f.object_key else None,
+            )
+            for f in facts
+        ]
+
+    def resolve_names(
+        self, project: str, keys: Collection[str], roles: Collection[Role] | None = None
+    ) -> dict[str, str]:
+        """One BatchGetItem of the name items (as known_names), and a second one for the
+        entities of the aliases found, only when the question names an alias."""
+        if roles is not None and not roles:
+            return {}
+        by_pk = {entity_pk(project, k): k for k in keys}
+        items = self._batch_get([_key(pk, NAME_SK) for pk in by_pk])
+        counted = [_count_attribute(r) for r in roles] if roles is not None else []
+        found: dict[str, str] = {}
+        aliased: dict[str, str] = {}
+        for i in items:
+            key = by_pk[i["PK"]["S"]]
+            if _ALIAS_OF in i:
+                aliased[key] = i[_ALIAS_OF]["S"]
+            elif roles is None or any(int(i.get(c, {}).get("N", "0")) > 0 for c in counted):
+                found[key] = key
+        if aliased:
+            live = self.known_names(project, set(aliased.values()), roles)
+            found.update((k, t) for k, t in aliased.items() if t in live)
+        return found
+
+    def merge_entities(
+        self, project: str, alias_key: str, alias_text: str, into_key: str, into_text: str
+    ) -> MergeResult:
+        """Three steps, each re-runnable: (1) one transaction marks the alias (the commit
+        point: writes resolve it from then on) and lists it; (2) its own aliases are
+        re-pointed; (3) its facts move, 20 a transaction, each with its name counts. A
+        crash part-way leaves a state that the same merge, sent again, completes."""
+        for attempt in range(_ATTEMPTS):
+            plan, alias_name, into_name = self._plan_merge(
+                project, alias_key, alias_text, into_key, into_text
+            )
+            if self._mark_alias(project, plan.alias_key, alias_name, plan.target_key):
+                break
+            _backoff(attempt)  # a concurrent merge changed one of the names: check again
+        else:
+            raise InvalidRequest("the names changed during the merge; send it again")
+        repointed = self._repoint_aliases(project, plan.alias_key, plan.target_key)
+        moved = self._move_facts(project, plan.alias_key, plan.target_key)
+        return MergeResult(alias_name, into_name, moved, repointed)
+
+    def _plan_merge(
+        self, project: str, alias_key: str, alias_text: str, into_key: str, into_text: str
+    ) -> tuple[MergePlan, str, str]:
+        """The merge checked against both name items (one BatchGetItem), and the names
+        to answer with: the alias and the entity as first written."""
+        pks = {entity_pk(project, alias_key): alias_key, entity_pk(project, into_key): into_key}
+        items = {pks[i["PK"]["S"]]: i for i in self._batch_get([_key(pk, NAME_SK) for pk in pks])}
+
+        def state(key: str) -> NameState:
+            item = items.get(key)
+            alias_of = _s(item, _ALIAS_OF) if item else None
+            return NameState(key, alias_of, item is not None and alias_of is None)
+
+        plan = plan_merge(state(alias_key), state(into_key), alias_text, into_text)
+        target = items.get(plan.target_key) or self._get(
+            _key(entity_pk(project, plan.target_key), NAME_SK)
+        )
+        alias_item = items.get(alias_key)
+        alias_name = (_s(alias_item, "n") if alias_item else None) or alias_text
+        into_name = (_s(target, "n") if target else None) or into_text
+        return plan, alias_name, into_name
+
+    def _mark_alias(self, project: str, alias: str, name: str, target: str) -> bool:
+        """The commit point; False if a condition failed (a concurrent merge)."""
+        table = self.table_name
+        ops = [
+            {
+                "ConditionCheck": {
+                    "TableName": table,
+                    "Key": _key(entity_pk(project, target), NAME_SK),
+                    "ConditionExpression": "attribute_exists(PK) AND attribute_not_exists(#a)",
+                    "ExpressionAttributeNames": {"#a": _ALIAS_OF},
+                }
+            },
+            {
+                "Update": {
+                    "TableName": table,
+                    "Key": _key(entity_pk(project, alias), NAME_SK),
+                    "UpdateExpression": "SET #n = if_not_exists(#n, :n), #a = :t",
+                    "ConditionExpression": "attribute_not_exists(#a) OR #a = :t",
+                    "ExpressionAttributeNames": {"#n": "n", "#a": _ALIAS_OF},
+                    "ExpressionAttributeValues": {":n": {"S": name}, ":t": {"S": target}},
+                }
+            },
+            {
+                "Put": {
+                    "TableName": table,
+                    "Item": {
+                        **_key(aliases_pk(project), _ALIAS_PREFIX + _tail(alias)),
+                        "k": {"S": alias},
+                        "n": {"S": name},
+                        "t": {"S": target},
+                    },
+                }
+            },
+        ]
+        try:
+            self._transact(ops)
+        except Exception as error:
+            if self._code(error) != "TransactionCanceledException":
+                raise
+            return False
+        return True
+
+    def _transact(self, ops: list[Item]) -> None:
+        """One transaction, retried with backoff on conflicts and throttling."""
+        attempt = 0
+        while True:
+            try:
+                self.client.transact_write_items(TransactItems=ops, ReturnConsumedCapacity="TOTAL")
+                return
+            except Exception as error:
+                reasons = getattr(error, "response", {}).get("CancellationReasons") or []
+                codes = {r.get("Code") for r in reasons} - {None, "None"}
+                if not codes or codes - _RETRYABLE_REASONS or attempt >= _ATTEMPTS:
+                    raise
+                _backoff(attempt)
+                attempt += 1
+
+    def _listed_aliases(self, project: str) -> list[Item]:
+        return list(
+            self._query(
+                KeyConditionExpression="PK = :pk AND begins_with(SK, :a)",
+                ExpressionAttributeValues={
+                    ":pk": {"S": aliases_pk(project)},
+                    ":a": {"S": _ALIAS_PREFIX},
+                },
+            )
+        )
+
+    def _repoint_aliases(self, project: str, alias: str, target: str) -> int:
+        """The aliases of the alias become the target's (aliases stay flat)."""
+        mine = [i for i in self._listed_aliases(project) if i["t"]["S"] == alias]
+        table = self.table_name
+        for start in range(0, len(mine), _REPOINT_ALIASES):
+            ops: list[Item] = []
+            for item in mine[start : start + _REPOINT_ALIASES]:
+                ops.append(
+                    {
+                        "Update": {
+                            "TableName": table,
+                            "Key": _key(item["PK"]["S"], item["SK"]["S"]),
+                            "UpdateExpression": "SET t = :t",
+                            "ExpressionAttributeValues": {":t": {"S": target}},
+                        }
+                    }
+                )
+                ops.append(
+                    {
+                        "Update": {
+                            "TableName": table,
+                            "Key": _key(entity_pk(project, item["k"]["S"]), NAME_SK),
+                            "UpdateExpression": "SET #a = :t",
+                            "ExpressionAttributeNames": {"#a": _ALIAS_OF},
+                            "ExpressionAttributeValues": {":t": {"S": target}},
+                        }
+                    }
+                )
+            self._transact(ops)
+        return len(mine)
+
+    def _move_facts(self, project: str, alias: str, target: str) -> int:
+        """Move the alias partition's fact copies to the target's, a page at a time, until
+        none is left. Each fact keeps its seq (its place in storing order) and words."""
+        alias_pk = entity_pk(project, alias)
+        moved = 0
+        params: dict[str, Any] = {
+            "TableName": self.table_name,
+            "ConsistentRead": True,
+            "KeyConditionExpression": "PK = :pk AND begins_with(SK, :f)",
+            "ExpressionAttributeValues": {":pk": {"S": alias_pk}, ":f": {"S": _FACTS_PREFIX}},
+            "Limit": _MERGE_FACTS,
+        }
+        while True:
+            copies = self.client.query(**params).get("Items", [])
+            if not copies:
+                return moved
+            moved += self._move_copies(project, alias, target, copies)
+            # On past this page: what it held has moved, or has no claim (not a stored
+            # fact) and must not be read again forever. Writes racing the merge sort later.
+            params["ExclusiveStartKey"] = _key(alias_pk, copies[-1]["SK"]["S"])
+
+    def _move_copies(self, project: str, alias: str, target: str, copies: list[Item]) -> int:
+        """One transaction moving these copies; a fact deleted meanwhile is left out."""
+        table = self.table_name
+        alias_pk, target_pk = entity_pk(project, alias), entity_pk(project, target)
+        while copies:
+            ops: list[Item] = []
+            claims: dict[int, Item] = {}
+            counts: dict[str, int] = {}
+            for copy in copies:
+                sk = copy["SK"]["S"]
+                fact = _fact(copy)
+                sn = target if fact.subject_key == alias else fact.subject_key
+                on = target if fact.object_key == alias else fact.object_key
+                ends = (fact.subject_key == alias) + (fact.object_key == alias)
+                counts[fact.source_role] = counts.get(fact.source_role, 0) + ends
+                attributes = {
+                    k: v for k, v in copy.items() if k not in ("PK", "SK", "d", "sn", "on")
+                }
+                attributes["sn"] = {"S": sn}
+                if on is not None:
+                    attributes["on"] = {"S": on}
+                ops.append({"Delete": {"TableName": table, "Key": _key(alias_pk, sk)}})
+                ends_pks = dict.fromkeys(
+                    [entity_pk(project, sn)] + ([entity_pk(project, on)] if on else [])
+                )
+                for n, pk in enumerate(ends_pks):
+                    side = {"S": "S" if n == 0 else "O"}
+                    item = {"PK": {"S": pk}, "SK": {"S": sk}, "d": side, **attributes}
+                    ops.append({"Put": {"TableName": table, "Item": item}})
+                claim_update = "SET sn = :sn, w = :w" + (", #on = :on" if on else "")
+                values: Item = {
+                    ":sn": {"S": sn},
+                    ":w": {"S": secrets.token_hex(4)},
+                    ":sq": {"S": sk.removeprefix(_FACTS_PREFIX)},
+                }
+                names = {"#sq": "sq"}
+                if on:
+                    values[":on"] = {"S": on}
+                    names["#on"] = "on"
+                claims[len(ops)] = copy
+                # The claim names where the copies live; a new `w` makes a delete that
+                # read the old claim retry rather than leave the moved copies behind.
+                ops.append(
+                    {
+                        "Update": {
+                            "TableName": table,
+                            "Key": _key(fact_pk(project, fact.id), FACT_SK),
+                            "UpdateExpression": claim_update,
+                            "ConditionExpression": "attribute_exists(PK) AND #sq = :sq",
+                            "ExpressionAttributeNames": names,
+                            "ExpressionAttributeValues": values,
+                        }
+                    }
+                )
+            negative = {role: -n for role, n in counts.items() if n}
+            positive = {role: n for role, n in counts.items() if n}
+            if positive:
+                ops.append(
+                    {"Update": {"TableName": table, **_name_update(alias_pk, None, negative)}}
+                )
+                ops.append(
+                    {"Update": {"TableName": table, **_name_update(target_pk, None, positive)}}
+                )
+            try:
+                self._transact(ops)
+                return len(copies)
+            except Exception as error:
+                reasons = getattr(error, "response", {}).get("CancellationReasons") or []
+                gone = [
+                    claims[i]
+                    for i, r in enumerate(reasons)
+                    if r.get("Code") == "ConditionalCheckFailed" and i in claims
+                ]
+                if not gone:
+                    raise
+                # Deleted meanwhile (its copies went with it): move the others.
+                copies = [c for c in copies if all(c is not g for g in gone)]
+        return 0
+
+    def aliases(self, project: str) -> list[Alias]:
+        listed = self._listed_aliases(project)
+        pks = {entity_pk(project, i["t"]["S"]) for i in listed}
+        names = {
+            i["PK"]["S"]: i["n"]["S"]
+            for i in self._batch_get([_key(pk, NAME_SK) for pk in pks])
+            if "n" in i
+        }
+        found = [
+            Alias(
+                alias=i["n"]["S"],
+                alias_key=i["k"]["S"],
+                into=names.get(entity_pk(project, i["t"]["S"]), i["t"]["S"]),
+                into_key=i["t"]["S"],
+            )
+            for i in listed
+        ]
+        return sorted(found, key=lambda a: a.alias_key)
+
+    def entity_names(self, project: str, limit: int) -> list[EntityName]:
+        """A Scan of the table for the project's name items: rare (proposals), and
+        priced as such; DynamoDB has no listing of a project's entities otherwise."""
+        params: dict[str, Any] = {
+            "TableName": self.table_name,
+            "FilterExpression": "begins_with(PK, :e) AND SK = :n AND attribute_not_exists(#a)",
+            "ExpressionAttributeNames": {"#a": _ALIAS_OF},
+            "ExpressionAttributeValues": {
+                ":e": {"S": entity_pk(project, "")},
+                ":n": {"S": NAME_SK},
+            },
+        }
+        found: list[EntityName] = []
+        while True:
+            reply = self.client.scan(**params)
+            for item in reply.get("Items", []):
+                facts = sum(int(v["N"]) for k, v in item.items() if k.startswith("c_"))
+                if facts > 0 and "n" in item:
+                    found.append(EntityName(normalize_name(item["n"]["S"]), item["n"]["S"], facts))
+            last = reply.get("LastEvaluatedKey")
+            if not last:
+                break
+            params["ExclusiveStartKey"] = last
+        return sorted(found, key=lambda e: e.key)[:limit]

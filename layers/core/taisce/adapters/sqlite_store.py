@@ -13,12 +13,13 @@ import sqlite3
 import uuid
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import fields
+from dataclasses import fields, replace
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
-from ..domain.model import Fact, Message, Passage, Role
+from ..domain.aliases import Alias, EntityName, MergeResult, NameState, plan_merge
+from ..domain.model import ROLES, Fact, Message, Passage, Role
 from ..domain.reports import Report
 from ..ports import Credential, ExtractionFailure, PendingVector
 from .sqlite_file import SqliteFile
@@ -156,6 +157,19 @@ CREATE TABLE IF NOT EXISTS credentials (
 ) WITHOUT ROWID;
 """
 
+# Entity aliases (domain/aliases.py): `key` is another name of the entity `target`,
+# which is never itself an alias; `name` is the alias as first written.
+_ALIAS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS aliases (
+    project TEXT NOT NULL,
+    key TEXT NOT NULL,
+    name TEXT NOT NULL,
+    target TEXT NOT NULL,
+    PRIMARY KEY (project, key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS aliases_by_target ON aliases (project, target);
+"""
+
 _MARK_DIRTY = (
     "INSERT INTO dirty_entities (project, role, key, token) VALUES (?, ?, ?, ?) "
     "ON CONFLICT (project, role, key) DO UPDATE SET token = excluded.token"
@@ -197,7 +211,7 @@ class SqliteStore:
         self.mark_extractions = mark_extractions
         self.file = SqliteFile(
             path,
-            _SCHEMA + "INSERT OR REPLACE INTO meta (key, value) "
+            _SCHEMA + _ALIAS_SCHEMA + "INSERT OR REPLACE INTO meta (key, value) "
             f"VALUES ('schema_version', '{SCHEMA_VERSION}');",
         )
         self.path = self.file.path
@@ -217,6 +231,7 @@ class SqliteStore:
     def put_facts(self, project: str, facts: Sequence[Fact]) -> None:
         token = uuid.uuid4().hex
         with self._write() as db:
+            facts = self._resolve_aliases(db, project, facts)
             for f in facts:
                 # ON CONFLICT names the one conflict to skip (an id already stored):
                 # OR IGNORE would also silently skip a row that breaks NOT NULL.
@@ -753,3 +768,147 @@ class SqliteStore:
                 )
                 replayed.append(failure)
         return replayed
+
+    # -- entities and aliases ---------------------------------------------------
+
+    def _resolve_aliases(
+        self, db: sqlite3.Connection, project: str, facts: Sequence[Fact]
+    ) -> Sequence[Fact]:
+        """The facts with each alias key replaced by its entity's (the words stay)."""
+        keys = list({k for f in facts for k in (f.subject_key, f.object_key) if k})
+        targets: dict[str, str] = {}
+        for i in range(0, len(keys), _CHUNK):
+            chunk = keys[i : i + _CHUNK]
+            rows = db.execute(
+                "SELECT key, target FROM aliases WHERE project = ? "
+                f"AND key IN ({','.join('?' * len(chunk))})",
+                (project, *chunk),
+            )
+            targets.update((r[0], r[1]) for r in rows)
+        if not targets:
+            return facts
+        return [
+            replace(
+                f,
+                subject_key=targets.get(f.subject_key, f.subject_key),
+                object_key=targets.get(f.object_key, f.object_key) if f.object_key else None,
+            )
+            for f in facts
+        ]
+
+    def resolve_names(
+        self, project: str, keys: Collection[str], roles: Collection[Role] | None = None
+    ) -> dict[str, str]:
+        wanted = list(keys)
+        targets: dict[str, str] = {}
+        for i in range(0, len(wanted), _CHUNK):
+            chunk = wanted[i : i + _CHUNK]
+            rows = self._db().execute(
+                "SELECT key, target FROM aliases WHERE project = ? "
+                f"AND key IN ({','.join('?' * len(chunk))})",
+                (project, *chunk),
+            )
+            targets.update((r[0], r[1]) for r in rows)
+        found = {k: k for k in self.known_names(project, set(wanted) - set(targets), roles)}
+        live = self.known_names(project, set(targets.values()), roles)
+        found.update((k, t) for k, t in targets.items() if t in live)
+        return found
+
+    @staticmethod
+    def _name_state(db: sqlite3.Connection, project: str, key: str) -> NameState:
+        alias_of = db.execute(
+            "SELECT target FROM aliases WHERE project = ? AND key = ?", (project, key)
+        ).fetchone()
+        named = db.execute(
+            "SELECT 1 FROM entities WHERE project = ? AND key = ?", (project, key)
+        ).fetchone()
+        return NameState(key, alias_of[0] if alias_of else None, named is not None)
+
+    def merge_entities(
+        self, project: str, alias_key: str, alias_text: str, into_key: str, into_text: str
+    ) -> MergeResult:
+        with self._write() as db:
+            plan = plan_merge(
+                self._name_state(db, project, alias_key),
+                self._name_state(db, project, into_key),
+                alias_text,
+                into_text,
+            )
+            alias, target = plan.alias_key, plan.target_key
+            moved = db.execute(
+                "SELECT source_role, subject_key, object_key FROM facts "
+                "WHERE project = ? AND (subject_key = ? OR object_key = ?)",
+                (project, alias, alias),
+            ).fetchall()
+            # Each end counts one live fact of its role, as put_facts counts them.
+            ends: dict[str, int] = {}
+            for role, subject_key, object_key in moved:
+                ends[role] = ends.get(role, 0) + (subject_key == alias) + (object_key == alias)
+            db.execute(
+                "UPDATE facts SET subject_key = ? WHERE project = ? AND subject_key = ?",
+                (target, project, alias),
+            )
+            db.execute(
+                "UPDATE facts SET object_key = ? WHERE project = ? AND object_key = ?",
+                (target, project, alias),
+            )
+            row = db.execute(
+                "SELECT name FROM entities WHERE project = ? AND key = ?", (project, target)
+            ).fetchone()
+            into_name = row[0] if row else into_text
+            for role, count in ends.items():
+                total = db.execute(
+                    "INSERT INTO entity_roles (project, key, role, facts) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT (project, key, role) DO UPDATE SET facts = facts + excluded.facts "
+                    "RETURNING facts",
+                    (project, target, role, count),
+                ).fetchone()[0]
+                if total == count and count and self.mark_vectors:  # new to this role
+                    db.execute(_PENDING, (project, "entity", f"{role}:{target}", into_name, role))
+            # Both ends' reports are rebuilt: the alias's are dropped, the target's grow.
+            token = uuid.uuid4().hex
+            db.executemany(
+                _MARK_DIRTY,
+                [(project, role, k, token) for role in ends for k in (alias, target)],
+            )
+            db.execute("DELETE FROM entity_roles WHERE project = ? AND key = ?", (project, alias))
+            # The alias's name vectors may stay in the index: recall resolves them.
+            db.executemany(
+                "DELETE FROM pending_vectors WHERE project = ? AND kind = 'entity' AND id = ?",
+                [(project, f"{role}:{alias}") for role in ROLES],
+            )
+            row = db.execute(
+                "DELETE FROM entities WHERE project = ? AND key = ? RETURNING name",
+                (project, alias),
+            ).fetchone()
+            db.execute(
+                "INSERT INTO aliases (project, key, name, target) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (project, key) DO NOTHING",
+                (project, alias, row[0] if row else alias_text, target),
+            )
+            repointed = db.execute(
+                "UPDATE aliases SET target = ? WHERE project = ? AND target = ?",
+                (target, project, alias),
+            ).rowcount
+            alias_name = db.execute(
+                "SELECT name FROM aliases WHERE project = ? AND key = ?", (project, alias)
+            ).fetchone()[0]
+        return MergeResult(alias_name, into_name, len(moved), repointed)
+
+    def aliases(self, project: str) -> list[Alias]:
+        rows = self._db().execute(
+            "SELECT a.name, a.key, COALESCE(e.name, a.target), a.target FROM aliases a "
+            "LEFT JOIN entities e ON e.project = a.project AND e.key = a.target "
+            "WHERE a.project = ? ORDER BY a.key",
+            (project,),
+        )
+        return [Alias(*r) for r in rows]
+
+    def entity_names(self, project: str, limit: int) -> list[EntityName]:
+        rows = self._db().execute(
+            "SELECT e.key, e.name, SUM(r.facts) FROM entities e JOIN entity_roles r "
+            "ON r.project = e.project AND r.key = e.key WHERE e.project = ? "
+            "GROUP BY e.key HAVING SUM(r.facts) > 0 ORDER BY e.key LIMIT ?",
+            (project, limit),
+        )
+        return [EntityName(*r) for r in rows]

@@ -19,6 +19,7 @@ from ..ports import (
     VectorItem,
     VectorKind,
 )
+from .aliases import PROPOSAL_FLOOR, PROPOSAL_NAMES, MergeRequest, merge_keys, propose_merges
 from .controls import Limits, RecallRequest, resolve
 from .errors import NotFound
 from .extraction import EXTRACTION_ATTEMPTS, extracted_facts, extraction_prompt, parse_output
@@ -127,7 +128,10 @@ class Memory:
     # -- reads -----------------------------------------------------------------
 
     def facts_about_subject(self, project: str, subject: str) -> list[dict[str, object]]:
-        return [f.wire() for f in self.store.facts_with_subject(project, normalize_name(subject))]
+        key = normalize_name(subject)
+        # An alias lists the facts of its entity (domain/aliases.py).
+        key = self.store.resolve_names(project, [key]).get(key, key)
+        return [f.wire() for f in self.store.facts_with_subject(project, key)]
 
     def recall(self, project: str, request: RecallRequest) -> dict[str, object]:
         controls = resolve(request, self.limits)
@@ -196,6 +200,35 @@ class Memory:
                     return written
         self.store.clear_dirty(project, marks)
         return written
+
+    # -- entities and aliases (domain/aliases.py) ----------------------------------
+
+    def merge_entities(self, project: str, request: MergeRequest) -> dict[str, object]:
+        alias_key, into_key = merge_keys(request.alias, request.into)
+        result = self.store.merge_entities(
+            project, alias_key, request.alias, into_key, request.into
+        )
+        return result.wire()
+
+    def aliases(self, project: str) -> dict[str, object]:
+        return {"aliases": [a.wire() for a in self.store.aliases(project)]}
+
+    def merge_proposals(self, project: str) -> dict[str, object]:
+        """Pairs of names similar enough to be one entity; `degraded: ["proposals"]`
+        (and no pairs) when no model is configured or the model or index failed."""
+        answer: dict[str, object] = {"threshold": PROPOSAL_FLOOR, "proposals": [], "degraded": []}
+        if self.semantic is None:
+            answer["degraded"] = ["proposals"]
+            return answer
+        names = self.store.entity_names(project, PROPOSAL_NAMES)
+        try:
+            answer["proposals"] = propose_merges(
+                project, names, self.semantic.embedder, self.semantic.index
+            )
+        except Exception:  # a model or index failure degrades the answer, never fails it
+            logger.exception("proposing merges failed")
+            answer["degraded"] = ["proposals"]
+        return answer
 
     # -- extraction (messages -> facts) ----------------------------------------------
 

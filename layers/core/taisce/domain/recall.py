@@ -144,8 +144,9 @@ def recall(
     spans = candidate_spans(question)
     # Only names that facts of the asked roles use count: what was not asked for
     # cannot shape the answer (a tool's longer name cannot hide the user's).
-    known = store.known_names(project, {s.key for s in spans}, controls.source_roles)
-    matched = pick_matches(spans, known)
+    # An alias found in the question stands for its entity (domain/aliases.py).
+    found = store.resolve_names(project, {s.key for s in spans}, controls.source_roles)
+    matched = list(dict.fromkeys(found[k] for k in pick_matches(spans, found)))
     if matched and "facts" in surfaces:
         _fill_facts(store, project, matched, controls, bundle)
     if semantic is None:
@@ -186,8 +187,8 @@ def _semantic_steps(
             # Entity vectors are kept per role ("<role>:<key>"), so a name only other
             # roles use is not similar; the store confirms the name is still in use.
             similar = [h.id.partition(":")[2] for h in hits if h.score >= SIMILAR_NAME_FLOOR]
-            live = store.known_names(project, similar, roles)
-            matched = [k for k in dict.fromkeys(similar) if k in live]
+            live = store.resolve_names(project, similar, roles)
+            matched = list(dict.fromkeys(live[k] for k in similar if k in live))
             if matched and "facts" in surfaces and not bundle.truncated:
                 _fill_facts(store, project, matched, controls, bundle)
 

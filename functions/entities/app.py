@@ -1,0 +1,28 @@
+"""POST /v1/entities/merges, GET /v1/entities/aliases, GET /v1/entities/proposals."""
+
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler.openapi.params import Body
+
+from taisce.api import make_handler, make_resolver, project_of, services
+from taisce.domain.aliases import MergeRequest
+
+app = make_resolver()
+
+
+@app.post("/v1/entities/merges")
+def merge(request: Annotated[MergeRequest, Body(embed=False)]) -> dict[str, Any]:
+    return services().memory.merge_entities(project_of(app), request)
+
+
+@app.get("/v1/entities/aliases")
+def aliases() -> dict[str, Any]:
+    return services().memory.aliases(project_of(app))
+
+
+@app.get("/v1/entities/proposals")
+def proposals() -> dict[str, Any]:
+    return services().memory.merge_proposals(project_of(app))
+
+
+lambda_handler = make_handler(app)

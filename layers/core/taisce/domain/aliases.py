@@ -1,0 +1,177 @@
+"""Entity resolution: aliases merged into an entity, and merges proposed by similarity.
+
+A merge makes one name (the alias) another name of an entity (the target): the
+alias's facts are re-keyed to the target, in both directions, while each fact keeps
+its own words (subject and object as said, statement, quote, source_role). Aliases
+stay flat: an alias always points at an entity that is not itself an alias, so one
+look-up resolves any name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated
+
+from pydantic import BaseModel, ConfigDict, StringConstraints, field_validator
+
+from .errors import InvalidRequest
+from .names import normalize_name
+
+if TYPE_CHECKING:  # ports imports this module's records
+    from ..ports import Embedder, VectorIndex
+
+# Cosine similarity of two entity names' vectors at or above which a merge is
+# proposed. With all-MiniLM-L6-v2: "Maya Okafor"/"Maya Okafour" 0.95, "Robert Smith"/
+# "Bob Smith" 0.86, but "Dublin"/"Galway" 0.81 and "Robert Smith"/"Rob Smith" 0.85:
+# below this line distinct places and people start to look alike.
+PROPOSAL_FLOOR = 0.85
+# Names compared per proposals request, neighbours looked at per name, pairs returned.
+PROPOSAL_NAMES = 2_000
+PROPOSAL_NEIGHBOURS = 10
+PROPOSALS = 100
+_EMBED_BATCH = 256
+
+Name = Annotated[str, StringConstraints(min_length=1, max_length=500)]
+
+
+class MergeRequest(BaseModel):
+    """`POST /v1/entities/merges`: make `alias` another name of the entity `into`."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    alias: Name
+    into: Name
+
+    @field_validator("alias", "into")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value
+
+
+@dataclass(frozen=True, slots=True)
+class NameState:
+    """What the store holds about one normalised name when a merge is checked."""
+
+    key: str
+    # The entity it is an alias of, if it is one.
+    alias_of: str | None
+    # Whether a fact ever named it (so it is an entity, or was one before a merge).
+    is_entity: bool
+
+
+@dataclass(frozen=True, slots=True)
+class MergePlan:
+    alias_key: str
+    target_key: str
+    # Already an alias of the same entity: the merge runs again (it moves whatever a
+    # crash or a racing write left behind) and changes nothing else.
+    again: bool
+
+
+@dataclass(frozen=True, slots=True)
+class MergeResult:
+    alias: str
+    into: str
+    facts_moved: int
+    aliases_moved: int
+
+    def wire(self) -> dict[str, object]:
+        return {
+            "alias": self.alias,
+            "into": self.into,
+            "facts_moved": self.facts_moved,
+            "aliases_moved": self.aliases_moved,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Alias:
+    alias: str
+    alias_key: str
+    into: str
+    into_key: str
+
+    def wire(self) -> dict[str, object]:
+        return {"alias": self.alias, "into": self.into}
+
+
+@dataclass(frozen=True, slots=True)
+class EntityName:
+    key: str
+    name: str
+    # Live facts that name it, all roles together (a fact about itself counts twice).
+    facts: int
+
+
+def plan_merge(alias: NameState, target: NameState, alias_text: str, into_text: str) -> MergePlan:
+    """Check a merge against what the store holds; raises InvalidRequest when refused.
+
+    Merging into an alias merges into the entity it names (aliases stay flat). Refused:
+    a name into itself (or into its own alias), a target no fact ever named, and an
+    alias already merged into another entity (merges are not undone or re-pointed).
+    """
+    if alias.key == target.key:
+        raise InvalidRequest(f"cannot merge {alias_text!r} into itself")
+    target_key = target.alias_of or target.key
+    if not target.alias_of and not target.is_entity:
+        raise InvalidRequest(f"into: no entity is named {into_text!r}")
+    if target_key == alias.key:
+        raise InvalidRequest(
+            f"{into_text!r} is already an alias of {alias_text!r}: merging would make a cycle"
+        )
+    if alias.alias_of is not None and alias.alias_of != target_key:
+        raise InvalidRequest(
+            f"{alias_text!r} is already merged into another entity; it cannot be merged twice"
+        )
+    return MergePlan(alias.key, target_key, again=alias.alias_of == target_key)
+
+
+def merge_keys(alias: str, into: str) -> tuple[str, str]:
+    return normalize_name(alias), normalize_name(into)
+
+
+def _embed(embedder: Embedder, texts: Sequence[str]) -> list[Sequence[float]]:
+    vectors: list[Sequence[float]] = []
+    for start in range(0, len(texts), _EMBED_BATCH):
+        vectors += embedder.embed(texts[start : start + _EMBED_BATCH])
+    return vectors
+
+
+def propose_merges(
+    project: str,
+    names: Sequence[EntityName],
+    embedder: Embedder,
+    index: VectorIndex,
+    floor: float = PROPOSAL_FLOOR,
+) -> list[dict[str, object]]:
+    """Pairs of live entity names whose vectors reach `floor`, most similar first.
+
+    Each name's neighbours come from the entity-name vectors the worker indexes (per
+    role, "<role>:<key>"); a name is embedded again to search with, which gives the
+    vector it was indexed with. The name with fewer live facts is proposed as the
+    alias of the other (ties: the later key). Raises if the model or index fails.
+    """
+    by_key = {n.key: n for n in names}
+    best: dict[tuple[str, str], float] = {}
+    vectors = _embed(embedder, [n.name for n in names])
+    for name, vector in zip(names, vectors, strict=True):
+        for hit in index.search(project, "entity", vector, PROPOSAL_NEIGHBOURS):
+            other = hit.id.partition(":")[2]
+            if hit.score < floor or other == name.key or other not in by_key:
+                continue
+            pair = (min(name.key, other), max(name.key, other))
+            best[pair] = max(best.get(pair, 0.0), hit.score)
+    proposals: list[tuple[float, str, str]] = []
+    for (a, b), score in best.items():
+        first, second = by_key[a], by_key[b]
+        into, alias = (first, second) if first.facts >= second.facts else (second, first)
+        # Rounded before sorting, so float noise cannot reorder equal scores.
+        proposals.append((round(score, 4), alias.key, into.key))
+    proposals.sort(key=lambda p: (-p[0], p[1], p[2]))
+    return [
+        {"alias": by_key[a].name, "into": by_key[t].name, "similarity": s}
+        for s, a, t in proposals[:PROPOSALS]
+    ]
