@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
+import pty
+import struct
 import subprocess
 import sys
+import termios
 from pathlib import Path
 
 import pytest
 from taisce_client import Client
+from taisce_client.importer import import_lines
 
 from tests.integration.test_cli_credentials import assert_one_clear_line
 from tests.server import ROOT, LocalServer
@@ -193,3 +199,40 @@ def test_import_and_export_errors_are_one_clear_line(args: list[str], says: str)
     done = taisce(*args, env={"TAISCE_API_KEY": "tsk_x"})
     assert done.returncode != 0
     assert says in assert_one_clear_line(done)
+
+
+def test_import_sends_100_lines_a_request(server: LocalServer) -> None:
+    lines = [json.dumps({"role": "user", "content": f"Line {i}."}) for i in range(230)]
+    done: list[int] = []
+    with Client(server.url, server.new_credential("cli-import-batches")) as client:
+        summary = import_lines(client, lines, done.append)
+    assert done == [100, 100, 30]
+    assert summary.stored == {"message": 230, "fact": 0} and not summary.refused
+
+
+def test_import_draws_a_progress_bar_on_a_terminal(server: LocalServer, tmp_path: Path) -> None:
+    source = tmp_path / "few.jsonl"
+    source.write_text(json.dumps({"role": "user", "content": "Hello."}) + "\n", encoding="utf-8")
+    main, terminal = pty.openpty()
+    # A new terminal is 0 columns wide, which leaves tqdm no room to draw in.
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("TAISCE_")}
+    env = {**environ, **connection(server, server.new_credential("cli-import-bar"))}
+    with subprocess.Popen(
+        [sys.executable, "-m", "taisce.cli", "import", str(source)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=terminal,
+        text=True,
+    ) as process:
+        os.close(terminal)
+        out, _ = process.communicate(timeout=120)
+    drawn = b""
+    with contextlib.suppress(OSError):  # the terminal closes with the process
+        while chunk := os.read(main, 4096):
+            drawn += chunk
+    os.close(main)
+    assert process.returncode == 0, out
+    assert b"importing" in drawn and b"1/1" in drawn
+    assert out.startswith(f"{source}: 1 messages and 0 facts stored")
