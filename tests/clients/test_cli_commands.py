@@ -11,13 +11,14 @@ import struct
 import subprocess
 import sys
 import termios
+import threading
 from pathlib import Path
 
 import pytest
 from taisce_client import Client
 from taisce_client.importer import import_lines
 
-from tests.integration.test_cli_credentials import assert_one_clear_line
+from tests.integration.test_cli_credentials import _environ, assert_one_clear_line
 from tests.server import ROOT, LocalServer
 
 FACTS = [
@@ -29,11 +30,10 @@ FACTS = [
 
 
 def taisce(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("TAISCE_")}
     return subprocess.run(
         [sys.executable, "-m", "taisce.cli", *args],
         cwd=ROOT,
-        env={**environ, **(env or {})},
+        env={**_environ(), **(env or {})},
         capture_output=True,
         text=True,
         timeout=120,
@@ -216,8 +216,17 @@ def test_import_draws_a_progress_bar_on_a_terminal(server: LocalServer, tmp_path
     main, terminal = pty.openpty()
     # A new terminal is 0 columns wide, which leaves tqdm no room to draw in.
     fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("TAISCE_")}
-    env = {**environ, **connection(server, server.new_credential("cli-import-bar"))}
+    env = {**_environ(), **connection(server, server.new_credential("cli-import-bar"))}
+    drawn: list[bytes] = []
+
+    def read_terminal() -> None:
+        with contextlib.suppress(OSError):  # the terminal closes with the process
+            while chunk := os.read(main, 4096):
+                drawn.append(chunk)
+
+    # Read as it is drawn: a terminal's unread output may be lost when it closes.
+    reader = threading.Thread(target=read_terminal, daemon=True)
+    reader.start()
     with subprocess.Popen(
         [sys.executable, "-m", "taisce.cli", "import", str(source)],
         cwd=ROOT,
@@ -228,11 +237,8 @@ def test_import_draws_a_progress_bar_on_a_terminal(server: LocalServer, tmp_path
     ) as process:
         os.close(terminal)
         out, _ = process.communicate(timeout=120)
-    drawn = b""
-    with contextlib.suppress(OSError):  # the terminal closes with the process
-        while chunk := os.read(main, 4096):
-            drawn += chunk
+    reader.join(timeout=10)
     os.close(main)
     assert process.returncode == 0, out
-    assert b"importing" in drawn and b"1/1" in drawn
+    assert b"importing" in b"".join(drawn) and b"1/1" in b"".join(drawn)
     assert out.startswith(f"{source}: 1 messages and 0 facts stored")

@@ -5,7 +5,6 @@ processes), then the console script `taisce-mcp` over stdio and over streamable 
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import sys
@@ -22,6 +21,7 @@ from taisce_client.mcp_server import build_server
 
 from tests.clients.conftest import FixtureServers
 from tests.clients.fixture_cases import CASES, arguments
+from tests.integration.test_cli_credentials import _environ as clean_environ
 from tests.recall_fixture import check_answer, check_error
 from tests.server import LocalServer
 
@@ -152,8 +152,7 @@ async def test_the_tools_store_recall_and_report_refusals(server: LocalServer) -
 
 
 def _environ(server: LocalServer, secret: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TAISCE_")}
-    return {**env, "TAISCE_URL": server.url, "TAISCE_API_KEY": secret}
+    return {**clean_environ(), "TAISCE_URL": server.url, "TAISCE_API_KEY": secret}
 
 
 async def test_taisce_mcp_over_stdio(server: LocalServer) -> None:
@@ -227,8 +226,9 @@ async def test_taisce_mcp_over_streamable_http(server: LocalServer) -> None:
 
 
 def test_taisce_mcp_without_a_credential_says_so_in_one_line() -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TAISCE_")}
-    done = subprocess.run([str(MCP_BIN)], env=env, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [str(MCP_BIN)], env=clean_environ(), capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         "taisce-mcp: no credential: set TAISCE_API_KEY or pass --api-key"
