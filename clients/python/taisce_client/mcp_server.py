@@ -23,7 +23,7 @@ from pydantic import Field, WithJsonSchema
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
 
 from .async_client import AsyncClient
-from .errors import ApiError, TaisceError
+from .errors import ApiError, TaisceConnectionError, TaisceError
 from .transport import settings
 
 Role = Literal["user", "assistant", "system", "tool"]
@@ -101,7 +101,9 @@ def _failure(error: TaisceError) -> CallToolResult:
             detail["control"] = error.control
         data: dict[str, Any] = {"status": error.status, "error": detail}
     else:
-        data = {"status": None, "error": {"code": "unavailable", "message": str(error)}}
+        # Not the API's answer: the server was unreachable, or this server lacks settings.
+        code = "unavailable" if isinstance(error, TaisceConnectionError) else "not_configured"
+        data = {"status": None, "error": {"code": code, "message": str(error)}}
     return CallToolResult(
         content=[TextContent(type="text", text=str(error))],
         structured_content=data,

@@ -16,8 +16,7 @@ from .errors import ConfigurationError, TaisceConnectionError, api_error
 T = TypeVar("T")
 
 DEFAULT_URL = "http://127.0.0.1:8080"
-# Only these are worth trying again: the server asked us to slow down, or it failed.
-# Any other refusal would be refused again.
+# The longest Retry-After obeyed: a server asking for more is not waited for that long.
 _RETRY_AFTER_MAX = 30.0
 
 
@@ -52,6 +51,8 @@ def headers(config: Settings, call: Call[Any]) -> dict[str, str]:
 
 
 def retryable(status: int) -> bool:
+    """Only these are worth trying again: the server asked us to slow down, or it
+    failed. Any other refusal would be refused again."""
     return status == 429 or status >= 500
 
 
