@@ -233,3 +233,11 @@ def test_taisce_mcp_without_a_credential_says_so_in_one_line() -> None:
     assert done.stderr.strip().splitlines() == [
         "taisce-mcp: no credential: set TAISCE_API_KEY or pass --api-key"
     ]
+
+
+async def test_an_unreachable_api_is_a_tool_error_that_says_so() -> None:
+    async with Client(build_server("http://127.0.0.1:9", "tsk_x")) as session:
+        result = await session.call_tool("recall", {"question": "Atlas"})
+    assert result.is_error
+    error = structured(result)["error"]
+    assert error["code"] == "unavailable" and "http://127.0.0.1:9" in error["message"]
