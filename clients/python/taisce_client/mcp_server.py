@@ -197,7 +197,9 @@ def build_server(url: str | None = None, api_key: str | None = None) -> MCPServe
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="taisce-mcp", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="taisce-mcp", description="Taisce memory tools for agents over MCP."
+    )
     parser.add_argument("--transport", choices=["stdio", "streamable-http"], default="stdio")
     parser.add_argument("--host", default="127.0.0.1", help="streamable HTTP address")
     parser.add_argument("--port", type=int, default=8765, help="streamable HTTP port")
