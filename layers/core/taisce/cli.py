@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from . import demo
+from .client_commands import add_client_parsers, client_errors
 from .credentials import new_credential_id, new_secret, secret_hash
 from .ports import Credential
 from .settings import SettingsError
@@ -220,6 +221,8 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("--data")
     extractions.set_defaults(run=cmd_extractions)
 
+    add_client_parsers(sub)
+
     from .evaluation.cli import add_bench_parser
 
     add_bench_parser(sub)
@@ -233,6 +236,9 @@ def main(argv: list[str] | None = None) -> int:
     except SettingsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except client_errors() as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     except OSError as exc:
         print(f"error: {exc.strerror or exc}", file=sys.stderr)
         return 1

@@ -1,0 +1,58 @@
+"""Python client for the Taisce memory API (sync and async) and its MCP server.
+
+from taisce_client import Client
+with Client() as taisce:  # TAISCE_URL, TAISCE_API_KEY
+    bundle = taisce.recall("Where does Atlas work?", hops=2)
+"""
+
+from .async_client import AsyncClient
+from .client import Client
+from .errors import (
+    ApiError,
+    ConfigurationError,
+    InvalidRecallControls,
+    InvalidRequest,
+    NotFound,
+    PayloadTooLarge,
+    RateLimited,
+    ServerError,
+    TaisceConnectionError,
+    TaisceError,
+    Unauthorized,
+)
+from .models import (
+    Controls,
+    Fact,
+    Health,
+    NewFact,
+    NewMessage,
+    Passage,
+    Recall,
+    RecallControls,
+    Report,
+)
+
+__all__ = [
+    "ApiError",
+    "AsyncClient",
+    "Client",
+    "ConfigurationError",
+    "Controls",
+    "Fact",
+    "Health",
+    "InvalidRecallControls",
+    "InvalidRequest",
+    "NewFact",
+    "NewMessage",
+    "NotFound",
+    "Passage",
+    "PayloadTooLarge",
+    "RateLimited",
+    "Recall",
+    "RecallControls",
+    "Report",
+    "ServerError",
+    "TaisceConnectionError",
+    "TaisceError",
+    "Unauthorized",
+]

@@ -1,0 +1,78 @@
+"""Each API route as a `Call`: the request to send and how to read the answer.
+
+The sync and async clients both run these, so a route is described once.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+from urllib.parse import quote
+
+from .models import Fact, Health, NewFact, NewMessage, Recall
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Generic[T]):
+    method: str
+    path: str
+    read: Callable[[Any], T]
+    body: Any = None
+    params: dict[str, str] | None = None
+    # Health is the one route that needs no credential.
+    needs_credential: bool = True
+
+
+def _with_ids(items: Iterable[NewMessage | NewFact | Mapping[str, Any]], prefix: str) -> list[Any]:
+    """The items as JSON, each with an id: the API stores an id once, so a retried
+    request (after a 429 or 5xx that may have been stored) never stores twice."""
+    out = []
+    for item in items:
+        data = item.wire() if isinstance(item, NewMessage | NewFact) else dict(item)
+        if data.get("id") is None:
+            data["id"] = f"{prefix}_{uuid.uuid4().hex}"
+        out.append(data)
+    return out
+
+
+def _ids(key: str) -> Callable[[Any], list[str]]:
+    return lambda body: [item["id"] for item in body[key]]
+
+
+def store_messages(messages: Iterable[NewMessage | Mapping[str, Any]]) -> Call[list[str]]:
+    body = {"messages": _with_ids(messages, "msg")}
+    return Call("POST", "/v1/messages", _ids("messages"), body)
+
+
+def store_facts(facts: Iterable[NewFact | Mapping[str, Any]]) -> Call[list[str]]:
+    return Call("POST", "/v1/facts", _ids("facts"), {"facts": _with_ids(facts, "fact")})
+
+
+def facts_about(subject: str) -> Call[list[Fact]]:
+    def read(body: Any) -> list[Fact]:
+        return [Fact.from_wire(f) for f in body["facts"]]
+
+    return Call("GET", "/v1/facts", read, params={"subject": subject})
+
+
+def delete_fact(fact_id: str) -> Call[None]:
+    return Call("DELETE", f"/v1/facts/{quote(fact_id, safe='')}", lambda _: None)
+
+
+def recall(question: Any, controls: Mapping[str, Any]) -> Call[Recall]:
+    """A recall; a value of None is left out (the API treats null as not sent)."""
+    given = {"question": question, **controls}
+    body = {k: v for k, v in given.items() if v is not None}
+    return Call("POST", "/v1/recalls", Recall.from_wire, body)
+
+
+def erase(subject: str) -> Call[dict[str, Any]]:
+    return Call("POST", "/v1/erasures", dict, {"subject": subject})
+
+
+def health() -> Call[Health]:
+    return Call("GET", "/v1/health", Health.from_wire, needs_credential=False)

@@ -1,0 +1,102 @@
+"""The synchronous client: one method per API route."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from types import TracebackType
+from typing import Any, TypeVar, Unpack
+
+import httpx
+
+from . import calls, transport
+from .calls import Call
+from .models import Fact, Health, NewFact, NewMessage, Recall, RecallControls
+
+T = TypeVar("T")
+
+
+class Client:
+    """Taisce over HTTP. The credential decides the project.
+
+    `url` defaults to $TAISCE_URL (else http://127.0.0.1:8080), `api_key` to
+    $TAISCE_API_KEY. A 429 or 5xx is retried up to `retries` times with exponential
+    backoff (or the server's Retry-After); any other refusal raises at once. Errors
+    raise subclasses of `taisce_client.TaisceError`.
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        api_key: str | None = None,
+        *,
+        timeout: float = 30.0,
+        retries: int = 3,
+        backoff: float = 0.5,
+        http_transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.settings = transport.settings(url, api_key, timeout, retries, backoff)
+        self._http = httpx.Client(
+            base_url=self.settings.url, timeout=timeout, transport=http_transport
+        )
+
+    def _run(self, call: Call[T]) -> T:
+        config = self.settings
+        for attempt in range(config.retries + 1):
+            try:
+                response = self._http.request(
+                    call.method,
+                    call.path,
+                    json=call.body,
+                    params=call.params,
+                    headers=transport.headers(config, call),
+                )
+            except httpx.HTTPError as error:
+                raise transport.unreachable(config, error) from None
+            if not (transport.retryable(response.status_code) and attempt < config.retries):
+                break
+            time.sleep(transport.delay(config, attempt, response))
+        return transport.read(call, response)
+
+    def store_messages(self, messages: Iterable[NewMessage | Mapping[str, Any]]) -> list[str]:
+        """Store 1..100 messages; returns their ids (made by the client when not given)."""
+        return self._run(calls.store_messages(messages))
+
+    def store_facts(self, facts: Iterable[NewFact | Mapping[str, Any]]) -> list[str]:
+        """Store 1..100 facts; returns their ids (made by the client when not given)."""
+        return self._run(calls.store_facts(facts))
+
+    def facts_about(self, subject: str) -> list[Fact]:
+        """The facts whose subject is this entity, in storing order."""
+        return self._run(calls.facts_about(subject))
+
+    def delete_fact(self, fact_id: str) -> None:
+        """Delete one fact; raises NotFound when the project has no such fact."""
+        self._run(calls.delete_fact(fact_id))
+
+    def recall(self, question: str, **controls: Unpack[RecallControls]) -> Recall:
+        """A budgeted bundle of memory for a question. Controls left out (or None) take
+        the server's defaults; a control this client does not name is sent as given."""
+        return self._run(calls.recall(question, controls))
+
+    def erase(self, subject: str) -> dict[str, Any]:
+        """Erase everything held about an entity; returns the API's counts as a dict."""
+        return self._run(calls.erase(subject))
+
+    def health(self) -> Health:
+        """Liveness and configuration; needs no credential."""
+        return self._run(calls.health())
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.close()

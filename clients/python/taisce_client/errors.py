@@ -1,0 +1,93 @@
+"""Errors the client raises: one class per API error code, each carrying code and control."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class TaisceError(Exception):
+    """Anything the client could not do. `str(error)` is one line for a person."""
+
+
+class ConfigurationError(TaisceError):
+    """The client was not given what it needs (no credential, no URL)."""
+
+
+class TaisceConnectionError(TaisceError):
+    """The server could not be reached, or did not answer in time."""
+
+
+class ApiError(TaisceError):
+    """The API refused a request: `{"error": {"code", "message"[, "control"]}}`."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        control: str | None = None,
+        request_id: str | None = None,
+    ) -> None:
+        self.status = status
+        self.code = code
+        self.message = message
+        self.control = control
+        self.request_id = request_id
+        where = f" ({control})" if control else ""
+        super().__init__(f"{code}{where}: {message}")
+
+
+class InvalidRecallControls(ApiError):
+    """400: a recall control broke the rules; `control` names it."""
+
+
+class InvalidRequest(ApiError):
+    """400: the body, the question, a message or a fact broke the rules."""
+
+
+class Unauthorized(ApiError):
+    """401: no credential, or one the server does not know."""
+
+
+class NotFound(ApiError):
+    """404: unknown route or id."""
+
+
+class PayloadTooLarge(ApiError):
+    """413: the body was over 1 MiB."""
+
+
+class RateLimited(ApiError):
+    """429: too many requests; raised once the retries are used up."""
+
+
+class ServerError(ApiError):
+    """5xx: the server failed; raised once the retries are used up."""
+
+
+_BY_CODE: dict[str, type[ApiError]] = {
+    "invalid_recall_controls": InvalidRecallControls,
+    "invalid_request": InvalidRequest,
+    "unauthorized": Unauthorized,
+    "not_found": NotFound,
+    "payload_too_large": PayloadTooLarge,
+}
+
+
+def api_error(status: int, body: Any) -> ApiError:
+    """The typed error for a refused response (its parsed JSON body, or None)."""
+    error = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(error, dict):
+        # Not the API's shape (a proxy's page, an empty body): name the status instead.
+        error = {"code": "http_error", "message": f"the server answered HTTP {status}"}
+    code = str(error.get("code") or "http_error")
+    kind = _BY_CODE.get(code)
+    if kind is None:
+        kind = RateLimited if status == 429 else ServerError if status >= 500 else ApiError
+    return kind(
+        status,
+        code,
+        str(error.get("message") or f"HTTP {status}"),
+        error.get("control"),
+        error.get("request_id"),
+    )

@@ -1,0 +1,134 @@
+"""`taisce import`: JSON lines of messages (and facts, as `taisce export` writes them)
+sent in batches of 100, safe to run again.
+
+A line is a message object (`role`, `content`, optional `id`, `source`, `occurred_at`), or
+any record with `"kind": "message"` or `"kind": "fact"`; `recorded_at` is dropped (the
+server sets it). A line without an `id` gets one made from its content, so a rerun sends
+the same ids and the API, which keeps an id once, stores nothing twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .client import Client
+from .errors import InvalidRequest, PayloadTooLarge
+
+BATCH = 100
+
+
+@dataclass
+class ImportSummary:
+    stored: dict[str, int] = field(default_factory=lambda: {"message": 0, "fact": 0})
+    # Lines whose id an earlier line of the file already had: not sent again.
+    repeated: list[int] = field(default_factory=list)
+    refused: list[tuple[int, str]] = field(default_factory=list)
+
+    def lines(self, name: str) -> list[str]:
+        """The summary for a person, one fact per line."""
+        out = [
+            f"{name}: {self.stored['message']} messages and {self.stored['fact']} facts stored "
+            "(an id stored before is kept as it was, so a rerun adds nothing twice)"
+        ]
+        if self.repeated:
+            out.append(
+                f"{len(self.repeated)} lines repeat an earlier line's id and were skipped: "
+                + ", ".join(map(str, self.repeated))
+            )
+        if self.refused:
+            out.append(f"{len(self.refused)} lines refused:")
+            out += [f"  line {number}: {reason}" for number, reason in self.refused]
+        return out
+
+
+def _record(line: str) -> tuple[str, dict[str, Any]]:
+    """(kind, record) of one line; raises ValueError saying what is wrong with it."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"not JSON ({error.msg})") from None
+    if not isinstance(record, dict):
+        raise ValueError("not a JSON object")
+    kind = record.pop("kind", "message")
+    if kind not in ("message", "fact"):
+        raise ValueError(f"unknown kind {kind!r} (message or fact)")
+    record.pop("recorded_at", None)
+    return kind, record
+
+
+class _Sender:
+    def __init__(self, client: Client, summary: ImportSummary, progress: Callable[[int], None]):
+        self.client = client
+        self.summary = summary
+        self.progress = progress
+        self.pending: dict[str, list[tuple[int, dict[str, Any]]]] = {"message": [], "fact": []}
+
+    def add(self, kind: str, number: int, record: dict[str, Any]) -> None:
+        self.pending[kind].append((number, record))
+        if len(self.pending[kind]) >= BATCH:
+            self.flush(kind)
+
+    def _store(self, kind: str, records: list[dict[str, Any]]) -> None:
+        if kind == "message":
+            self.client.store_messages(records)
+        else:
+            self.client.store_facts(records)
+
+    def flush(self, kind: str) -> None:
+        batch, self.pending[kind] = self.pending[kind], []
+        if not batch:
+            return
+        try:
+            self._store(kind, [record for _, record in batch])
+            self.summary.stored[kind] += len(batch)
+        except (InvalidRequest, PayloadTooLarge):
+            # A batch is all or nothing: send its lines one by one to find the bad ones.
+            for number, record in batch:
+                try:
+                    self._store(kind, [record])
+                    self.summary.stored[kind] += 1
+                except (InvalidRequest, PayloadTooLarge) as error:
+                    self.summary.refused.append((number, str(error)))
+        self.progress(len(batch))
+
+
+def import_lines(
+    client: Client, lines: Iterable[str], progress: Callable[[int], None] = lambda n: None
+) -> ImportSummary:
+    """Send every line; `progress(n)` is told as each n lines are done."""
+    summary = ImportSummary()
+    sender = _Sender(client, summary, progress)
+    seen: dict[str, int] = {}
+    made: Counter[str] = Counter()
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            progress(1)
+            continue
+        try:
+            kind, record = _record(line)
+        except ValueError as error:
+            summary.refused.append((number, str(error)))
+            progress(1)
+            continue
+        if record.get("id") is None:
+            digest = hashlib.sha256(f"{kind}\n{line.strip()}".encode()).hexdigest()[:32]
+            # The n-th copy of the same line is its own record ("ok" said twice).
+            copies = made[digest]
+            made[digest] += 1
+            record["id"] = f"imp_{digest}" + (f"-{copies}" if copies else "")
+        key = f"{kind}:{record['id']}"
+        if key in seen:
+            summary.repeated.append(number)
+            progress(1)
+            continue
+        seen[key] = number
+        sender.add(kind, number, record)
+    sender.flush("message")
+    sender.flush("fact")
+    summary.refused.sort()
+    return summary

@@ -1,0 +1,225 @@
+"""Taisce as an MCP server (stdio or streamable HTTP) for agents: `remember`, `add_facts`,
+`recall` and `forget`, each a call of the Python client.
+
+    taisce-mcp                                   # stdio, for Claude Desktop and Cursor
+    taisce-mcp --transport streamable-http --port 8765
+
+The Taisce URL and credential come from TAISCE_URL and TAISCE_API_KEY (or --url and
+--api-key). A refusal comes back as a tool error whose structured content is the API's
+`{"status", "error": {"code", "message"[, "control"]}}`, so an agent can correct itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, Literal, NotRequired
+
+from mcp.server.mcpserver import MCPServer
+from mcp_types import CallToolResult, TextContent
+from pydantic import Field, WithJsonSchema
+from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
+
+from .async_client import AsyncClient
+from .errors import ApiError, TaisceConnectionError, TaisceError
+from .transport import settings
+
+Role = Literal["user", "assistant", "system", "tool"]
+ROLES = ["user", "assistant", "system", "tool"]
+
+
+class MessageArg(TypedDict):
+    role: Role
+    content: Annotated[str, Field(description="the text said, or a document's text")]
+    id: NotRequired[Annotated[str, Field(description="your id: sending it again stores once")]]
+    source: NotRequired[Annotated[str, Field(description="where it came from, e.g. chat:42")]]
+    occurred_at: NotRequired[Annotated[str, Field(description="RFC 3339 time it was said")]]
+
+
+class FactArg(TypedDict):
+    subject: str
+    predicate: str
+    object: str
+    source_role: Annotated[Role, Field(description="who said it; a tool's claim is 'tool'")]
+    object_kind: NotRequired[Literal["entity", "value"]]
+    statement: NotRequired[str]
+    quote: NotRequired[Annotated[str, Field(description="the exact words it came from")]]
+    context: NotRequired[Annotated[str, Field(description="a qualifier, e.g. 'since 2021'")]]
+    message_id: NotRequired[str]
+    valid_from: NotRequired[str]
+    valid_to: NotRequired[str]
+    id: NotRequired[str]
+
+
+def _control(schema: dict[str, Any], description: str) -> Any:
+    """A recall control: the schema tells the agent its type, but the value reaches the
+    API as sent, so the API (the one judge of controls) refuses it with its own code
+    and control name rather than this server guessing."""
+    return Annotated[Any, WithJsonSchema({**schema, "description": description})]
+
+
+_INTEGER = {"type": "integer"}
+_TIME = {"type": "string", "format": "date-time"}
+Question = _control({"type": "string"}, "what to recall, in plain words")
+MaxCharacters = _control(_INTEGER, "largest answer, in code points")
+MaxRows = _control(_INTEGER, "at most this many items (can only lower the server's limit)")
+SourceRoles = _control({"type": "array", "items": {"enum": ROLES}}, "whose statements count")
+Hops = _control(_INTEGER, "1 (default) or 2: follow links one entity further")
+Surfaces = _control(
+    {"type": "array", "items": {"enum": ["facts", "reports", "passages"]}},
+    "which kinds of memory to search",
+)
+Themes = _control({"type": "boolean"}, "also the reports of the named entities")
+Subjects = _control({"type": "array", "items": {"type": "string"}}, "only these entities")
+AsOf = _control(_TIME, "only facts valid at this time")
+RecordedAfter = _control(_TIME, "only what was recorded after this time")
+RecordedBefore = _control(_TIME, "only what was recorded before this time")
+MoreControls = _control({"type": "object"}, "controls this tool does not name yet, as given")
+
+RECALL = """Recall what memory holds for a question: facts about the entities it names
+(with the role of whoever said each), report summaries, and passages quoted from stored
+messages, within a character budget. Controls (all optional): max_characters caps the
+answer (at most the server budget); max_rows lowers the row limit; source_roles chooses
+whose statements count (default ["user"]; add "tool" for documents); hops 2 also follows
+links one entity further (each such fact carries the path walked); surfaces picks among
+facts, reports, passages (default all); themes true adds the reports of named entities.
+The answer says the characters used, whether it was truncated, and which surfaces were
+degraded. Results are not ranked by relevance."""
+
+
+def _result(data: Any) -> CallToolResult:
+    text = json.dumps(data, ensure_ascii=False)
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+
+
+def _failure(error: TaisceError) -> CallToolResult:
+    if isinstance(error, ApiError):
+        detail = {"code": error.code, "message": error.message}
+        if error.control is not None:
+            detail["control"] = error.control
+        data: dict[str, Any] = {"status": error.status, "error": detail}
+    else:
+        # Not the API's answer: the server was unreachable, or this server lacks settings.
+        code = "unavailable" if isinstance(error, TaisceConnectionError) else "not_configured"
+        data = {"status": None, "error": {"code": code, "message": str(error)}}
+    return CallToolResult(
+        content=[TextContent(type="text", text=str(error))],
+        structured_content=data,
+        is_error=True,
+    )
+
+
+def build_server(url: str | None = None, api_key: str | None = None) -> MCPServer:
+    """The MCP server, talking to Taisce at `url` with `api_key` (else the environment)."""
+    config = settings(url, api_key, timeout=30.0, retries=3, backoff=0.5)
+    server = MCPServer(
+        "taisce",
+        instructions="Long-term memory: remember what was said, add facts, recall before "
+        "answering, forget an entity on request.",
+        log_level="WARNING",
+    )
+
+    async def call(use: Callable[[AsyncClient], Awaitable[Any]]) -> CallToolResult:
+        # One client per call: the server may run for days, and a call is rare and cheap.
+        try:
+            async with AsyncClient(config.url, config.api_key) as client:
+                return _result(await use(client))
+        except TaisceError as error:
+            return _failure(error)
+
+    @server.tool(
+        description="Store 1-100 messages of a conversation (or documents, role "
+        "'tool'); their passages become recallable. Returns their ids."
+    )
+    async def remember(messages: list[MessageArg]) -> CallToolResult:
+        async def use(client: AsyncClient) -> Any:
+            return {"ids": await client.store_messages(messages)}
+
+        return await call(use)
+
+    @server.tool(
+        description="Store 1-100 facts (subject, predicate, object, and the "
+        "source_role of whoever said it). Returns their ids."
+    )
+    async def add_facts(facts: list[FactArg]) -> CallToolResult:
+        async def use(client: AsyncClient) -> Any:
+            return {"ids": await client.store_facts(facts)}
+
+        return await call(use)
+
+    @server.tool(description=RECALL)
+    async def recall(
+        question: Question,
+        max_characters: MaxCharacters = None,
+        max_rows: MaxRows = None,
+        source_roles: SourceRoles = None,
+        hops: Hops = None,
+        surfaces: Surfaces = None,
+        themes: Themes = None,
+        subjects: Subjects = None,
+        as_of: AsOf = None,
+        recorded_after: RecordedAfter = None,
+        recorded_before: RecordedBefore = None,
+        more_controls: MoreControls = None,
+    ) -> CallToolResult:
+        controls = {
+            "max_characters": max_characters,
+            "max_rows": max_rows,
+            "source_roles": source_roles,
+            "hops": hops,
+            "surfaces": surfaces,
+            "themes": themes,
+            "subjects": subjects,
+            "as_of": as_of,
+            "recorded_after": recorded_after,
+            "recorded_before": recorded_before,
+            **(more_controls if isinstance(more_controls, dict) else {}),
+        }
+
+        async def use(client: AsyncClient) -> Any:
+            return (await client.recall(question, **controls)).wire()
+
+        return await call(use)
+
+    @server.tool(
+        description="Erase everything memory holds about one entity (its facts, "
+        "and the messages and passages about it). Returns what was erased."
+    )
+    async def forget(subject: str) -> CallToolResult:
+        async def use(client: AsyncClient) -> Any:
+            return await client.erase(subject)
+
+        return await call(use)
+
+    return server
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="taisce-mcp", description="Taisce memory tools for agents over MCP."
+    )
+    parser.add_argument("--transport", choices=["stdio", "streamable-http"], default="stdio")
+    parser.add_argument("--host", default="127.0.0.1", help="streamable HTTP address")
+    parser.add_argument("--port", type=int, default=8765, help="streamable HTTP port")
+    parser.add_argument("--url", help="Taisce API (default: $TAISCE_URL or 127.0.0.1:8080)")
+    parser.add_argument("--api-key", help="credential (default: $TAISCE_API_KEY)")
+    args = parser.parse_args(argv)
+    try:
+        config = settings(args.url, args.api_key, timeout=30.0, retries=3, backoff=0.5)
+        if config.api_key is None:
+            raise TaisceError("no credential: set TAISCE_API_KEY or pass --api-key")
+    except TaisceError as error:
+        print(f"taisce-mcp: {error}", file=sys.stderr)
+        return 2
+    server = build_server(config.url, config.api_key)
+    if args.transport == "stdio":
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host=args.host, port=args.port)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,41 @@
+"""`taisce export`: one project's memory from the embedded store, as JSON lines.
+
+No API route lists a whole project, so this reads the SQLite file directly (read-only,
+safe beside a running server). Each line is one record with `kind` ("message" or
+"fact") and the fields the API returns; `taisce import` takes the file back.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..adapters.sqlite_store import _FACT_COLUMNS, _fact
+
+_MESSAGES = (
+    "SELECT id, role, content, source, occurred_at, recorded_at FROM messages "
+    "WHERE project = ? ORDER BY seq"
+)
+_FACTS = f"SELECT seq, {_FACT_COLUMNS} FROM facts WHERE project = ? ORDER BY seq"
+
+
+class ExportError(Exception):
+    """Nothing to export from (no store at the path)."""
+
+
+def export_records(path: Path, project: str) -> Iterator[dict[str, Any]]:
+    """Messages, then facts, of `project`, each in storing order; None fields left out."""
+    if not path.is_file():
+        raise ExportError(f"no embedded store at {path} (see --data)")
+    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        db.row_factory = sqlite3.Row
+        for row in db.execute(_MESSAGES, (project,)):
+            yield {"kind": "message", **{k: v for k, v in dict(row).items() if v is not None}}
+        for row in db.execute(_FACTS, (project,)):
+            wire = _fact(tuple(row)).wire()
+            yield {"kind": "fact", **{k: v for k, v in wire.items() if v is not None}}
+    finally:
+        db.close()

@@ -1,0 +1,244 @@
+"""The real `taisce` command: recall, import and export against a real `taisce serve`."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import pty
+import struct
+import subprocess
+import sys
+import termios
+import threading
+from pathlib import Path
+
+import pytest
+from taisce_client import Client
+from taisce_client.importer import import_lines
+
+from tests.integration.test_cli_credentials import _environ, assert_one_clear_line
+from tests.server import ROOT, LocalServer
+
+FACTS = [
+    {"id": "c1", "subject": "Atlas", "predicate": "works at", "object": "Acme Corp",
+     "source_role": "user", "quote": "Atlas works at Acme", "context": "since 2021"},
+    {"id": "c2", "subject": "Acme Corp", "predicate": "is based in", "object": "Dublin",
+     "source_role": "tool"},
+]  # fmt: skip
+
+
+def taisce(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "taisce.cli", *args],
+        cwd=ROOT,
+        env={**_environ(), **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def connection(server: LocalServer, secret: str) -> dict[str, str]:
+    return {"TAISCE_URL": server.url, "TAISCE_API_KEY": secret}
+
+
+# -- recall -----------------------------------------------------------------------------------
+
+
+def test_recall_prints_facts_with_roles_and_paths_and_the_budget(server: LocalServer) -> None:
+    secret = server.new_credential("cli-recall")
+    with Client(server.url, secret) as client:
+        client.store_facts(FACTS)
+    env = connection(server, secret)
+    done = taisce(
+        "recall", "Where does Atlas work?", "--hops", "2", "--roles", "user,tool", env=env
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "[user] Atlas works at Acme Corp" in out
+    assert "context: since 2021" in out and "“Atlas works at Acme”" in out
+    assert "[tool] Acme Corp is based in Dublin" in out
+    assert "via Atlas → Acme Corp" in out
+    assert "of 16,000 characters" in out and "hops 2" in out and "roles user, tool" in out
+    assert "could not run: reports, passages" in out
+
+    as_json = taisce("recall", "Where does Atlas work?", "--json", "--max-characters", "60",
+                     env=env)  # fmt: skip
+    body = json.loads(as_json.stdout)
+    assert [f["id"] for f in body["facts"]] == [] and body["truncated"] is True
+    assert body["controls"]["max_characters"] == 60
+
+    nothing = taisce("recall", "Who is Zed?", "--surfaces", "facts", env=env)
+    assert nothing.stdout.startswith("Nothing found.")
+
+
+def test_recall_errors_are_one_clear_line(server: LocalServer) -> None:
+    env = connection(server, server.new_credential("cli-recall-errors"))
+    refused = taisce("recall", "Atlas", "--max-characters", "0", env=env)
+    assert refused.returncode == 1
+    line = assert_one_clear_line(refused)
+    assert line.startswith("error: invalid_recall_controls (max_characters): ")
+
+    wrong_key = taisce("recall", "Atlas", "--api-key", "tsk_nope", "--url", server.url)
+    assert assert_one_clear_line(wrong_key).startswith("error: unauthorized")
+
+    no_key = taisce("recall", "Atlas", "--url", server.url)
+    assert "TAISCE_API_KEY" in assert_one_clear_line(no_key)
+
+    nobody = taisce("recall", "Atlas", "--url", "http://127.0.0.1:9", "--api-key", "tsk_x")
+    assert nobody.returncode == 1
+    assert "http://127.0.0.1:9" in assert_one_clear_line(nobody)
+
+
+# -- import and export --------------------------------------------------------------------
+
+
+def _conversation(path: Path) -> list[str]:
+    """250 messages, one line a problem of each kind, one repeated id."""
+    lines = [
+        json.dumps(
+            {"role": "user" if i % 2 else "assistant", "content": f"Message {i} about Orla."}
+        )
+        for i in range(250)
+    ]
+    lines[10] = "{not json"
+    lines[20] = json.dumps({"content": "no role"})
+    lines[30] = json.dumps({"id": "dup", "role": "user", "content": "first"})
+    lines[31] = json.dumps({"id": "dup", "role": "user", "content": "second"})
+    lines.append("")
+    lines.append(json.dumps({"kind": "fact", **FACTS[0]}))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return lines
+
+
+def test_import_sends_batches_reports_refused_lines_and_is_idempotent(
+    server: LocalServer, tmp_path: Path
+) -> None:
+    project = "cli-import"
+    env = connection(server, server.new_credential(project))
+    source = tmp_path / "conversation.jsonl"
+    _conversation(source)
+
+    done = taisce("import", str(source), env=env)
+    assert done.returncode == 1  # some lines were refused
+    assert "Traceback" not in done.stderr
+    summary = done.stdout.splitlines()
+    # 250 lines: one not JSON, one without a role, one repeating an id.
+    assert summary[0] == (
+        f"{source}: 247 messages and 1 facts stored "
+        "(an id stored before is kept as it was, so a rerun adds nothing twice)"
+    )
+    assert summary[1] == "1 lines repeat an earlier line's id and were skipped: 32"
+    assert summary[2] == "2 lines refused:"
+    assert summary[3].startswith("  line 11: not JSON")
+    assert summary[4].startswith("  line 21: invalid_request: ")
+
+    exported = tmp_path / "export.jsonl"
+    dump = ["export", "--project", project, "--data", str(server.data_dir), "-o", str(exported)]
+    assert taisce(*dump).returncode == 0
+    first = exported.read_text(encoding="utf-8")
+    assert len(first.splitlines()) == 248
+
+    # A rerun sends the same ids: nothing is stored twice.
+    again = taisce("import", str(source), env=env)
+    assert again.stdout.splitlines()[0] == summary[0]
+    assert taisce(*dump).returncode == 0
+    assert exported.read_text(encoding="utf-8") == first
+
+
+def test_export_writes_messages_and_facts_that_import_takes_back(
+    server: LocalServer, tmp_path: Path
+) -> None:
+    secret = server.new_credential("cli-export")
+    with Client(server.url, secret) as client:
+        at = "2026-01-02T03:04:05Z"
+        client.store_messages(
+            [
+                {"id": "e1", "role": "user", "content": "Zoë lives in 東京.", "source": "chat:1"},
+                {"id": "e2", "role": "tool", "content": "A document.", "occurred_at": at},
+            ]
+        )
+        client.store_facts(FACTS)
+    done = taisce("export", "--project", "cli-export", "--data", str(server.data_dir))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip() == "exported 2 messages and 2 facts of project 'cli-export'"
+    records = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [(r["kind"], r["id"]) for r in records] == [
+        ("message", "e1"), ("message", "e2"), ("fact", "c1"), ("fact", "c2"),
+    ]  # fmt: skip
+    assert records[0]["content"] == "Zoë lives in 東京." and records[0]["source"] == "chat:1"
+    assert records[1]["occurred_at"] == "2026-01-02T03:04:05Z"
+    assert records[2]["context"] == "since 2021" and records[2]["statement"]
+    assert all(r["recorded_at"] for r in records)
+
+    # Into another project, and out again: the same records.
+    copy = tmp_path / "copy.jsonl"
+    copy.write_text(done.stdout, encoding="utf-8")
+    env = connection(server, server.new_credential("cli-export-copy"))
+    restored = taisce("import", str(copy), env=env)
+    assert restored.returncode == 0, restored.stdout + restored.stderr
+    again = taisce("export", "--project", "cli-export-copy", "--data", str(server.data_dir))
+    moved = [json.loads(line) for line in again.stdout.splitlines()]
+
+    def without_times(rows: list[dict[str, str]]) -> list[dict[str, str]]:
+        return [{k: v for k, v in r.items() if k != "recorded_at"} for r in rows]
+
+    assert without_times(moved) == without_times(records)
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["import", "/nowhere/file.jsonl"], "cannot read /nowhere/file.jsonl"),
+        (["export", "--project", "p", "--data", "/nowhere"], "no embedded store at /nowhere"),
+    ],
+)
+def test_import_and_export_errors_are_one_clear_line(args: list[str], says: str) -> None:
+    done = taisce(*args, env={"TAISCE_API_KEY": "tsk_x"})
+    assert done.returncode != 0
+    assert says in assert_one_clear_line(done)
+
+
+def test_import_sends_100_lines_a_request(server: LocalServer) -> None:
+    lines = [json.dumps({"role": "user", "content": f"Line {i}."}) for i in range(230)]
+    done: list[int] = []
+    with Client(server.url, server.new_credential("cli-import-batches")) as client:
+        summary = import_lines(client, lines, done.append)
+    assert done == [100, 100, 30]
+    assert summary.stored == {"message": 230, "fact": 0} and not summary.refused
+
+
+def test_import_draws_a_progress_bar_on_a_terminal(server: LocalServer, tmp_path: Path) -> None:
+    source = tmp_path / "few.jsonl"
+    source.write_text(json.dumps({"role": "user", "content": "Hello."}) + "\n", encoding="utf-8")
+    main, terminal = pty.openpty()
+    # A new terminal is 0 columns wide, which leaves tqdm no room to draw in.
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    env = {**_environ(), **connection(server, server.new_credential("cli-import-bar"))}
+    drawn: list[bytes] = []
+
+    def read_terminal() -> None:
+        with contextlib.suppress(OSError):  # the terminal closes with the process
+            while chunk := os.read(main, 4096):
+                drawn.append(chunk)
+
+    # Read as it is drawn: a terminal's unread output may be lost when it closes.
+    reader = threading.Thread(target=read_terminal, daemon=True)
+    reader.start()
+    with subprocess.Popen(
+        [sys.executable, "-m", "taisce.cli", "import", str(source)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=terminal,
+        text=True,
+    ) as process:
+        os.close(terminal)
+        out, _ = process.communicate(timeout=120)
+    reader.join(timeout=10)
+    os.close(main)
+    assert process.returncode == 0, out
+    assert b"importing" in b"".join(drawn) and b"1/1" in b"".join(drawn)
+    assert out.startswith(f"{source}: 1 messages and 0 facts stored")
