@@ -109,7 +109,14 @@ class Memory:
 
     def recall(self, project: str, request: RecallRequest) -> dict[str, object]:
         controls = resolve(request, self.limits)
-        return recall(self.store, project, request.question, controls, semantic=self.semantic)
+        return recall(
+            self.store,
+            project,
+            request.question,
+            controls,
+            semantic=self.semantic,
+            now=timestamp(self.clock()),
+        )
 
     # -- background work ---------------------------------------------------------
 
