@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from ..ports import PendingVector, Store, VectorItem, VectorKind
 from .controls import Limits, RecallRequest, resolve
 from .errors import NotFound
+from .filters import FactFilter
 from .ingest import (
     FactsRequest,
     MessagesRequest,
@@ -134,7 +135,13 @@ class Memory:
         while frontier and len(seen_facts) < COMPONENT_FACTS:
             found = list(
                 self.store.facts_about(
-                    project, frontier, [role], COMPONENT_FACTS - len(seen_facts), seen_facts
+                    project,
+                    frontier,
+                    [role],
+                    COMPONENT_FACTS - len(seen_facts),
+                    seen_facts,
+                    # Reports sum up what holds when they are built, not closed facts.
+                    FactFilter(valid_at=timestamp(self.clock())),
                 )
             )
             following: list[str] = []
