@@ -78,6 +78,25 @@ def test_resending_a_stored_fact_changes_nothing(store: Any, project: str) -> No
     assert validity(store, project, "Ada") == {"g": (T0, T2), "c": (T2, None)}
 
 
+def test_resending_a_mixed_batch_stores_it_once(store: Any, project: str) -> None:
+    batch = [
+        fact("Ada", "knows", "Bo", id="k"),
+        lives("Gothenburg", id="g", valid_from=T0),
+        fact("Bo", "likes", "tea", id="t", kind="value"),
+        lives("Cork", id="c", valid_from=T2),
+    ]
+    store.put_facts(project, batch)
+    store.put_facts(project, batch)
+    store.put_facts(project, [*batch[2:], fact("Ada", "likes", "jazz", id="j", kind="value")])
+    assert validity(store, project, "Ada") == {
+        "k": (None, None),
+        "g": (T0, T2),
+        "c": (T2, None),
+        "j": (None, None),
+    }
+    assert [f.id for f in about(store, project, "Bo")] == ["k", "t"]
+
+
 def test_a_batch_closes_its_own_earlier_fact(store: Any, project: str) -> None:
     store.put_facts(project, [lives("Gothenburg", id="g"), lives("Cork", id="c")])
     at = fact("x", "y", "z").recorded_at

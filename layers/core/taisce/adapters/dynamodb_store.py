@@ -693,8 +693,9 @@ class DynamoDbStore:
             if f.id not in firsts:  # a repeated id in one batch: the first copy
                 firsts[f.id] = f
                 place[f.id] = index
-        keyed = [f for f in firsts.values() if contradiction_key(f) is not None]
-        by_pk = {fact_pk(project, f.id): f.id for f in keyed}
+        # Every id already stored is left out (not only the keyed ones): a claim found
+        # taken while writing would make the batch plan again.
+        by_pk = {fact_pk(project, f.id): f.id for f in firsts.values()}
         claims = self._batch_get([_key(pk, FACT_SK) for pk in by_pk], "PK")
         stored = {by_pk[i["PK"]["S"]] for i in claims}
         incoming = [f for f in firsts.values() if f.id not in stored]
