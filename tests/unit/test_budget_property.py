@@ -49,6 +49,9 @@ SPELLINGS = {
 NAMES = [s for spellings in SPELLINGS.values() for s in spellings]
 VALUES = ["42", "Dublin", "blue 🚀", "since 2021", "Straße", "北京"]
 PREDICATES = ["works at", "lives in", "knows", "is based in", "mag", "住在"]
+# The single-valued ones (docs/API.md, "Time and filters"): a later fact of the same
+# subject, role and predicate with another object closes the earlier one.
+SINGLE_VALUED = {"works at", "lives in", "is based in"}
 EXTRAS = [None, "I work there", "«exact words» 🚀", "since 2021", "e\u0301", "x" * 120]
 
 
@@ -160,6 +163,17 @@ def store(memory: Memory, facts: list[dict[str, Any]]) -> tuple[str, list[dict[s
                     "quote_end": None,
                 }
             )
+    # One batch, one start (recorded_at): each fact is closed at that start by any
+    # later fact that contradicts it.
+    for i, early in enumerate(stored):
+        if early["predicate"] in SINGLE_VALUED and any(
+            normalize_name(late["subject"]) == normalize_name(early["subject"])
+            and late["source_role"] == early["source_role"]
+            and late["predicate"] == early["predicate"]
+            and normalize_name(late["object"]) != normalize_name(early["object"])
+            for late in stored[i + 1 :]
+        ):
+            early["valid_to"] = RECORDED_AT
     return project, stored
 
 
@@ -179,7 +193,8 @@ def expected_facts(stored: list[dict[str, Any]], question: str, roles, hops: int
     known = {k for f in stored for k in ends(f)}
     words = question.removeprefix("Tell me about ").removesuffix("?").split(" and ")
     matched = list(dict.fromkeys(key(w) for w in words if key(w) in known))
-    visible = [f for f in stored if f["source_role"] in roles]
+    # Facts valid now (NOW is also when they were recorded): closed ones are not.
+    visible = [f for f in stored if f["source_role"] in roles and f["valid_to"] is None]
     hop1 = [f for k in matched for f in visible if k in ends(f)]
     hop1 = list({f["id"]: f for f in hop1}.values())
     if hops < 2:

@@ -249,6 +249,10 @@ def test_each_refused_control_is_named(mode: str) -> None:
         "hops": 1.5,
         "surfaces": ["x"],
         "themes": "no",
+        "subjects": [],
+        "as_of": "yesterday",
+        "recorded_after": 5,
+        "recorded_before": "2026-01-01",
     }
     assert {loc[0] for loc in refused_fields(body, mode)} == set(CONTROLS)
 

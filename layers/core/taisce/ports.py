@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from .domain.aliases import Alias, EntityName, MergeResult
+from .domain.filters import FactFilter, MessageFilter
 from .domain.model import Fact, Message, Passage, Role
 from .domain.reports import Report
 
@@ -19,7 +20,15 @@ class Store(Protocol):
     as it was (so a retried request stores once).
     """
 
-    def put_facts(self, project: str, facts: Sequence[Fact]) -> None: ...
+    def put_facts(self, project: str, facts: Sequence[Fact]) -> None:
+        """Store new facts; in the same transaction, close what they contradict.
+
+        The stored facts that share a new fact's subject, role and single-valued
+        predicate go through `domain.validity.plan_closings` with the batch (new
+        facts only: an id already stored changes nothing), and the stored facts it
+        closes get their `valid_to` with the batch, all or nothing.
+        """
+        ...
 
     def facts_about(
         self,
@@ -28,16 +37,20 @@ class Store(Protocol):
         roles: Collection[Role],
         limit: int,
         exclude: Collection[str] = (),
+        filters: FactFilter | None = None,
     ) -> Iterator[Fact]:
         """Facts whose subject or entity object is one of `keys`, said by one of `roles`.
 
         Grouped by key in the order given, each group in storing order, each fact
-        once, none in `exclude`, at most `limit` in all. Lazy: a recall stops reading
-        when its bundle closes, so an adapter should fetch as it is read.
+        once, none in `exclude`, only those `filters` admit, at most `limit` in all.
+        Lazy: a recall stops reading when its bundle closes, so an adapter should
+        fetch as it is read, and apply `filters` in its query.
         """
         ...
 
-    def facts_with_subject(self, project: str, key: str) -> list[Fact]: ...
+    def facts_with_subject(self, project: str, key: str) -> list[Fact]:
+        """Every fact with this subject, closed ones too, in storing order."""
+        ...
 
     def delete_fact(self, project: str, fact_id: str) -> bool: ...
 
@@ -69,8 +82,11 @@ class Store(Protocol):
         """Clear these marks (a mark rewritten since with other text stays)."""
         ...
 
-    def passages_by_ids(self, project: str, ids: Sequence[str]) -> list[Passage]:
-        """The passages with these ids, in the order given (unknown ids left out)."""
+    def passages_by_ids(
+        self, project: str, ids: Sequence[str], messages: MessageFilter | None = None
+    ) -> list[Passage]:
+        """The passages with these ids, in the order given (unknown ids left out),
+        only those of messages that `messages` admits."""
         ...
 
     # Reports: a fact written or deleted marks its entities dirty (per role) in the

@@ -43,8 +43,17 @@ from ..domain.aliases import (
     plan_merge,
 )
 from ..domain.errors import InvalidRequest
+from ..domain.filters import FactFilter, MessageFilter
 from ..domain.model import ROLES, Fact, Message, Passage, Role
 from ..domain.names import normalize_name
+from ..domain.validity import (
+    Closing,
+    contradiction_key,
+    plan_closings,
+    sortable,
+    start_of,
+    unsortable,
+)
 from ..ports import Credential, ExtractionFailure
 
 logger = logging.getLogger(__name__)
@@ -216,12 +225,19 @@ def item_size(item: Item) -> int:
     return size
 
 
+# Timestamps are kept in a fixed-width form, so that a FilterExpression compares
+# them as times (see domain.validity.sortable); they are read back as stored.
+_TIME_ATTRIBUTES = frozenset({"vf", "vt", "ra"})
+
+
 def _fact_attributes(f: Fact) -> Item:
     owner = f"fact {getattr(f, 'id', None)!r}"
     item: Item = {}
     for field_name, attribute, required in _FACT_ATTRIBUTES:
         value = _text(owner, field_name, getattr(f, field_name), required=required)
         if value is not None:
+            if attribute in _TIME_ATTRIBUTES:
+                value = {"S": sortable(value["S"])}
             item[attribute] = value
     for field_name, attribute in _FACT_NUMBERS:
         number = getattr(f, field_name)
@@ -233,9 +249,12 @@ def _fact_attributes(f: Fact) -> Item:
 
 
 def _fact(item: Item) -> Fact:
-    texts = (_s(item, attribute) for _, attribute, _ in _FACT_ATTRIBUTES)
+    values = [_s(item, attribute) for _, attribute, _ in _FACT_ATTRIBUTES]
+    for n, (_, attribute, _) in enumerate(_FACT_ATTRIBUTES):
+        if attribute in _TIME_ATTRIBUTES and values[n] is not None:
+            values[n] = unsortable(values[n])  # type: ignore[arg-type]
     numbers = (int(item[a]["N"]) if a in item else None for _, a in _FACT_NUMBERS)
-    return Fact(*texts, *numbers)  # type: ignore[arg-type]
+    return Fact(*values, *numbers)  # type: ignore[arg-type]
 
 
 def _passage(item: Item) -> Passage:
@@ -260,6 +279,32 @@ def _credential(item: Item) -> Credential:
     )
 
 
+def _filter_conditions(filters: FactFilter, names: dict[str, str], values: Item) -> list[str]:
+    """The recall filters (domain/filters.py) as FilterExpression conditions on fact
+    copies, whose times are stored in sortable form."""
+    conditions: list[str] = []
+    if filters.valid_at is not None:
+        names.update({"#vf": "vf", "#vt": "vt"})
+        values[":at"] = {"S": sortable(filters.valid_at)}
+        conditions.append("(attribute_not_exists(#vf) OR #vf <= :at)")
+        conditions.append("(attribute_not_exists(#vt) OR #vt > :at)")
+    if filters.recorded_after is not None:
+        names["#ra"] = "ra"
+        values[":ra"] = {"S": sortable(filters.recorded_after)}
+        conditions.append("#ra >= :ra")
+    if filters.recorded_before is not None:
+        names["#ra"] = "ra"
+        values[":rb"] = {"S": sortable(filters.recorded_before)}
+        conditions.append("#ra < :rb")
+    if filters.subjects is not None:
+        names.update({"#sn": "sn", "#on": "on"})
+        marks = [f":s{n}" for n in range(len(filters.subjects))]
+        values.update({m: {"S": k} for m, k in zip(marks, sorted(filters.subjects), strict=True)})
+        listed = ", ".join(marks)
+        conditions.append(f"(#sn IN ({listed}) OR #on IN ({listed}))")
+    return conditions
+
+
 # -- writes ----------------------------------------------------------------------
 
 
@@ -275,6 +320,10 @@ class _Unit:
     size: int = 0
     # Too big for one transaction (a long message): stored by _store_big.
     big: bool = False
+    # Stored facts this one closes: Update ops (with conditions on what was read),
+    # and the Update ops that undo them.
+    updates: list[Item] = field(default_factory=list)
+    restores: list[Item] = field(default_factory=list)
 
     def item_keys(self) -> list[Item]:
         return [_key(i["PK"]["S"], i["SK"]["S"]) for i in (self.claim, *self.items)]
@@ -320,6 +369,10 @@ class _Clock:
 
 
 _CLOCK = _Clock()
+
+
+class _Stale(Exception):
+    """What a batch was planned on changed before it was written: plan it again."""
 
 
 def _backoff(attempt: int) -> None:
@@ -476,6 +529,7 @@ class DynamoDbStore:
                     }
                 )
                 ops += [{"Delete": {"TableName": table, "Key": k}} for k in unit.item_keys()[1:]]
+                ops += [{"Update": {"TableName": table, **u}} for u in unit.restores]
             else:
                 ops.append(
                     {
@@ -487,6 +541,7 @@ class DynamoDbStore:
                     }
                 )
                 ops += [{"Put": {"TableName": table, "Item": i}} for i in unit.items]
+                ops += [{"Update": {"TableName": table, **u}} for u in unit.updates]
             for pk, (name, counts) in unit.names.items():
                 merged = names.setdefault(pk, (name, {}))[1]
                 for role, count in counts.items():
@@ -499,7 +554,7 @@ class DynamoDbStore:
     @staticmethod
     def _op_count(units: Sequence[_Unit]) -> int:
         names = {pk for u in units for pk in u.names}
-        return sum(1 + len(u.items) for u in units) + len(names)
+        return sum(1 + len(u.items) + len(u.updates) for u in units) + len(names)
 
     def _groups(self, units: Sequence[_Unit]) -> Iterator[list[_Unit]]:
         """Units packed in order into transactions of at most 100 items and ~4 MB."""
@@ -517,11 +572,14 @@ class DynamoDbStore:
         if group:
             yield group
 
-    def _commit(self, group: list[_Unit], *, undo: bool = False) -> list[_Unit]:
+    def _commit(
+        self, group: list[_Unit], *, undo: bool = False, strict: bool = False
+    ) -> list[_Unit]:
         """One transaction. A unit whose claim condition fails is dropped (stored: the
         id is taken, so the first copy is kept; undo: it is no longer this call's) and
         the rest retried; conflicts and throttling are retried with backoff. Returns
-        the units written."""
+        the units written. `strict`: any failed condition raises _Stale instead (the
+        batch was planned on what it read, and must be planned again)."""
         attempt = 0
         while group:
             ops, claims = self._ops(group, undo=undo)
@@ -532,6 +590,8 @@ class DynamoDbStore:
                 if self._code(error) != "TransactionCanceledException":
                     raise
                 reasons = getattr(error, "response", {}).get("CancellationReasons") or []
+                if strict and any(r.get("Code") == "ConditionalCheckFailed" for r in reasons):
+                    raise _Stale() from error
                 taken = {
                     claims[i]
                     for i, r in enumerate(reasons)
@@ -548,7 +608,7 @@ class DynamoDbStore:
                     attempt += 1
         return []
 
-    def _store_units(self, units: Sequence[_Unit]) -> list[_Unit]:
+    def _store_units(self, units: Sequence[_Unit], *, strict: bool = False) -> list[_Unit]:
         """Store units in as few transactions as DynamoDB's limits allow, all or nothing.
 
         When a later transaction fails, what the earlier ones stored in this call is
@@ -557,7 +617,7 @@ class DynamoDbStore:
         stored: list[_Unit] = []
         try:
             for group in self._groups([u for u in units if not u.big]):
-                stored += self._commit(group)
+                stored += self._commit(group, strict=strict)
             for unit in units:
                 if unit.big and self._store_big(unit):
                     stored.append(unit)
@@ -627,10 +687,14 @@ class DynamoDbStore:
         return unit
 
     def put_facts(self, project: str, facts: Sequence[Fact]) -> None:
+        # Aliases first: a contradiction is found under the entity's own key.
+        facts = self._resolve_aliases(project, facts)
+        if any(contradiction_key(f) is not None for f in facts):
+            self._put_facts_closing(project, facts)
+            return
         # Every record is checked and turned into items before anything is written:
         # a bad record fails the batch with nothing stored.
         token = secrets.token_hex(4)
-        facts = self._resolve_aliases(project, facts)
         clock = _CLOCK.next()
         units: list[_Unit] = []
         seen: set[str] = set()
@@ -641,8 +705,114 @@ class DynamoDbStore:
             units.append(self._fact_unit(project, f, f"{clock:020d}.{token}.{index:06d}", token))
         self._store_units(units)
 
+    # -- validity: contradictions close stored facts -----------------------------
+
+    def _put_facts_closing(self, project: str, facts: Sequence[Fact]) -> None:
+        """put_facts for a batch with a single-valued predicate: read what it may
+        contradict, plan (domain.validity.plan_closings), then write the batch with
+        the closings, each guarded by a condition on the value read. If anything
+        changed meanwhile (a claim taken, a fact closed or deleted), what this call
+        stored is undone and the batch planned again."""
+        # Storing order is fixed when the batch starts, also for a batch planned again.
+        token = secrets.token_hex(4)
+        clock = _CLOCK.next()
+        attempt = 0
+        while True:
+            try:
+                self._plan_and_store(project, facts, token, clock)
+                return
+            except _Stale:
+                if attempt >= _ATTEMPTS:
+                    raise
+                _backoff(attempt)
+                attempt += 1
+
+    def _plan_and_store(self, project: str, facts: Sequence[Fact], token: str, clock: int) -> None:
+        firsts: dict[str, Fact] = {}
+        place: dict[str, int] = {}
+        for index, f in enumerate(facts):
+            if f.id not in firsts:  # a repeated id in one batch: the first copy
+                firsts[f.id] = f
+                place[f.id] = index
+        # Every id already stored is left out (not only the keyed ones): a claim found
+        # taken while writing would make the batch plan again.
+        by_pk = {fact_pk(project, f.id): f.id for f in firsts.values()}
+        claims = self._batch_get([_key(pk, FACT_SK) for pk in by_pk], "PK")
+        stored = {by_pk[i["PK"]["S"]] for i in claims}
+        incoming = [f for f in firsts.values() if f.id not in stored]
+        earliest: dict[tuple[str, str], str] = {}
+        for f in incoming:
+            if contradiction_key(f) is not None:
+                at = sortable(start_of(f))
+                group = (f.subject_key, f.source_role)
+                earliest[group] = min(earliest.get(group, at), at)
+        existing: list[Fact] = []
+        sort_keys: dict[str, str] = {}
+        for (subject_key, role), at in earliest.items():
+            for item in self._query(
+                KeyConditionExpression="PK = :pk AND begins_with(SK, :f)",
+                FilterExpression="#d = :s AND #r = :r AND (attribute_not_exists(#vt) OR #vt > :at)",
+                ExpressionAttributeNames={"#d": "d", "#r": "r", "#vt": "vt"},
+                ExpressionAttributeValues={
+                    ":pk": {"S": entity_pk(project, subject_key)},
+                    ":f": {"S": _FACTS_PREFIX},
+                    ":s": {"S": "S"},
+                    ":r": {"S": role},
+                    ":at": {"S": at},
+                },
+            ):
+                existing.append(_fact(item))
+                sort_keys[item["id"]["S"]] = item["SK"]["S"]
+        planned, closings = plan_closings(existing, incoming)
+        units: list[_Unit] = []
+        by_id: dict[str, _Unit] = {}
+        for f in planned:
+            seq = f"{clock:020d}.{token}.{place[f.id]:06d}"
+            unit = self._fact_unit(project, f, seq, token)
+            units.append(unit)
+            by_id[f.id] = unit
+        for closing in closings:
+            self._add_closing(project, by_id[closing.by], closing, sort_keys[closing.fact.id])
+        self._store_units(units, strict=True)
+
+    def _add_closing(self, project: str, unit: _Unit, closing: Closing, sk: str) -> None:
+        """Update ops that close a stored fact (both its copies), on what was read."""
+        old = closing.fact
+        ends = {entity_pk(project, old.subject_key)}
+        if old.object_key is not None:
+            ends.add(entity_pk(project, old.object_key))
+        for pk in sorted(ends):
+            key = _key(pk, sk)
+            values: Item = {":new": {"S": sortable(closing.valid_to)}}
+            if old.valid_to is None:
+                condition = "attribute_exists(PK) AND attribute_not_exists(#vt)"
+                restore: Item = {"UpdateExpression": "REMOVE #vt"}
+            else:
+                condition = "attribute_exists(PK) AND #vt = :old"
+                values[":old"] = {"S": sortable(old.valid_to)}
+                restore = {
+                    "UpdateExpression": "SET #vt = :old",
+                    "ExpressionAttributeValues": {":old": values[":old"]},
+                }
+            unit.updates.append(
+                {
+                    "Key": key,
+                    "UpdateExpression": "SET #vt = :new",
+                    "ConditionExpression": condition,
+                    "ExpressionAttributeNames": {"#vt": "vt"},
+                    "ExpressionAttributeValues": values,
+                }
+            )
+            unit.restores.append({"Key": key, "ExpressionAttributeNames": {"#vt": "vt"}, **restore})
+            unit.size += 512
+
     def _entity_facts(
-        self, project: str, key: str, roles: Collection[Role], first_page: int
+        self,
+        project: str,
+        key: str,
+        roles: Collection[Role],
+        first_page: int,
+        filters: FactFilter | None = None,
     ) -> Iterator[Fact]:
         """The facts of one entity partition, in storing order, fetched page by page
         (each page one Query), only as far as the caller reads."""
@@ -653,14 +823,20 @@ class DynamoDbStore:
                 ":f": {"S": _FACTS_PREFIX},
             },
         }
+        conditions: list[str] = []
+        names: dict[str, str] = {}
+        values = params["ExpressionAttributeValues"]
         wanted = [r for r in ROLES if r in roles]
         if len(wanted) < len(ROLES):
             marks = [f":r{n}" for n in range(len(wanted))]
-            params["FilterExpression"] = f"#r IN ({', '.join(marks)})"
-            params["ExpressionAttributeNames"] = {"#r": "r"}
-            params["ExpressionAttributeValues"].update(
-                {m: {"S": r} for m, r in zip(marks, wanted, strict=True)}
-            )
+            conditions.append(f"#r IN ({', '.join(marks)})")
+            names["#r"] = "r"
+            values.update({m: {"S": r} for m, r in zip(marks, wanted, strict=True)})
+        if filters is not None:
+            conditions += _filter_conditions(filters, names, values)
+        if conditions:
+            params["FilterExpression"] = " AND ".join(conditions)
+            params["ExpressionAttributeNames"] = names
         page = first_page
         while True:
             params["Limit"] = page
@@ -685,6 +861,7 @@ class DynamoDbStore:
         roles: Collection[Role],
         limit: int,
         exclude: Collection[str] = (),
+        filters: FactFilter | None = None,
     ) -> Iterator[Fact]:
         if not roles or limit <= 0:
             return
@@ -696,7 +873,7 @@ class DynamoDbStore:
                 continue  # its facts were all listed already
             done.add(key)
             first_page = max(MIN_PAGE, min(FIRST_PAGE, limit - count))
-            for fact in self._entity_facts(project, key, roles, first_page):
+            for fact in self._entity_facts(project, key, roles, first_page, filters):
                 if fact.id not in seen:
                     seen.add(fact.id)
                     yield fact
@@ -859,13 +1036,25 @@ class DynamoDbStore:
         )
         return [_passage(i) for i in items]
 
-    def passages_by_ids(self, project: str, ids: Sequence[str]) -> list[Passage]:
+    def passages_by_ids(
+        self, project: str, ids: Sequence[str], messages: MessageFilter | None = None
+    ) -> list[Passage]:
         """The passages with these ids, in the order given (unknown ids left out).
 
-        A passage id is "<message id>#<n>": one Query per message they come from."""
+        A passage id is "<message id>#<n>": one Query per message they come from.
+        With a message filter, the message's times are read too (a GetItem)."""
         wanted = set(ids)
         found: dict[str, Passage] = {}
         for message_id in dict.fromkeys(i.rpartition("#")[0] for i in ids if "#" in i):
+            if messages is not None:
+                times = self._get(
+                    _key(message_pk(project, message_id), MESSAGE_SK),
+                    "occurred_at, recorded_at",
+                )
+                if times is None or not messages.admits(
+                    times["occurred_at"]["S"], times["recorded_at"]["S"]
+                ):
+                    continue
             for p in self.passages_of(project, message_id):
                 if p.id in wanted:
                     found[p.id] = p

@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from ..domain.aliases import Alias, EntityName, MergeResult, NameState, plan_merge
+from ..domain.filters import FactFilter, MessageFilter
 from ..domain.model import ROLES, Fact, Message, Passage, Role
 from ..domain.reports import Report
+from ..domain.validity import contradiction_key, plan_closings, sortable, start_of
 from ..ports import Credential, ExtractionFailure, PendingVector
 from .sqlite_file import SqliteFile
 
@@ -193,6 +195,57 @@ if tuple(f.name for f in fields(Fact)) != tuple(c.strip() for c in _FACT_COLUMNS
     raise RuntimeError("_FACT_COLUMNS must list Fact's fields in order")
 
 
+def _sortable(column: str) -> str:
+    """SQL for `domain.validity.sortable` of a timestamp column: the short form
+    "...:SSZ" gains ".000000" so that text order is time order."""
+    return (
+        f"(CASE WHEN length({column}) = 20 THEN substr({column}, 1, 19) || '.000000Z' "
+        f"ELSE {column} END)"
+    )
+
+
+def _fact_filter_sql(filters: FactFilter | None) -> tuple[str, list[object]]:
+    """The recall filters as extra WHERE conditions on facts (see domain/filters.py)."""
+    if filters is None:
+        return "", []
+    where: list[str] = []
+    params: list[object] = []
+    if filters.valid_at is not None:
+        at = sortable(filters.valid_at)
+        where.append(f"(valid_from IS NULL OR {_sortable('valid_from')} <= ?)")
+        where.append(f"(valid_to IS NULL OR {_sortable('valid_to')} > ?)")
+        params += [at, at]
+    if filters.recorded_after is not None:
+        where.append(f"{_sortable('recorded_at')} >= ?")
+        params.append(sortable(filters.recorded_after))
+    if filters.recorded_before is not None:
+        where.append(f"{_sortable('recorded_at')} < ?")
+        params.append(sortable(filters.recorded_before))
+    if filters.subjects is not None:
+        marks = ",".join("?" * len(filters.subjects))
+        where.append(f"(subject_key IN ({marks}) OR object_key IN ({marks}))")
+        params += [*filters.subjects, *filters.subjects]
+    return "".join(f" AND {w}" for w in where), params
+
+
+def _message_filter_sql(messages: MessageFilter | None) -> tuple[str, list[object]]:
+    """The recall's time filters as extra WHERE conditions on messages `m`."""
+    if messages is None:
+        return "", []
+    where: list[str] = []
+    params: list[object] = []
+    if messages.occurred_by is not None:
+        where.append(f"{_sortable('m.occurred_at')} <= ?")
+        params.append(sortable(messages.occurred_by))
+    if messages.recorded_after is not None:
+        where.append(f"{_sortable('m.recorded_at')} >= ?")
+        params.append(sortable(messages.recorded_after))
+    if messages.recorded_before is not None:
+        where.append(f"{_sortable('m.recorded_at')} < ?")
+        params.append(sortable(messages.recorded_before))
+    return "".join(f" AND {w}" for w in where), params
+
+
 def _fact(row: tuple[Any, ...]) -> Fact:
     """A fact from a plain row (seq, then the columns of Fact in order)."""
     return Fact(*row[1:])
@@ -232,6 +285,7 @@ class SqliteStore:
         token = uuid.uuid4().hex
         with self._write() as db:
             facts = self._resolve_aliases(db, project, facts)
+            facts = self._close_contradictions(db, project, facts, token)
             for f in facts:
                 # ON CONFLICT names the one conflict to skip (an id already stored):
                 # OR IGNORE would also silently skip a row that breaks NOT NULL.
@@ -292,23 +346,89 @@ class SqliteStore:
                             (project, "entity", f"{f.source_role}:{key}", name, f.source_role),
                         )
 
+    # -- validity: contradictions close stored facts --------------------------------
+
+    def _close_contradictions(
+        self, db: sqlite3.Connection, project: str, facts: Sequence[Fact], token: str
+    ) -> list[Fact]:
+        """The batch with the validity `plan_closings` gives it; the stored facts it
+        closes are updated here, inside the batch's transaction."""
+        keyed = [f for f in facts if contradiction_key(f) is not None]
+        if not keyed:
+            return list(facts)
+        stored = self._stored_ids(db, project, [f.id for f in keyed])
+        incoming: dict[str, Fact] = {}
+        for f in facts:
+            if f.id not in stored:
+                incoming.setdefault(f.id, f)  # a repeated id: the first copy is stored
+        # Per subject and role, the earliest start in the batch: a stored fact that
+        # ended by then can neither be closed nor end a new fact.
+        earliest: dict[tuple[str, str], str] = {}
+        for f in incoming.values():
+            if contradiction_key(f) is not None:
+                at = sortable(start_of(f))
+                group = (f.subject_key, f.source_role)
+                earliest[group] = min(earliest.get(group, at), at)
+        existing: list[Fact] = []
+        for (subject_key, role), at in earliest.items():
+            existing += [
+                _fact(r)
+                for r in db.execute(
+                    f"SELECT seq, {_FACT_COLUMNS} FROM facts WHERE project = ? "
+                    "AND subject_key = ? AND source_role = ? "
+                    f"AND (valid_to IS NULL OR {_sortable('valid_to')} > ?) ORDER BY seq",
+                    (project, subject_key, role, at),
+                )
+            ]
+        planned, closings = plan_closings(existing, list(incoming.values()))
+        for c in closings:
+            db.execute(
+                "UPDATE facts SET valid_to = ? WHERE project = ? AND id = ?",
+                (c.valid_to, project, c.fact.id),
+            )
+            # The closed fact no longer holds now: its reports are rebuilt.
+            db.executemany(
+                _MARK_DIRTY,
+                [
+                    (project, c.fact.source_role, k, token)
+                    for k in (c.fact.subject_key, c.fact.object_key)
+                    if k
+                ],
+            )
+        changed = {f.id: f for f in planned}
+        return [changed.get(f.id, f) if f.id not in stored else f for f in facts]
+
+    def _stored_ids(self, db: sqlite3.Connection, project: str, ids: list[str]) -> set[str]:
+        found: set[str] = set()
+        for i in range(0, len(ids), _CHUNK):
+            chunk = ids[i : i + _CHUNK]
+            rows = db.execute(
+                f"SELECT id FROM facts WHERE project = ? AND id IN ({','.join('?' * len(chunk))})",
+                (project, *chunk),
+            )
+            found.update(r[0] for r in rows)
+        return found
+
     def _scan(self, sql: str, params: tuple[object, ...]) -> sqlite3.Cursor:
         """A cursor of plain tuples: cheaper than sqlite3.Row for hot reads."""
         cursor = self._db().cursor()
         cursor.row_factory = None
         return cursor.execute(sql, params)
 
-    def _facts_of_key(self, project: str, key: str, roles: Collection[Role]) -> Iterator[Fact]:
+    def _facts_of_key(
+        self, project: str, key: str, roles: Collection[Role], filters: FactFilter | None
+    ) -> Iterator[Fact]:
         # Two index range scans (subject side, object side), each already in storing
         # order, merged lazily: the caller stops reading once it has enough, so the
         # cost follows what the question touches, not the size of the store.
         marks = ",".join("?" * len(roles))
+        where, params = _fact_filter_sql(filters)
         scans = [
             self._scan(
                 f"SELECT seq, {_FACT_COLUMNS} FROM facts "
-                f"WHERE project = ? AND {column} = ? AND source_role IN ({marks}) "
+                f"WHERE project = ? AND {column} = ? AND source_role IN ({marks}){where} "
                 "ORDER BY seq",
-                (project, key, *roles),
+                (project, key, *roles, *params),
             )
             for column in ("subject_key", "object_key")
         ]
@@ -322,13 +442,14 @@ class SqliteStore:
         roles: Collection[Role],
         limit: int,
         exclude: Collection[str] = (),
+        filters: FactFilter | None = None,
     ) -> Iterator[Fact]:
         seen = set(exclude)
         count = 0
         if not roles or limit <= 0:
             return
         for key in keys:
-            for fact in self._facts_of_key(project, key, roles):
+            for fact in self._facts_of_key(project, key, roles, filters):
                 if fact.id not in seen:
                     seen.add(fact.id)
                     yield fact
@@ -484,14 +605,18 @@ class SqliteStore:
                 [(project, i.kind, i.id, i.text) for i in items],
             )
 
-    def passages_by_ids(self, project: str, ids: Sequence[str]) -> list[Passage]:
+    def passages_by_ids(
+        self, project: str, ids: Sequence[str], messages: MessageFilter | None = None
+    ) -> list[Passage]:
         found: dict[str, Passage] = {}
+        where, params = _message_filter_sql(messages)
         for i in range(0, len(ids), _CHUNK):
             chunk = ids[i : i + _CHUNK]
             rows = self._db().execute(
-                'SELECT id, message_id, role, source, start, "end", quote FROM passages '
-                f"WHERE project = ? AND id IN ({','.join('?' * len(chunk))})",
-                (project, *chunk),
+                'SELECT p.id, p.message_id, p.role, p.source, p.start, p."end", p.quote '
+                "FROM passages p JOIN messages m ON m.project = p.project AND m.id = p.message_id "
+                f"WHERE p.project = ? AND p.id IN ({','.join('?' * len(chunk))}){where}",
+                (project, *chunk, *params),
             )
             found.update((r["id"], Passage(**dict(r))) for r in rows)
         return [found[i] for i in ids if i in found]

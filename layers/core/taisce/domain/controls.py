@@ -10,14 +10,39 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    ValidationInfo,
+    field_validator,
+)
 
 from .errors import InvalidRecallControls
+from .filters import FactFilter, MessageFilter
+from .ingest import Name, Timestamp, parse_timestamp
 from .model import ROLES, SURFACES, Role, Surface
+from .names import normalize_name
 
 MAX_QUESTION_CHARACTERS = 10_000
 
-CONTROLS = ("max_characters", "max_rows", "source_roles", "hops", "surfaces", "themes")
+CONTROLS = (
+    "max_characters",
+    "max_rows",
+    "source_roles",
+    "hops",
+    "surfaces",
+    "themes",
+    # Filters (docs/API.md, "Time and filters"): echoed only when sent.
+    "subjects",
+    "as_of",
+    "recorded_after",
+    "recorded_before",
+)
+FILTERS = ("subjects", "as_of", "recorded_after", "recorded_before")
+MAX_SUBJECTS = 50
 DEFAULT_ROLES: tuple[Role, ...] = ("user",)
 DEFAULT_HOPS = 1
 
@@ -29,6 +54,12 @@ CONTROL_RULES = {
     "hops": "must be a JSON integer (values below 1 become 1, above 2 become 2)",
     "surfaces": "must be a non-empty list of distinct surfaces from " + ", ".join(SURFACES),
     "themes": "must be true or false",
+    "subjects": f"must be a non-empty list of at most {MAX_SUBJECTS} distinct entity names "
+    "(strings of 1-500 characters, not blank; names that normalise alike are repeats)",
+    "as_of": "must be an RFC 3339 date-time with an offset, e.g. 2026-01-31T09:00:00Z",
+    "recorded_after": "must be an RFC 3339 date-time with an offset, e.g. 2026-01-31T09:00:00Z",
+    "recorded_before": "must be an RFC 3339 date-time with an offset, later than "
+    "recorded_after when both are sent",
 }
 
 
@@ -50,6 +81,10 @@ class RecallRequest(BaseModel):
     hops: StrictInt | None = None
     surfaces: Annotated[list[Surface], Field(min_length=1)] | None = None
     themes: StrictBool | None = None
+    subjects: Annotated[list[Name], Field(min_length=1, max_length=MAX_SUBJECTS)] | None = None
+    as_of: Timestamp | None = None
+    recorded_after: Timestamp | None = None
+    recorded_before: Timestamp | None = None
 
     @field_validator("question")
     @classmethod
@@ -60,6 +95,27 @@ class RecallRequest(BaseModel):
 
     _roles_distinct = field_validator("source_roles")(_distinct)
     _surfaces_distinct = field_validator("surfaces")(_distinct)
+
+    @field_validator("subjects")
+    @classmethod
+    def _subjects_distinct(cls, values: list[str] | None) -> list[str] | None:
+        if values is None:
+            return None
+        keys = [normalize_name(v) for v in values]
+        if not all(keys):
+            raise ValueError("a name must not be blank")
+        if len(set(keys)) != len(keys):
+            raise ValueError("must not repeat a name (after normalising case and white space)")
+        return values
+
+    @field_validator("recorded_before")
+    @classmethod
+    def _after_before(cls, value: str | None, info: ValidationInfo) -> str | None:
+        # Checked here, not on the model, so that the error names this control.
+        after = info.data.get("recorded_after")
+        if value is not None and after and parse_timestamp(after) >= parse_timestamp(value):
+            raise ValueError("the window is empty: recorded_after must be before recorded_before")
+        return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,9 +134,14 @@ class RecallControls:
     hops: int
     surfaces: tuple[Surface, ...]
     themes: bool
+    # Filters: None when not sent. subjects as sent; times in UTC with a Z.
+    subjects: tuple[str, ...] | None = None
+    as_of: str | None = None
+    recorded_after: str | None = None
+    recorded_before: str | None = None
 
     def echo(self) -> dict[str, object]:
-        return {
+        echo: dict[str, object] = {
             "max_characters": self.max_characters,
             "max_rows": self.max_rows,
             "source_roles": list(self.source_roles),
@@ -88,6 +149,33 @@ class RecallControls:
             "surfaces": list(self.surfaces),
             "themes": self.themes,
         }
+        # A filter is echoed only when sent, so an unfiltered echo keeps the page's six keys.
+        for name in FILTERS:
+            value = getattr(self, name)
+            if value is not None:
+                echo[name] = list(value) if isinstance(value, tuple) else value
+        return echo
+
+    @property
+    def filtered(self) -> bool:
+        """Whether any filter was sent."""
+        return any(getattr(self, name) is not None for name in FILTERS)
+
+    def fact_filter(self, now: str) -> FactFilter:
+        """Facts valid at as_of (default: now), in the recording window, about subjects."""
+        subjects = None
+        if self.subjects is not None:
+            subjects = frozenset(normalize_name(s) for s in self.subjects)
+        return FactFilter(
+            valid_at=self.as_of or now,
+            recorded_after=self.recorded_after,
+            recorded_before=self.recorded_before,
+            subjects=subjects,
+        )
+
+    def message_filter(self) -> MessageFilter:
+        """Messages that occurred by as_of (only when sent), in the recording window."""
+        return MessageFilter(self.as_of, self.recorded_after, self.recorded_before)
 
 
 def resolve(request: RecallRequest, limits: Limits) -> RecallControls:
@@ -115,4 +203,8 @@ def resolve(request: RecallRequest, limits: Limits) -> RecallControls:
         hops=hops,
         surfaces=tuple(request.surfaces or SURFACES),
         themes=bool(request.themes),
+        subjects=None if request.subjects is None else tuple(request.subjects),
+        as_of=request.as_of,
+        recorded_after=request.recorded_after,
+        recorded_before=request.recorded_before,
     )

@@ -23,6 +23,7 @@ from .aliases import PROPOSAL_FLOOR, PROPOSAL_NAMES, MergeRequest, merge_keys, p
 from .controls import Limits, RecallRequest, resolve
 from .errors import NotFound
 from .extraction import EXTRACTION_ATTEMPTS, extracted_facts, extraction_prompt, parse_output
+from .filters import FactFilter
 from .ingest import (
     FactsRequest,
     MessagesRequest,
@@ -135,7 +136,14 @@ class Memory:
 
     def recall(self, project: str, request: RecallRequest) -> dict[str, object]:
         controls = resolve(request, self.limits)
-        return recall(self.store, project, request.question, controls, semantic=self.semantic)
+        return recall(
+            self.store,
+            project,
+            request.question,
+            controls,
+            semantic=self.semantic,
+            now=timestamp(self.clock()),
+        )
 
     # -- background work ---------------------------------------------------------
 
@@ -155,7 +163,13 @@ class Memory:
         while frontier and len(seen_facts) < COMPONENT_FACTS:
             found = list(
                 self.store.facts_about(
-                    project, frontier, [role], COMPONENT_FACTS - len(seen_facts), seen_facts
+                    project,
+                    frontier,
+                    [role],
+                    COMPONENT_FACTS - len(seen_facts),
+                    seen_facts,
+                    # Reports sum up what holds when they are built, not closed facts.
+                    FactFilter(valid_at=timestamp(self.clock())),
                 )
             )
             following: list[str] = []

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from ..ports import Embedder, Hit, Store, VectorIndex, VectorKind
 from .budget import Bundle, fact_characters
 from .controls import RecallControls
-from .model import Fact, Role
+from .filters import FactFilter
+from .model import Fact, Passage, Role
 from .names import candidate_spans, pick_matches
 from .reports import Report
 
@@ -65,11 +66,20 @@ def _reached_through(fact: Fact, order: dict[str, int]) -> str:
 
 
 def _fill_facts(
-    store: Store, project: str, matched: list[str], controls: RecallControls, bundle: Bundle
+    store: Store,
+    project: str,
+    matched: list[str],
+    controls: RecallControls,
+    bundle: Bundle,
+    filters: FactFilter,
 ) -> None:
+    # A fact the filters hide is neither returned nor walked: only hop-1 facts that
+    # passed them name the entities of hop 2.
     roles = controls.source_roles
     hop1: list[Fact] = []
-    for fact in store.facts_about(project, matched, roles, limit=controls.max_rows + 1):
+    for fact in store.facts_about(
+        project, matched, roles, limit=controls.max_rows + 1, filters=filters
+    ):
         if not bundle.add("facts", fact.wire(), fact_characters(fact)):
             return  # closed: nothing more is read
         hop1.append(fact)
@@ -85,6 +95,7 @@ def _fill_facts(
         roles,
         limit=controls.max_rows + 1 - bundle.rows,
         exclude={f.id for f in hop1},
+        filters=filters,
     )
     for fact in hop2:
         path = links[_reached_through(fact, order)].path
@@ -138,9 +149,13 @@ def recall(
     controls: RecallControls,
     *,
     semantic: Semantic | None,
+    now: str,
 ) -> dict[str, object]:
+    """One recall; `now` (a stored-form timestamp) is when facts must hold unless
+    the request sent `as_of`."""
     bundle = Bundle(controls.max_characters, controls.max_rows)
     surfaces = controls.surfaces
+    filters = controls.fact_filter(now)
     spans = candidate_spans(question)
     # Only names that facts of the asked roles use count: what was not asked for
     # cannot shape the answer (a tool's longer name cannot hide the user's).
@@ -148,11 +163,13 @@ def recall(
     found = store.resolve_names(project, {s.key for s in spans}, controls.source_roles)
     matched = list(dict.fromkeys(found[k] for k in pick_matches(spans, found)))
     if matched and "facts" in surfaces:
-        _fill_facts(store, project, matched, controls, bundle)
+        _fill_facts(store, project, matched, controls, bundle, filters)
     if semantic is None:
         lost = {s for s in surfaces if s in SEMANTIC_SURFACES}
     else:
-        lost = _semantic_steps(store, project, question, controls, bundle, matched, semantic)
+        lost = _semantic_steps(
+            store, project, question, controls, bundle, matched, semantic, filters
+        )
     return {
         "controls": controls.echo(),
         "characters": bundle.characters,
@@ -170,6 +187,7 @@ def _semantic_steps(
     bundle: Bundle,
     matched: list[str],
     semantic: Semantic,
+    filters: FactFilter,
 ) -> set[str]:
     """Steps 2-4; returns the surfaces that could not run."""
     lost: set[str] = set()
@@ -190,10 +208,11 @@ def _semantic_steps(
             live = store.resolve_names(project, similar, roles)
             matched = list(dict.fromkeys(live[k] for k in similar if k in live))
             if matched and "facts" in surfaces and not bundle.truncated:
-                _fill_facts(store, project, matched, controls, bundle)
+                _fill_facts(store, project, matched, controls, bundle, filters)
 
-    # Step 3: reports, when nothing matched or themes is asked for.
-    if "reports" in surfaces and (not matched or controls.themes):
+    # Step 3: reports, when nothing matched or themes is asked for. A report sums up
+    # facts that a filter cannot cut out of it, so a filtered recall returns none.
+    if "reports" in surfaces and (not matched or controls.themes) and not controls.filtered:
         if matched:
             reports = _themes(store, project, matched, roles)
         else:
@@ -220,10 +239,20 @@ def _semantic_steps(
                 "passage text search",
                 lambda: index.search_text(project, "passage", question, k, roles),
             )
-        for passage in store.passages_by_ids(project, [h.id for h in hits or []]):
+        ids = [h.id for h in hits or []]
+        messages = controls.message_filter()
+        found = store.passages_by_ids(project, ids, messages if messages.active else None)
+        for passage in found:
+            if filters.subjects is not None and not _names_one(passage, filters.subjects):
+                continue
             if not bundle.add("passages", passage.wire()):
                 break
     return lost
+
+
+def _names_one(passage: Passage, subjects: frozenset[str]) -> bool:
+    """Whether the passage names one of these entities, found as in a question."""
+    return any(span.key in subjects for span in candidate_spans(passage.quote))
 
 
 def _themes(store: Store, project: str, matched: list[str], roles: Sequence[Role]) -> list[Report]:
