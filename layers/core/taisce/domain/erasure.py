@@ -26,7 +26,9 @@ about the name on purpose. The audit record holds that hash, counts and the time
 
 from __future__ import annotations
 
+import bisect
 import hashlib
+import re
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
@@ -134,6 +136,9 @@ def names_it(text: str | None, key: str) -> bool:
     """Whether this text names the entity as whole words."""
     if not text:
         return False
+    # For ASCII, normalising only lowers and collapses white space: a cheap test first.
+    if text.isascii() and key.isascii() and key.partition(" ")[0] not in text.lower():
+        return False
     normalised = normalize_name(text)
     return key in normalised and bool(find_name(normalised, key))
 
@@ -189,9 +194,37 @@ def _mapped(text: str) -> tuple[str, list[tuple[int, int]]]:
     return "".join(out), origin
 
 
+_WORDS = re.compile(r"\S+")
+_NOT_SPACE = re.compile(r"\S")
+
+
+def _ascii_occurrences(text: str, key: str) -> list[tuple[int, int]] | None:
+    """occurrences() for ASCII text, without a per-character map: there normalising is
+    lowering each run of non-space characters and joining the runs with one space."""
+    runs = [m.span() for m in _WORDS.finditer(text)]
+    starts: list[int] = []
+    at = 0
+    for a, b in runs:
+        starts.append(at)
+        at += b - a + 1
+    normalised = " ".join(text[a:b].lower() for a, b in runs)
+    if normalised != normalize_name(text):
+        return None
+
+    def back(i: int) -> int:  # a character of a run (never a joining space) in `text`
+        k = bisect.bisect_right(starts, i) - 1
+        return runs[k][0] + i - starts[k]
+
+    return [(back(s), back(e - 1) + 1) for s, e in find_name(normalised, key)]
+
+
 def occurrences(text: str, key: str) -> list[tuple[int, int]] | None:
     """Spans of the original text where the name occurs as whole words; None when
     they cannot be mapped back (the caller then treats the whole text as naming it)."""
+    if text.isascii():
+        found = _ascii_occurrences(text, key)
+        if found is not None:
+            return found
     normalised, origin = _mapped(text)
     if normalised != normalize_name(text):
         return None
@@ -200,12 +233,10 @@ def occurrences(text: str, key: str) -> list[tuple[int, int]] | None:
 
 def _mask(text: str, spans: Iterable[tuple[int, int]], mark: str) -> str:
     """Every character but white space inside the spans replaced by `mark`."""
-    chars = list(text)
+    masked = text
     for start, end in spans:
-        for i in range(start, end):
-            if not chars[i].isspace():
-                chars[i] = mark
-    return "".join(chars)
+        masked = masked[:start] + _NOT_SPACE.sub(mark, masked[start:end]) + masked[end:]
+    return masked
 
 
 def _masked(text: str, key: str, spans: list[tuple[int, int]], mark: str) -> str:
