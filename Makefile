@@ -6,7 +6,7 @@ DATA ?= data
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: install run test lint bench bench-quick bench-quality clean
+.PHONY: install run test lint bench bench-quick bench-quality bench-erasure clean
 
 install: $(VENV)/.installed
 
@@ -37,6 +37,10 @@ bench-quick: install
 # Evidence recall against BM25, dense, hybrid and recency baselines (a few minutes).
 bench-quality: install
 	$(BIN)/taisce bench quality bench/data/dev.json --embeddings local --json bench/data/quality-results.json
+
+# Erasing an entity with 1k facts and 10k passages (embedded store; DynamoDB on moto).
+bench-erasure: install
+	$(BIN)/python -m bench.erasure_bench --dynamodb
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -111,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--background", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--dynamodb", action="store_true", help="also once on moto's server")
+    parser.add_argument("--no-sqlite", action="store_true", help="skip the embedded store")
     args = parser.parse_args(argv)
 
     print(f"date: {datetime.now(UTC).isoformat(timespec='seconds')}")
@@ -124,11 +125,12 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---:|---:|---:|---:|---:|---:|")
     times: list[float] = []
     counts: dict[str, int] = {}
-    for _ in range(args.repeat):
+    for _ in range(0 if args.no_sqlite else args.repeat):
         with tempfile.TemporaryDirectory() as folder:
             elapsed, counts = run(lambda f=folder: SqliteStore(Path(f) / "b.sqlite3"), args)
         times.append(elapsed)
-    _row("embedded (SQLite)", times, counts)
+    if times:
+        _row("embedded (SQLite)", times, counts)
     if args.dynamodb:
         from tests.moto_server import start_moto
 
