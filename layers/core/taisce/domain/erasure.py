@@ -304,11 +304,16 @@ def plan_erasure(store: Store, project: str, key: str) -> ErasurePlan:
 def fact_keys(fact: Fact) -> set[str]:
     """Every name a fact could be about: its ends, and each run of words in its texts."""
     keys = {fact.subject_key, *([fact.object_key] if fact.object_key else [])}
-    for text in (fact.subject, fact.predicate, fact.object, fact.statement, fact.quote):
+    for text in (
+        fact.subject,
+        fact.predicate,
+        fact.object,
+        fact.statement,
+        fact.quote,
+        fact.context,
+    ):
         if text:
             keys.update(s.key for s in candidate_spans(text))
-    if fact.context:
-        keys.update(s.key for s in candidate_spans(fact.context))
     return keys
 
 
