@@ -6,7 +6,7 @@ DATA ?= data
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: install run test lint openapi bench bench-quick bench-quality bench-extraction clean
+.PHONY: install run test lint openapi bench bench-quick bench-quality bench-extraction bench-erasure clean
 
 install: $(VENV)/.installed
 
@@ -47,6 +47,10 @@ bench-quality: install
 # Storing with extraction off and on, and the delay from store to recallable facts.
 bench-extraction: install
 	$(BIN)/python -m bench.extraction_bench
+
+# Erasing an entity with 1k facts and 10k passages (embedded store; DynamoDB on moto).
+bench-erasure: install
+	$(BIN)/python -m bench.erasure_bench --dynamodb
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

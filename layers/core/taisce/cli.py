@@ -179,6 +179,19 @@ def cmd_extractions(args: argparse.Namespace) -> int:
     return 1 if still else 0
 
 
+def cmd_erasures(args: argparse.Namespace) -> int:
+    """The audit records of erasures: a hash of the name, counts and time, no name."""
+    from .api.wiring import services
+
+    _use_data(args)
+    records = services().memory.store.erasures(args.project)
+    print("id\tproject\terased_at\tsubject_hash\tfacts\tentities\tmessages\tpassages\treports")
+    for r in records:
+        counts = "\t".join(str(n) for n in r.counts().values())
+        print(f"{r.id}\t{r.project}\t{r.erased_at}\t{r.subject_hash}\t{counts}")
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="taisce", description="Memory for AI agents.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -222,6 +235,13 @@ def _parser() -> argparse.ArgumentParser:
     extractions.set_defaults(run=cmd_extractions)
 
     add_client_parsers(sub)
+
+    erasures = sub.add_parser("erasures", help="list the audit records of erasures")
+    erasure_actions = erasures.add_subparsers(dest="action", required=True)
+    erasure_list = erasure_actions.add_parser("list", help="one line per erasure, oldest first")
+    erasure_list.add_argument("--project", help="only this project (default: all)")
+    erasure_list.add_argument("--data")
+    erasures.set_defaults(run=cmd_erasures)
 
     from .evaluation.cli import add_bench_parser
 

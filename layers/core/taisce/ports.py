@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from .domain.aliases import Alias, EntityName, MergeResult
+from .domain.erasure import ErasurePlan, ErasureRecord
 from .domain.filters import FactFilter, MessageFilter
 from .domain.model import Fact, Message, Passage, Role
 from .domain.reports import Report
@@ -174,6 +175,50 @@ class Store(Protocol):
 
     def entity_names(self, project: str, limit: int) -> list[EntityName]:
         """Up to `limit` entities named by a live fact (not aliases), by key."""
+        ...
+
+    # Erasure (domain/erasure.py): scans of a whole project to find what names an
+    # entity, one step that applies the plan, tombstones and the audit record. Nothing
+    # here holds a name: tombstones and records are hashes (erasure.subject_hash).
+
+    def project_facts(self, project: str) -> Iterator[Fact]:
+        """Every fact of the project, each once, in no promised order."""
+        ...
+
+    def project_entities(self, project: str) -> Iterator[str]:
+        """The key of every entity name held (live or not)."""
+        ...
+
+    def project_messages(self, project: str) -> Iterator[Message]: ...
+
+    def erase(self, project: str, plan: ErasurePlan) -> int:
+        """Apply the plan: the tombstone, then delete its facts (with their name counts
+        and report marks), its entities (names, role counts, pending vector marks),
+        redact its messages (content and source rewritten, passages deleted or given
+        the new source), drop the reports of every component its facts belonged to
+        (marking their members for a rebuild) and record the ids of every vector to
+        delete. All or nothing, or in steps that a retry of the same erasure
+        completes. Returns how many reports were dropped."""
+        ...
+
+    def add_erasure(self, record: ErasureRecord) -> None: ...
+
+    def erased(self, project: str, hashes: Collection[str]) -> set[str]:
+        """Which of these subject hashes have a tombstone."""
+        ...
+
+    def clear_erased(self, project: str, hashes: Collection[str]) -> None: ...
+
+    def erased_vectors(self, project: str) -> list[tuple[VectorKind, str]]:
+        """Vectors of erased items still to delete from the VectorIndex."""
+        ...
+
+    def clear_erased_vectors(
+        self, project: str, items: Sequence[tuple[VectorKind, str]]
+    ) -> None: ...
+
+    def erasures(self, project: str | None = None) -> list[ErasureRecord]:
+        """Audit records, oldest first."""
         ...
 
 

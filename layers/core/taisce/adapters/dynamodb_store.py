@@ -42,6 +42,7 @@ from ..domain.aliases import (
     NameState,
     plan_merge,
 )
+from ..domain.erasure import ErasurePlan, ErasureRecord
 from ..domain.errors import InvalidRequest
 from ..domain.filters import FactFilter, MessageFilter
 from ..domain.model import ROLES, Fact, Message, Passage, Role
@@ -54,7 +55,7 @@ from ..domain.validity import (
     start_of,
     unsortable,
 )
-from ..ports import Credential, ExtractionFailure
+from ..ports import Credential, ExtractionFailure, VectorKind
 
 logger = logging.getLogger(__name__)
 
@@ -163,6 +164,7 @@ CREDENTIALS_PK = "CREDS"
 # "<project>#<message id>"), so a worker finds pending work with one Query.
 EXTRACTIONS_PENDING_PK = "XQ"
 EXTRACTIONS_FAILED_PK = "XF"
+ERASURES_PK = "ERASURES"
 _FACTS_PREFIX = "F#"
 _PASSAGES_PREFIX = "S#"
 
@@ -1600,3 +1602,218 @@ class DynamoDbStore:
                 break
             params["ExclusiveStartKey"] = last
         return sorted(found, key=lambda e: e.key)[:limit]
+
+    # -- erasure -------------------------------------------------------------------------
+    # Keys: P#<p>#ERASED / T#<subject hash> (tombstones), P#<p>#ERASED_VECTORS /
+    # <kind>#<id> (vectors still to delete), ERASURES / <erased_at>#<id> (the audit
+    # records of every project, as CREDS lists credentials). Finding what names an
+    # entity needs the whole project: a Scan of the table (erasure is rare; see
+    # docs/dynamodb.md). erase() runs in idempotent steps, each commit point last, so a
+    # retry of the same erasure after a failure part-way finishes the job.
+
+    def _scan(self, filter_expression: str, values: Item) -> Iterator[Item]:
+        params: dict[str, Any] = {
+            "TableName": self.table_name,
+            "ConsistentRead": self.consistent_reads,
+            "FilterExpression": filter_expression,
+            "ExpressionAttributeValues": values,
+        }
+        while True:
+            reply = self.client.scan(**params)
+            yield from reply.get("Items", [])
+            last = reply.get("LastEvaluatedKey")
+            if not last:
+                return
+            params["ExclusiveStartKey"] = last
+
+    def project_facts(self, project: str) -> Iterator[Fact]:
+        # Each fact once: its copy under its subject.
+        items = self._scan(
+            "begins_with(PK, :e) AND begins_with(SK, :f) AND d = :s",
+            {
+                ":e": {"S": _project(project) + "E#"},
+                ":f": {"S": _FACTS_PREFIX},
+                ":s": {"S": "S"},
+            },
+        )
+        for item in items:
+            yield _fact(item)
+
+    def project_entities(self, project: str) -> Iterator[str]:
+        prefix = _project(project) + "E#"
+        items = self._scan(
+            "begins_with(PK, :e) AND SK = :n", {":e": {"S": prefix}, ":n": {"S": NAME_SK}}
+        )
+        for item in items:
+            if "n" in item:
+                yield normalize_name(item["n"]["S"])
+                continue
+            # A name item made only by a count update: its key is in the PK, unless hashed.
+            tail = item["PK"]["S"][len(prefix) :]
+            if not tail.startswith("~"):
+                yield tail
+            elif tail.startswith("~~"):  # an escaped "~", not a hash
+                yield tail[1:]
+
+    def project_messages(self, project: str) -> Iterator[Message]:
+        items = self._scan(
+            "begins_with(PK, :m) AND SK = :s",
+            {":m": {"S": _project(project) + "M#"}, ":s": {"S": MESSAGE_SK}},
+        )
+        for item in items:
+            yield Message(
+                id=item["id"]["S"],
+                role=item["role"]["S"],
+                content=item["content"]["S"],
+                source=_s(item, "source"),
+                occurred_at=item["occurred_at"]["S"],
+                recorded_at=item["recorded_at"]["S"],
+            )
+
+    def _erased_pk(self, project: str) -> str:
+        return _project(project) + "ERASED"
+
+    def _erased_vectors_pk(self, project: str) -> str:
+        return _project(project) + "ERASED_VECTORS"
+
+    def erase(self, project: str, plan: ErasurePlan) -> int:
+        self.client.put_item(
+            TableName=self.table_name, Item=_key(self._erased_pk(project), f"T#{plan.tombstone}")
+        )
+        erased = {entity_pk(project, k) for k in plan.entity_keys}
+        # Vector ids first: recorded before the items go, so none is forgotten.
+        vectors = [("entity", f"{role}:{k}") for k in plan.entity_keys for role in ROLES]
+        vectors += [("passage", p.id) for r in plan.redactions for p in r.dropped]
+        self._batch_write(
+            [
+                {"PutRequest": {"Item": _key(self._erased_vectors_pk(project), f"{kind}#{i}")}}
+                for kind, i in vectors
+            ]
+        )
+        self._erase_facts(project, plan.fact_ids, erased)
+        for r in plan.redactions:
+            self._redact(project, r)
+        self._batch_write([{"DeleteRequest": {"Key": _key(pk, NAME_SK)}} for pk in erased])
+        return 0  # reports are not kept in DynamoDB yet
+
+    def _erase_facts(self, project: str, fact_ids: Sequence[str], erased: set[str]) -> None:
+        """Each fact's claim, copies and the counts of its ends that stay, removed in
+        transactions as a failed batch is undone (a claim already gone is skipped)."""
+        claims = self._batch_get([_key(fact_pk(project, i), FACT_SK) for i in fact_ids])
+        units: list[_Unit] = []
+        for claim in claims:
+            sk = _FACTS_PREFIX + claim["sq"]["S"]
+            role = claim["r"]["S"]
+            ends = [entity_pk(project, claim["sn"]["S"])]
+            if "on" in claim:
+                ends.append(entity_pk(project, claim["on"]["S"]))
+            names: dict[str, tuple[Item, dict[str, int]]] = {}
+            for pk in ends:
+                if pk not in erased:
+                    counts = names.setdefault(pk, ({"S": ""}, {role: 0}))[1]
+                    counts[role] += 1
+            copies = [_key(pk, sk) for pk in dict.fromkeys(ends)]
+            unit = _Unit(claim, copies, names)
+            unit.size = sum(item_size(i) for i in (claim, *copies)) + 256 * len(names)
+            units.append(unit)
+        for group in self._groups(units):
+            self._commit(group, undo=True)
+
+    def _redact(self, project: str, r: Any) -> None:
+        """Passages first, the message last: until the message is rewritten it still
+        names the entity, so a retry finds it and finishes."""
+        pk = message_pk(project, r.message_id)
+        writes: list[Item] = [
+            {"DeleteRequest": {"Key": _key(pk, _passage_sk(p.start))}} for p in r.dropped
+        ]
+        for p in r.kept:
+            item: Item = {
+                **_key(pk, _passage_sk(p.start)),
+                "id": {"S": p.id},
+                "message_id": {"S": p.message_id},
+                "role": {"S": p.role},
+                "start": {"N": str(p.start)},
+                "end": {"N": str(p.end)},
+                "quote": {"S": p.quote},
+            }
+            if p.source is not None:
+                item["source"] = {"S": p.source}
+            writes.append({"PutRequest": {"Item": item}})
+        self._batch_write(writes)
+        update: dict[str, Any] = {
+            "UpdateExpression": "SET content = :c",
+            "ExpressionAttributeValues": {":c": {"S": r.content}},
+        }
+        if r.source is None:
+            update["UpdateExpression"] += " REMOVE #s"
+        else:
+            update["UpdateExpression"] += ", #s = :s"
+            update["ExpressionAttributeValues"][":s"] = {"S": r.source}
+        self.client.update_item(
+            TableName=self.table_name,
+            Key=_key(pk, MESSAGE_SK),
+            ConditionExpression="attribute_exists(PK)",
+            ExpressionAttributeNames={"#s": "source"},
+            **update,
+        )
+
+    def add_erasure(self, record: ErasureRecord) -> None:
+        item: Item = {
+            **_key(ERASURES_PK, f"{record.erased_at}#{record.id}"),
+            "id": {"S": record.id},
+            "project": {"S": record.project},
+            "subject_hash": {"S": record.subject_hash},
+            "erased_at": {"S": record.erased_at},
+        }
+        for name, count in record.counts().items():
+            item[name] = {"N": str(count)}
+        self.client.put_item(TableName=self.table_name, Item=item)
+
+    def erasures(self, project: str | None = None) -> list[ErasureRecord]:
+        params: dict[str, Any] = {
+            "KeyConditionExpression": "PK = :pk",
+            "ExpressionAttributeValues": {":pk": {"S": ERASURES_PK}},
+        }
+        if project is not None:
+            params["FilterExpression"] = "#p = :p"
+            params["ExpressionAttributeNames"] = {"#p": "project"}
+            params["ExpressionAttributeValues"][":p"] = {"S": project}
+        return [
+            ErasureRecord(
+                id=i["id"]["S"],
+                project=i["project"]["S"],
+                subject_hash=i["subject_hash"]["S"],
+                erased_at=i["erased_at"]["S"],
+                **{
+                    name: int(i[name]["N"])
+                    for name in ("facts", "entities", "messages", "passages", "reports")
+                },
+            )
+            for i in self._query(**params)
+        ]
+
+    def erased(self, project: str, hashes: Collection[str]) -> set[str]:
+        pk = self._erased_pk(project)
+        items = self._batch_get([_key(pk, f"T#{h}") for h in dict.fromkeys(hashes)])
+        return {i["SK"]["S"][2:] for i in items}
+
+    def clear_erased(self, project: str, hashes: Collection[str]) -> None:
+        pk = self._erased_pk(project)
+        self._batch_write([{"DeleteRequest": {"Key": _key(pk, f"T#{h}")}} for h in hashes])
+
+    def erased_vectors(self, project: str) -> list[tuple[VectorKind, str]]:
+        items = self._query(
+            KeyConditionExpression="PK = :pk",
+            ExpressionAttributeValues={":pk": {"S": self._erased_vectors_pk(project)}},
+        )
+        found: list[tuple[VectorKind, str]] = []
+        for item in items:
+            kind, _, item_id = item["SK"]["S"].partition("#")
+            found.append((kind, item_id))  # type: ignore[arg-type]
+        return found
+
+    def clear_erased_vectors(self, project: str, items: Sequence[tuple[VectorKind, str]]) -> None:
+        pk = self._erased_vectors_pk(project)
+        self._batch_write(
+            [{"DeleteRequest": {"Key": _key(pk, f"{k}#{i}")}} for k, i in dict.fromkeys(items)]
+        )

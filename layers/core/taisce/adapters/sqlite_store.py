@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from ..domain.aliases import Alias, EntityName, MergeResult, NameState, plan_merge
+from ..domain.erasure import ErasurePlan, ErasureRecord
 from ..domain.filters import FactFilter, MessageFilter
 from ..domain.model import ROLES, Fact, Message, Passage, Role
 from ..domain.reports import Report
 from ..domain.validity import contradiction_key, plan_closings, sortable, start_of
-from ..ports import Credential, ExtractionFailure, PendingVector
+from ..ports import Credential, ExtractionFailure, PendingVector, VectorKind
 from .sqlite_file import SqliteFile
 
 SCHEMA_VERSION = 6
@@ -172,6 +173,34 @@ CREATE TABLE IF NOT EXISTS aliases (
 CREATE INDEX IF NOT EXISTS aliases_by_target ON aliases (project, target);
 """
 
+# Erasure (domain/erasure.py): tombstones, vectors still to delete, the audit record.
+# None holds a name: subjects are hashes of the project and the normalised name.
+_ERASURE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS erased_subjects (
+    project TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    PRIMARY KEY (project, hash)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS erased_vectors (
+    project TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    id TEXT NOT NULL,
+    PRIMARY KEY (project, kind, id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS erasures (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    project TEXT NOT NULL,
+    subject_hash TEXT NOT NULL,
+    erased_at TEXT NOT NULL,
+    facts INTEGER NOT NULL,
+    entities INTEGER NOT NULL,
+    messages INTEGER NOT NULL,
+    passages INTEGER NOT NULL,
+    reports INTEGER NOT NULL
+);
+"""
+
 _MARK_DIRTY = (
     "INSERT INTO dirty_entities (project, role, key, token) VALUES (?, ?, ?, ?) "
     "ON CONFLICT (project, role, key) DO UPDATE SET token = excluded.token"
@@ -264,7 +293,7 @@ class SqliteStore:
         self.mark_extractions = mark_extractions
         self.file = SqliteFile(
             path,
-            _SCHEMA + _ALIAS_SCHEMA + "INSERT OR REPLACE INTO meta (key, value) "
+            _SCHEMA + _ALIAS_SCHEMA + _ERASURE_SCHEMA + "INSERT OR REPLACE INTO meta (key, value) "
             f"VALUES ('schema_version', '{SCHEMA_VERSION}');",
         )
         self.path = self.file.path
@@ -1037,3 +1066,189 @@ class SqliteStore:
             (project, limit),
         )
         return [EntityName(*r) for r in rows]
+
+    # -- erasure ---------------------------------------------------------------
+    # domain/erasure.py finds what names an entity; erase() applies its plan in one
+    # transaction, so an erasure is all or nothing.
+
+    def project_facts(self, project: str) -> Iterator[Fact]:
+        rows = self._scan(f"SELECT seq, {_FACT_COLUMNS} FROM facts WHERE project = ?", (project,))
+        for row in rows:
+            yield _fact(row)
+
+    def project_entities(self, project: str) -> Iterator[str]:
+        for row in self._scan("SELECT key FROM entities WHERE project = ?", (project,)):
+            yield row[0]
+
+    def project_messages(self, project: str) -> Iterator[Message]:
+        rows = self._scan(
+            "SELECT id, role, content, source, occurred_at, recorded_at FROM messages "
+            "WHERE project = ? ORDER BY seq",
+            (project,),
+        )
+        for row in rows:
+            yield Message(*row)
+
+    def erase(self, project: str, plan: ErasurePlan) -> int:
+        token = uuid.uuid4().hex
+        erased = set(plan.entity_keys)
+        vectors: list[tuple[str, str]] = []
+        with self._write() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO erased_subjects (project, hash) VALUES (?, ?)",
+                (project, plan.tombstone),
+            )
+            # Facts, with the counts and report marks of the ends that stay.
+            touched: dict[str, set[str]] = {role: set(erased) for role in ROLES}
+            for i in range(0, len(plan.fact_ids), _CHUNK):
+                chunk = plan.fact_ids[i : i + _CHUNK]
+                gone = db.execute(
+                    f"DELETE FROM facts WHERE project = ? AND id IN ({','.join('?' * len(chunk))}) "
+                    "RETURNING source_role, subject_key, object_key",
+                    (project, *chunk),
+                ).fetchall()
+                for role, *keys in gone:
+                    ends = [k for k in keys if k]
+                    touched[role].update(ends)
+                    db.executemany(
+                        "UPDATE entity_roles SET facts = facts - 1 "
+                        "WHERE project = ? AND key = ? AND role = ?",
+                        [(project, k, role) for k in ends if k not in erased],
+                    )
+            # Entities: names, role counts, their pending vectors (and their vectors).
+            for key in erased:
+                db.execute("DELETE FROM entities WHERE project = ? AND key = ?", (project, key))
+                db.execute("DELETE FROM entity_roles WHERE project = ? AND key = ?", (project, key))
+                ids = [f"{role}:{key}" for role in ROLES]
+                db.executemany(
+                    "DELETE FROM pending_vectors WHERE project = ? AND kind = 'entity' AND id = ?",
+                    [(project, i) for i in ids],
+                )
+                vectors += [("entity", i) for i in ids]
+            # Messages: the redacted text, passages deleted or given the new source.
+            for r in plan.redactions:
+                db.execute(
+                    "UPDATE messages SET content = ?, source = ? WHERE project = ? AND id = ?",
+                    (r.content, r.source, project, r.message_id),
+                )
+                db.executemany(
+                    "DELETE FROM passages WHERE project = ? AND id = ?",
+                    [(project, p.id) for p in r.dropped],
+                )
+                db.executemany(
+                    "DELETE FROM pending_vectors WHERE project = ? AND kind = 'passage' AND id = ?",
+                    [(project, p.id) for p in r.dropped],
+                )
+                db.executemany(
+                    "UPDATE passages SET source = ? WHERE project = ? AND id = ?",
+                    [(p.source, project, p.id) for p in r.kept],
+                )
+                vectors += [("passage", p.id) for p in r.dropped]
+            # Reports of every component the erased facts reached: dropped now, their
+            # members marked so the worker rebuilds them from the facts that remain.
+            dropped = self._drop_reports(db, project, touched, token)
+            vectors += [("report", i) for i in dropped]
+            db.executemany(
+                "INSERT OR IGNORE INTO erased_vectors (project, kind, id) VALUES (?, ?, ?)",
+                [(project, kind, i) for kind, i in vectors],
+            )
+        return len(dropped)
+
+    def _drop_reports(
+        self, db: sqlite3.Connection, project: str, touched: dict[str, set[str]], token: str
+    ) -> list[str]:
+        dropped: list[str] = []
+        for role, keys in touched.items():
+            wanted = list(keys)
+            components: set[str] = set()
+            for i in range(0, len(wanted), _CHUNK):
+                chunk = wanted[i : i + _CHUNK]
+                components.update(
+                    r[0]
+                    for r in db.execute(
+                        "SELECT DISTINCT r.component FROM report_members m JOIN reports r "
+                        "ON r.project = m.project AND r.id = m.report_id WHERE m.project = ? "
+                        f"AND m.role = ? AND m.key IN ({','.join('?' * len(chunk))})",
+                        (project, role, *chunk),
+                    )
+                )
+            members: set[str] = set(keys)
+            for component in components:
+                for report_id, entity_keys in db.execute(
+                    "DELETE FROM reports WHERE project = ? AND role = ? AND component = ? "
+                    "RETURNING id, entity_keys",
+                    (project, role, component),
+                ).fetchall():
+                    dropped.append(report_id)
+                    members.update(json.loads(entity_keys))
+                    db.execute(
+                        "DELETE FROM report_members WHERE project = ? AND role = ? "
+                        "AND report_id = ?",
+                        (project, role, report_id),
+                    )
+            # The erased keys are marked too: a rebuild that read the facts before this
+            # transaction and writes after it is then dropped by the next pass.
+            db.executemany(_MARK_DIRTY, [(project, role, k, token) for k in members])
+        return dropped
+
+    def add_erasure(self, record: ErasureRecord) -> None:
+        with self._write() as db:
+            db.execute(
+                "INSERT INTO erasures (id, project, subject_hash, erased_at, facts, entities, "
+                "messages, passages, reports) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    record.id,
+                    record.project,
+                    record.subject_hash,
+                    record.erased_at,
+                    record.facts,
+                    record.entities,
+                    record.messages,
+                    record.passages,
+                    record.reports,
+                ),
+            )
+
+    def erased(self, project: str, hashes: Collection[str]) -> set[str]:
+        wanted = list(hashes)
+        found: set[str] = set()
+        for i in range(0, len(wanted), _CHUNK):
+            chunk = wanted[i : i + _CHUNK]
+            rows = self._db().execute(
+                "SELECT hash FROM erased_subjects WHERE project = ? "
+                f"AND hash IN ({','.join('?' * len(chunk))})",
+                (project, *chunk),
+            )
+            found.update(r[0] for r in rows)
+        return found
+
+    def clear_erased(self, project: str, hashes: Collection[str]) -> None:
+        with self._write() as db:
+            db.executemany(
+                "DELETE FROM erased_subjects WHERE project = ? AND hash = ?",
+                [(project, h) for h in hashes],
+            )
+
+    def erased_vectors(self, project: str) -> list[tuple[VectorKind, str]]:
+        rows = self._db().execute(
+            "SELECT kind, id FROM erased_vectors WHERE project = ? ORDER BY kind, id", (project,)
+        )
+        return [(r[0], r[1]) for r in rows]
+
+    def clear_erased_vectors(self, project: str, items: Sequence[tuple[VectorKind, str]]) -> None:
+        with self._write() as db:
+            db.executemany(
+                "DELETE FROM erased_vectors WHERE project = ? AND kind = ? AND id = ?",
+                [(project, kind, i) for kind, i in items],
+            )
+
+    def erasures(self, project: str | None = None) -> list[ErasureRecord]:
+        query = (
+            "SELECT id, project, subject_hash, erased_at, facts, entities, messages, passages, "
+            "reports FROM erasures"
+        )
+        params: tuple[str, ...] = ()
+        if project is not None:
+            query += " WHERE project = ?"
+            params = (project,)
+        return [ErasureRecord(*r) for r in self._scan(query + " ORDER BY seq", params)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
+import uuid
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -21,6 +22,15 @@ from ..ports import (
 )
 from .aliases import PROPOSAL_FLOOR, PROPOSAL_NAMES, MergeRequest, merge_keys, propose_merges
 from .controls import Limits, RecallRequest, resolve
+from .erasure import (
+    MAX_PASSES,
+    ErasurePlan,
+    ErasureRecord,
+    fact_keys,
+    plan_erasure,
+    subject_hash,
+    tombstone_hashes,
+)
 from .errors import NotFound
 from .extraction import EXTRACTION_ATTEMPTS, extracted_facts, extraction_prompt, parse_output
 from .filters import FactFilter
@@ -82,6 +92,8 @@ class Memory:
         # The store marks names new to a role, and passages, for the worker to embed:
         # storing never waits on the model.
         self.store.put_facts(project, facts)
+        # Facts stored on purpose about an erased name bring it back: lift its tombstone.
+        self._lift_tombstones(project, facts)
         return [f.id for f in facts]
 
     def store_messages(self, project: str, request: MessagesRequest) -> list[str]:
@@ -215,6 +227,73 @@ class Memory:
         self.store.clear_dirty(project, marks)
         return written
 
+    # -- erasure (domain/erasure.py) ---------------------------------------------------
+
+    def erase(self, project: str, subject: str) -> dict[str, int]:
+        """Erase everything held about the entity `subject`; returns what was removed.
+
+        Idempotent: erasing a name nothing is held about removes nothing (zero counts),
+        and a retry after a failure part-way finishes the job."""
+        key = normalize_name(subject)
+        tombstone = subject_hash(project, key)
+        # The tombstone first: an extraction that checks it cannot re-create the entity
+        # while it is being erased.
+        self.store.erase(project, ErasurePlan(tombstone))
+        counts = dict.fromkeys(("facts", "entities", "messages", "passages", "reports"), 0)
+        for _ in range(MAX_PASSES):
+            plan = plan_erasure(self.store, project, key)
+            if plan.empty:
+                break
+            reports = self.store.erase(project, plan)
+            for name, count in plan.counts(reports).items():
+                counts[name] += count
+        self.flush_erased_vectors(project)
+        self.store.add_erasure(
+            ErasureRecord(
+                id=f"era_{uuid.uuid4().hex}",
+                project=project,
+                subject_hash=tombstone,
+                erased_at=timestamp(self.clock()),
+                **counts,
+            )
+        )
+        return counts
+
+    def flush_erased_vectors(self, project: str) -> int:
+        """Delete from the vector index what erasures left recorded; raises if the index
+        fails (the ids stay recorded, so the next erasure retries them)."""
+        items = self.store.erased_vectors(project)
+        if not items or self.semantic is None:
+            return 0
+        by_kind: dict[VectorKind, list[str]] = {}
+        for kind, item_id in items:
+            by_kind.setdefault(kind, []).append(item_id)
+        for kind, ids in by_kind.items():
+            self.semantic.index.delete(project, kind, ids)
+        self.store.clear_erased_vectors(project, items)
+        return len(items)
+
+    def erased_names(self, project: str, keys: Collection[str]) -> set[str]:
+        """Which of these normalised names have been erased (and not stored again)."""
+        hashes = tombstone_hashes(project, keys)
+        return {hashes[h] for h in self.store.erased(project, list(hashes))}
+
+    def drop_erased(self, project: str, facts: Sequence[Fact]) -> list[Fact]:
+        """The facts that name no erased entity, in order: extraction runs this before
+        storing, so a late extraction never brings an erased entity back. A fact names
+        an entity as erasure decides it: as subject or entity object, or as whole words
+        in its texts (names of up to 12 words; longer ones only as subject or object)."""
+        keys = [fact_keys(f) for f in facts]
+        erased = self.erased_names(project, set().union(*keys)) if facts else set()
+        return [f for f, named in zip(facts, keys, strict=True) if not named & erased]
+
+    def _lift_tombstones(self, project: str, facts: Sequence[Fact]) -> None:
+        ends = {k for f in facts for k in (f.subject_key, f.object_key) if k}
+        hashes = tombstone_hashes(project, ends)
+        erased = self.store.erased(project, list(hashes))
+        if erased:
+            self.store.clear_erased(project, erased)
+
     # -- entities and aliases (domain/aliases.py) ----------------------------------
 
     def merge_entities(self, project: str, request: MergeRequest) -> dict[str, object]:
@@ -310,8 +389,11 @@ class Memory:
         return ExtractionResult("failed", error=error)
 
     def store_extracted_facts(self, project: str, facts: Sequence[Fact]) -> None:
-        """The one way extracted facts are stored: one all-or-nothing batch."""
-        self.store.put_facts(project, facts)
+        """The one way extracted facts are stored: one all-or-nothing batch, without
+        facts about erased entities (a late extraction must not bring them back)."""
+        facts = self.drop_erased(project, facts)
+        if facts:
+            self.store.put_facts(project, facts)
 
     def replay_extractions(
         self, project: str | None = None, message_ids: Collection[str] | None = None

@@ -84,3 +84,25 @@ def pick_matches(spans: Iterable[Span], known: Iterable[str]) -> list[str]:
         if span.key not in keys:
             keys.append(span.key)
     return keys
+
+
+# -- erasure: where one name occurs in a text -------------------------------------------
+
+
+def find_name(text: str, key: str) -> list[tuple[int, int]]:
+    """The spans of `text` (already normalised) where the name `key` occurs as whole
+    tokens, as candidate_spans would find it (with no limit on its length)."""
+    spans: list[tuple[int, int]] = []
+    if not key:
+        return spans
+    at = text.find(key)
+    while at >= 0:
+        end = at + len(key)
+        # A token never straddles the edge: the characters on either side of it must
+        # not join into one word (cf. the token rule of candidate_spans).
+        starts = at == 0 or not (_in_word(text[at - 1]) and _in_word(text[at]))
+        ends = end == len(text) or not (_in_word(text[end - 1]) and _in_word(text[end]))
+        if starts and ends:
+            spans.append((at, end))
+        at = text.find(key, at + 1)
+    return spans

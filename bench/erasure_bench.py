@@ -1,0 +1,156 @@
+"""Erasure benchmark: how long erasing one well-known entity takes.
+
+    .venv/bin/python -m bench.erasure_bench [--facts 1000] [--passages 10000]
+                                            [--background 10000] [--repeat 3] [--dynamodb]
+
+In a fresh store per run, one entity ("Atlas Example") gets `--facts` facts (half as
+subject, half as entity object, across all four roles) and `--passages` passages
+naming it (four to a message); the rest of the project holds `--background` facts
+and as many passages that do not name it, so the scans have something to read past.
+Reports are built (as the worker would) before the erasure, so it drops them too.
+Then `Memory.erase` is timed on the domain, as the erasures handler runs it, with
+embeddings off. `--dynamodb` also runs it once on DynamoDB through moto's server
+over HTTP (moto is the test database, not a speed reference).
+
+It prints figures and asserts none: timings belong to the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from taisce.adapters.sqlite_store import SqliteStore
+from taisce.domain.controls import Limits
+from taisce.domain.ingest import split_passages
+from taisce.domain.memory import Memory
+from taisce.domain.model import ROLES, Fact, Message
+from taisce.domain.names import normalize_name
+from taisce.evaluation.machine import describe_machine
+
+NAME = "Atlas Example"
+PROJECT = "bench-erasure"
+NOW = "2026-01-01T00:00:00Z"
+SENTENCE = (
+    "{name} wrote note {n} about the quarterly plan, the budget review and the "
+    "follow-up meeting with the team in the Galway office, as agreed in spring."
+)
+
+
+def _fact(n: int, subject: str, obj: str, role: str) -> Fact:
+    return Fact(
+        id=f"f{n}",
+        subject=subject,
+        subject_key=normalize_name(subject),
+        predicate="knows",
+        object=obj,
+        object_kind="entity",
+        object_key=normalize_name(obj),
+        statement=f"{subject} knows {obj}",
+        source_role=role,  # type: ignore[arg-type]
+        quote=None,
+        context=None,
+        message_id=None,
+        valid_from=None,
+        valid_to=None,
+        recorded_at=NOW,
+    )
+
+
+def _messages(prefix: str, name: str, passages: int) -> list[Message]:
+    messages = []
+    for m in range(0, passages, 4):
+        text = " ".join(SENTENCE.format(name=name, n=m + i) for i in range(4))
+        messages.append(Message(f"{prefix}{m}", ROLES[m % 4], text, "chat", NOW, NOW))  # type: ignore[arg-type]
+    return messages
+
+
+def load(store: Any, facts: int, passages: int, background: int) -> None:
+    held: list[Fact] = []
+    for n in range(facts):
+        other = f"Person {n % 300}"
+        pair = (NAME, other) if n % 2 else (other, NAME)
+        held.append(_fact(n, *pair, ROLES[n % 4]))
+    for n in range(background):
+        held.append(_fact(facts + n, f"Person {n % 997}", f"Place {n % 211}", ROLES[n % 4]))
+    for i in range(0, len(held), 100):
+        store.put_facts(PROJECT, held[i : i + 100])
+    for prefix, name, count in (("m", NAME, passages), ("b", "Someone Else", background)):
+        messages = _messages(prefix, name, count)
+        for i in range(0, len(messages), 50):
+            batch = messages[i : i + 50]
+            store.put_messages(PROJECT, batch, [p for m in batch for p in split_passages(m)])
+
+
+def run(open_store: Callable[[], Any], args: argparse.Namespace) -> tuple[float, dict[str, int]]:
+    store = open_store()
+    memory = Memory(store, Limits(bundle_characters=16_000, max_rows=200))
+    load(store, args.facts, args.passages, args.background)
+    if hasattr(store, "dirty_entities"):  # DynamoDB keeps no reports yet
+        memory.rebuild_reports(PROJECT)
+    started = time.perf_counter()
+    counts = memory.erase(PROJECT, NAME)
+    elapsed = time.perf_counter() - started
+    close = getattr(store, "close", None)
+    if close:
+        close()
+    return elapsed, counts
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--facts", type=int, default=1_000)
+    parser.add_argument("--passages", type=int, default=10_000)
+    parser.add_argument("--background", type=int, default=10_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--dynamodb", action="store_true", help="also once on moto's server")
+    parser.add_argument("--no-sqlite", action="store_true", help="skip the embedded store")
+    args = parser.parse_args(argv)
+
+    print(f"date: {datetime.now(UTC).isoformat(timespec='seconds')}")
+    print(f"machine: {describe_machine()}")
+    print(
+        f"entity: {args.facts:,} facts, {args.passages:,} passages naming it; background: "
+        f"{args.background:,} facts, {args.background:,} passages; embeddings none"
+    )
+    print()
+    print("| store | runs | erase s (median / min / max) | facts | passages | messages | reports |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    times: list[float] = []
+    counts: dict[str, int] = {}
+    for _ in range(0 if args.no_sqlite else args.repeat):
+        with tempfile.TemporaryDirectory() as folder:
+            elapsed, counts = run(lambda f=folder: SqliteStore(Path(f) / "b.sqlite3"), args)
+        times.append(elapsed)
+    if times:
+        _row("embedded (SQLite)", times, counts)
+    if args.dynamodb:
+        from tests.moto_server import start_moto
+
+        moto = start_moto()
+        try:
+            elapsed, counts = run(moto.store, args)
+        finally:
+            moto.stop()
+        _row("DynamoDB on moto (HTTP)", [elapsed], counts)
+    return 0
+
+
+def _row(label: str, times: list[float], counts: dict[str, int]) -> None:
+    print(
+        f"| {label} | {len(times)} | {statistics.median(times):.2f} / {min(times):.2f} / "
+        f"{max(times):.2f} | {counts['facts']:,} | {counts['passages']:,} | "
+        f"{counts['messages']:,} | {counts['reports']:,} |",
+        flush=True,
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,322 @@
+"""Erasure: everything held about one entity, found and removed (see docs/API.md).
+
+What counts as "about" the entity is decided here, by one rule: a text names the
+entity where its normalised name occurs in the normalised text as whole words (as
+a question finds names, with no limit on the name's length). Then:
+
+- a fact is erased when any of its texts names it (subject, predicate, object,
+  statement, quote, context): its subject or entity object is the entity, or it
+  says something about it;
+- an entity is erased when its own name names it ("Atlas" and "Atlas Corp" when
+  erasing Atlas): its name, role counts, vectors and marks go;
+- a message that names it keeps its id and length, but every passage that names it
+  (or overlaps an occurrence) is deleted, and the text of those passages is masked
+  in the content, code point for code point, so the other passages' offsets stay
+  valid and nothing the deleted passages said stays stored; a source that names it
+  is masked the same way;
+- reports of the components the erased facts belonged to are dropped at once and
+  rebuilt by the worker from the facts that remain.
+
+The store applies a plan in one step (the embedded store in one transaction; DynamoDB
+in idempotent steps, so a retry after a crash finishes the job). A tombstone (a hash
+of the project and the name, never the name) is written first, so an extraction
+racing the erasure cannot bring the entity back; it stays until a client stores facts
+about the name on purpose. The audit record holds that hash, counts and the time.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Annotated
+
+from pydantic import BaseModel, ConfigDict, StringConstraints, field_validator
+
+from .model import Fact, Message, Passage
+from .names import candidate_spans, find_name, normalize_name
+
+if TYPE_CHECKING:
+    from ..ports import Store
+
+# The mask is a block character: same length in code points, never a word character,
+# so masking cannot join or split the words around it.
+MASK = "\u2588"
+ALT_MASK = "\u2592"
+# Passes of find-and-erase: a fact stored by a late writer between a pass's scan and
+# its commit is caught by the next one (the tombstone stops writers that check it).
+MAX_PASSES = 3
+
+
+class ErasureRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    subject: Annotated[str, StringConstraints(min_length=1, max_length=500)]
+
+    @field_validator("subject")
+    @classmethod
+    def _named(cls, value: str) -> str:
+        if not normalize_name(value):
+            raise ValueError("must name an entity (not blank)")
+        return value
+
+
+def subject_hash(project: str, key: str) -> str:
+    """SHA-256 of the project and the normalised name: the only trace of the name that
+    erasure keeps (tombstone, audit). The project salts it, so the same name erased in
+    two projects leaves unrelated hashes."""
+    return hashlib.sha256(f"{project}\x00{key}".encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class ErasureRecord:
+    """The audit record of one erasure: no personal data."""
+
+    id: str
+    project: str
+    subject_hash: str
+    erased_at: str
+    facts: int = 0
+    entities: int = 0
+    messages: int = 0
+    passages: int = 0
+    reports: int = 0
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "facts": self.facts,
+            "entities": self.entities,
+            "messages": self.messages,
+            "passages": self.passages,
+            "reports": self.reports,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Redaction:
+    """One message made free of the name: its new content and source (same lengths),
+    the passages deleted, and the passages kept (with the new source)."""
+
+    message_id: str
+    content: str
+    source: str | None
+    dropped: tuple[Passage, ...]
+    kept: tuple[Passage, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ErasurePlan:
+    tombstone: str
+    fact_ids: tuple[str, ...] = ()
+    # Entities to erase (the name's own key, if held, and keys that name it).
+    entity_keys: tuple[str, ...] = ()
+    redactions: tuple[Redaction, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not (self.fact_ids or self.entity_keys or self.redactions)
+
+    def counts(self, reports: int) -> dict[str, int]:
+        return {
+            "facts": len(self.fact_ids),
+            "entities": len(self.entity_keys),
+            "messages": len(self.redactions),
+            "passages": sum(len(r.dropped) for r in self.redactions),
+            "reports": reports,
+        }
+
+
+# -- finding the name --------------------------------------------------------------
+
+
+def names_it(text: str | None, key: str) -> bool:
+    """Whether this text names the entity as whole words."""
+    if not text:
+        return False
+    # For ASCII, normalising only lowers and collapses white space: a cheap test first.
+    if text.isascii() and key.isascii() and key.partition(" ")[0] not in text.lower():
+        return False
+    normalised = normalize_name(text)
+    return key in normalised and bool(find_name(normalised, key))
+
+
+def fact_names_it(fact: Fact, key: str) -> bool:
+    if key in (fact.subject_key, fact.object_key):
+        return True
+    texts = (fact.subject, fact.predicate, fact.object, fact.statement, fact.quote, fact.context)
+    return any(names_it(t, key) for t in texts)
+
+
+def _clusters(text: str) -> Iterator[tuple[int, int]]:
+    """Spans of a base character and the marks and joiners that follow it: NFKC
+    composes within such a cluster, never across two."""
+    start = 0
+    for i in range(1, len(text) + 1):
+        if i == len(text) or not (
+            unicodedata.combining(text[i])
+            or unicodedata.category(text[i]).startswith("M")
+            or text[i] in "\u200c\u200d"
+        ):
+            yield start, i
+            start = i
+
+
+def _mapped(text: str) -> tuple[str, list[tuple[int, int]]]:
+    """normalize_name(text), and for each of its characters the span of `text` it came
+    from. Equal to normalize_name(text) except for rare compositions across clusters
+    (Hangul jamo), which the caller checks for."""
+    out: list[str] = []
+    origin: list[tuple[int, int]] = []
+    for start, end in _clusters(text):
+        piece = text[start:end]
+        if piece.isspace():
+            if out and out[-1] != " ":
+                out.append(" ")
+                origin.append((start, end))
+            elif out:
+                origin[-1] = (origin[-1][0], end)
+            continue
+        folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", piece).casefold())
+        for ch in folded:
+            if ch.isspace():  # NFKC can make spaces (e.g. from U+00A0 in a cluster)
+                if out and out[-1] != " ":
+                    out.append(" ")
+                    origin.append((start, end))
+                continue
+            out.append(ch)
+            origin.append((start, end))
+    if out and out[-1] == " ":
+        out.pop()
+        origin.pop()
+    return "".join(out), origin
+
+
+_WORDS = re.compile(r"\S+")
+_NOT_SPACE = re.compile(r"\S")
+
+
+def _ascii_occurrences(text: str, key: str) -> list[tuple[int, int]] | None:
+    """occurrences() for ASCII text, without a per-character map: there normalising is
+    lowering each run of non-space characters and joining the runs with one space."""
+    runs = [m.span() for m in _WORDS.finditer(text)]
+    starts: list[int] = []
+    at = 0
+    for a, b in runs:
+        starts.append(at)
+        at += b - a + 1
+    normalised = " ".join(text[a:b].lower() for a, b in runs)
+    if normalised != normalize_name(text):
+        return None
+
+    def back(i: int) -> int:  # a character of a run (never a joining space) in `text`
+        k = bisect.bisect_right(starts, i) - 1
+        return runs[k][0] + i - starts[k]
+
+    return [(back(s), back(e - 1) + 1) for s, e in find_name(normalised, key)]
+
+
+def occurrences(text: str, key: str) -> list[tuple[int, int]] | None:
+    """Spans of the original text where the name occurs as whole words; None when
+    they cannot be mapped back (the caller then treats the whole text as naming it)."""
+    if text.isascii():
+        found = _ascii_occurrences(text, key)
+        if found is not None:
+            return found
+    normalised, origin = _mapped(text)
+    if normalised != normalize_name(text):
+        return None
+    return [(origin[s][0], origin[e - 1][1]) for s, e in find_name(normalised, key)]
+
+
+def _mask(text: str, spans: Iterable[tuple[int, int]], mark: str) -> str:
+    """Every character but white space inside the spans replaced by `mark`."""
+    masked = text
+    for start, end in spans:
+        masked = masked[:start] + _NOT_SPACE.sub(mark, masked[start:end]) + masked[end:]
+    return masked
+
+
+def _masked(text: str, key: str, spans: list[tuple[int, int]], mark: str) -> str:
+    masked = _mask(text, spans, mark)
+    if names_it(masked, key):  # cannot happen by construction; never keep the name
+        masked = _mask(masked, [(0, len(masked))], mark)
+    return masked
+
+
+def redact(message: Message, passages: list[Passage], key: str) -> Redaction | None:
+    """The message without the name, or None if it does not name it."""
+    mark = ALT_MASK if MASK in key else MASK
+    found = occurrences(message.content, key)
+    if found is None:
+        found = [(0, len(message.content))]
+    dropped = [
+        p
+        for p in passages
+        if names_it(p.quote, key) or any(s < p.end and p.start < e for s, e in found)
+    ]
+    source = message.source
+    if source is not None and names_it(source, key):
+        source = _masked(source, key, occurrences(source, key) or [(0, len(source))], mark)
+    if not found and not dropped and source == message.source:
+        return None
+    spans = found + [(p.start, p.end) for p in dropped]
+    content = _masked(message.content, key, spans, mark)
+    gone = {p.id for p in dropped}
+    kept: list[Passage] = []
+    for p in passages:
+        if p.id in gone:
+            continue
+        if content[p.start : p.end] != p.quote:  # a masked span reached it: drop it too
+            dropped.append(p)
+            continue
+        kept.append(replace(p, source=source) if source != p.source else p)
+    return Redaction(message.id, content, source, tuple(dropped), tuple(kept))
+
+
+# -- the plan ------------------------------------------------------------------------
+
+
+def plan_erasure(store: Store, project: str, key: str) -> ErasurePlan:
+    """Everything held about the entity `key` in the project, as a plan for the store."""
+    fact_ids = [f.id for f in store.project_facts(project) if fact_names_it(f, key)]
+    entity_keys = [k for k in store.project_entities(project) if names_it(k, key)]
+    redactions: list[Redaction] = []
+    for message in store.project_messages(project):
+        named = names_it(message.content, key) or names_it(message.source, key)
+        if named:
+            found = redact(message, store.passages_of(project, message.id), key)
+            if found is not None:
+                redactions.append(found)
+    return ErasurePlan(
+        tombstone=subject_hash(project, key),
+        fact_ids=tuple(fact_ids),
+        entity_keys=tuple(entity_keys),
+        redactions=tuple(redactions),
+    )
+
+
+# -- tombstones: keeping a late extraction from bringing the entity back ---------------
+
+
+def fact_keys(fact: Fact) -> set[str]:
+    """Every name a fact could be about: its ends, and each run of words in its texts."""
+    keys = {fact.subject_key, *([fact.object_key] if fact.object_key else [])}
+    for text in (
+        fact.subject,
+        fact.predicate,
+        fact.object,
+        fact.statement,
+        fact.quote,
+        fact.context,
+    ):
+        if text:
+            keys.update(s.key for s in candidate_spans(text))
+    return keys
+
+
+def tombstone_hashes(project: str, keys: Iterable[str]) -> dict[str, str]:
+    """hash -> key, for looking keys up among tombstones."""
+    return {subject_hash(project, k): k for k in keys}

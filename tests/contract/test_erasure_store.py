@@ -1,0 +1,215 @@
+"""Erasure through Memory on every Store (see conftest.py): what goes, what stays,
+tombstones, the audit record, and a failure part-way followed by a retry."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from taisce.domain.controls import Limits, RecallRequest
+from taisce.domain.erasure import subject_hash
+from taisce.domain.ingest import FactsRequest
+from taisce.domain.memory import Memory
+from taisce.domain.names import candidate_spans
+from tests.contract.factories import fact, message, unique, with_passages
+
+ALL_ROLES = ["user", "assistant", "system", "tool"]
+
+
+@pytest.fixture
+def project() -> str:
+    return unique("proj")
+
+
+@pytest.fixture
+def memory(store: Any) -> Memory:
+    return Memory(store, Limits(bundle_characters=16_000, max_rows=200))
+
+
+def names(text: str | None, key: str) -> bool:
+    """The reference rule: the name is found in the text as a question finds it."""
+    return bool(text) and any(s.key == key for s in candidate_spans(text or ""))
+
+
+def recall(memory: Memory, project: str, question: str, hops: int = 2) -> dict[str, Any]:
+    request = RecallRequest.model_validate(
+        {"question": question, "hops": hops, "source_roles": ALL_ROLES}
+    )
+    return memory.recall(project, request)
+
+
+def seed(store: Any, project: str) -> dict[str, Any]:
+    f = {
+        "works": fact("Atlas", "works at", "Acme Corp", role="user"),
+        "manages": fact("Maya Okafor", "manages", "ATLAS", role="tool"),
+        "mention": fact(
+            "Maya Okafor", "likes", "tea", kind="value", statement="Maya likes tea, as atlas does."
+        ),
+        "corp": fact("Atlas Corp", "is based in", "Dublin", role="assistant"),
+        "near": fact("Alice", "lives in", "Galway"),
+        "keep": fact("Maya Okafor", "lives in", "Galway"),
+    }
+    store.put_facts(project, list(f.values()))
+    m1 = message(
+        "Maya lives in Galway.\nAtlas started at Acme last month.\nAlice likes Dublin.",
+        source="chat:atlas",
+    )
+    m2 = message("Nothing about him here; Alice and Al met in Galway.", role="tool")
+    messages, passages = with_passages(m1, m2, limit=30)
+    store.put_messages(project, messages, passages)
+    return {"facts": f, "m1": m1, "m2": m2}
+
+
+def test_erasure_removes_facts_entities_and_text_naming_the_entity(
+    store: Any, memory: Memory, project: str
+) -> None:
+    held = seed(store, project)
+    f, m1 = held["facts"], held["m1"]
+    before = store.passages_of(project, m1.id)
+
+    counts = memory.erase(project, "  atlas ")
+
+    assert counts["facts"] == 4  # works, manages, mention, corp
+    assert counts["entities"] == 2  # atlas and atlas corp
+    assert counts["messages"] == 1 and counts["passages"] >= 1
+    left = {x.id for x in store.project_facts(project)}
+    assert left == {f["near"].id, f["keep"].id}
+    assert store.known_names(project, {"atlas", "atlas corp"}) == set()
+    assert store.known_names(project, {"atlas", "acme corp", "maya okafor"}, ALL_ROLES) == {
+        "maya okafor"
+    }
+    assert "atlas" not in set(store.project_entities(project))
+    # A recall naming it finds nothing about it; the rest of memory answers as before.
+    answer = recall(memory, project, "Atlas and Atlas Corp at Acme Corp with Maya Okafor")
+    assert all(not names(x["statement"], "atlas") for x in answer["facts"])
+    assert {x["id"] for x in answer["facts"]} == {f["keep"].id, f["near"].id}  # hop 2: Galway
+
+    # The message keeps its id and length, the name's passage is gone, the others
+    # still quote the content at their offsets; the source is masked too.
+    (redacted,) = [m for m in store.project_messages(project) if m.id == m1.id]
+    assert len(redacted.content) == len(m1.content)
+    assert not names(redacted.content, "atlas") and not names(redacted.source, "atlas")
+    assert len(redacted.source) == len(m1.source)
+    after = store.passages_of(project, m1.id)
+    assert [p.id for p in after] == [p.id for p in before if not names(p.quote, "atlas")]
+    assert len(after) == len(before) - 1
+    for p in after:
+        assert redacted.content[p.start : p.end] == p.quote
+        assert p.source == redacted.source
+    assert "Maya lives in Galway." in redacted.content
+    # "Al" is not "Alice" and not Atlas: the other message is untouched.
+    (m2,) = [m for m in store.project_messages(project) if m.id == held["m2"].id]
+    assert m2.content == held["m2"].content
+
+
+def test_erasure_keeps_other_projects_and_other_entities_counts(
+    store: Any, memory: Memory, project: str
+) -> None:
+    other = unique("other")
+    seed(store, project)
+    seed(store, other)
+    before = recall(memory, other, "Atlas Maya Okafor Alice Atlas Corp")
+    memory.erase(project, "Atlas")
+    assert recall(memory, other, "Atlas Maya Okafor Alice Atlas Corp") == before
+    # Acme Corp lost its only fact (Atlas works at Acme Corp): no longer a live name.
+    assert store.known_names(project, {"acme corp"}, ALL_ROLES) == set()
+    assert store.known_names(other, {"acme corp", "atlas"}, ALL_ROLES) == {"acme corp", "atlas"}
+    assert memory.erased_names(other, ["atlas"]) == set()
+
+
+def test_erasing_twice_or_an_unknown_name_is_zero_and_audited_without_the_name(
+    store: Any, memory: Memory, project: str
+) -> None:
+    seed(store, project)
+    first = memory.erase(project, "Atlas")
+    assert first["facts"] > 0
+    assert memory.erase(project, "ATLAS") == dict.fromkeys(first, 0)
+    assert memory.erase(project, "Nobody Known") == dict.fromkeys(first, 0)
+    records = store.erasures(project)
+    assert [r.subject_hash for r in records] == [
+        subject_hash(project, "atlas"),
+        subject_hash(project, "atlas"),
+        subject_hash(project, "nobody known"),
+    ]
+    assert records[0].counts() == first
+    assert records[0].erased_at <= records[1].erased_at
+    assert all("atlas" not in repr(r).lower() for r in records)
+    assert store.erasures(unique("none")) == []
+    assert {r.id for r in records} <= {r.id for r in store.erasures()}
+
+
+def test_a_tombstone_drops_late_facts_until_the_client_stores_the_name_again(
+    store: Any, memory: Memory, project: str
+) -> None:
+    seed(store, project)
+    memory.erase(project, "Atlas")
+    assert memory.erased_names(project, ["atlas", "maya okafor"]) == {"atlas"}
+    late = [
+        fact("Atlas", "likes", "Dublin"),
+        fact("Maya Okafor", "met", "atlas"),
+        fact("Maya Okafor", "said", "hi", kind="value", quote="Atlas said hi"),
+        fact("Maya Okafor", "likes", "Galway"),
+    ]
+    assert memory.drop_erased(project, late) == [late[3]]
+    assert memory.drop_erased(project, []) == []
+    # A client storing facts about the name on purpose lifts the tombstone.
+    memory.store_facts(
+        project,
+        FactsRequest.model_validate(
+            {
+                "facts": [
+                    {
+                        "subject": "Maya",
+                        "predicate": "knows",
+                        "object": "Atlas",
+                        "source_role": "user",
+                    }
+                ]
+            }
+        ),
+    )
+    assert memory.erased_names(project, ["atlas"]) == set()
+    assert memory.drop_erased(project, late) == late
+    assert store.known_names(project, {"atlas"}, ["user"]) == {"atlas"}
+
+
+def test_a_failure_part_way_then_a_retry_finishes_the_erasure(
+    store: Any, memory: Memory, project: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    held = seed(store, project)
+    # The embedded store fails inside its one transaction (nothing changes); DynamoDB
+    # fails after its facts are deleted, before the messages are rewritten.
+    step = "_redact" if hasattr(store, "_redact") else "_drop_reports"
+
+    def crash(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("crash part-way")
+
+    monkeypatch.setattr(store, step, crash)
+    with pytest.raises(RuntimeError):
+        memory.erase(project, "Atlas")
+    monkeypatch.undo()
+    memory.erase(project, "Atlas")
+    assert {x.id for x in store.project_facts(project)} == {
+        held["facts"]["near"].id,
+        held["facts"]["keep"].id,
+    }
+    assert all(not names(m.content, "atlas") for m in store.project_messages(project))
+    for m in (held["m1"], held["m2"]):
+        assert all(not names(p.quote, "atlas") for p in store.passages_of(project, m.id))
+    assert store.known_names(project, {"atlas", "atlas corp"}) == set()
+    assert memory.erase(project, "Atlas")["facts"] == 0
+
+
+def test_erased_vectors_are_recorded_until_cleared(
+    store: Any, memory: Memory, project: str
+) -> None:
+    held = seed(store, project)
+    before = {p.id for p in store.passages_of(project, held["m1"].id)}
+    memory.erase(project, "Atlas")  # no vector index here: the ids stay recorded
+    recorded = store.erased_vectors(project)
+    assert ("entity", "user:atlas") in recorded and ("entity", "tool:atlas corp") in recorded
+    gone = before - {p.id for p in store.passages_of(project, held["m1"].id)}
+    assert {("passage", i) for i in gone} <= set(recorded)
+    store.clear_erased_vectors(project, recorded)
+    assert store.erased_vectors(project) == []

@@ -1,0 +1,236 @@
+"""POST /v1/erasures over real HTTP: errors, idempotence, the audit listing, and with the
+local embedding model on, vectors, reports and passages after the worker has run."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from taisce.domain.names import candidate_spans
+from tests.server import ROOT, LocalServer, start_server
+
+ROLES = ["user", "assistant", "system", "tool"]
+ZERO = {"facts": 0, "entities": 0, "messages": 0, "passages": 0, "reports": 0}
+
+MESSAGES = [
+    {
+        "id": "m1",
+        "role": "user",
+        "source": "chat:1",
+        "content": "Atlas started at Acme Corp last month. His manager there is Maya Okafor.\n"
+        "Maya moved to Galway in the spring.",
+    },
+    {"id": "m2", "role": "assistant", "content": "It sounds like ATLAS prefers email."},
+    {"id": "m3", "role": "tool", "source": "docs/atlas.md", "content": "Handbook of Acme."},
+    {"id": "m4", "role": "user", "content": "Maya commutes to Dublin twice a week."},
+]
+FACTS = [
+    {"subject": "Atlas", "predicate": "works at", "object": "Acme Corp", "source_role": "user"},
+    {"subject": "Maya Okafor", "predicate": "manages", "object": "Atlas", "source_role": "user"},
+    {"subject": "Maya Okafor", "predicate": "lives in", "object": "Galway", "source_role": "user"},
+    {"subject": "Maya Okafor", "predicate": "works at", "object": "Acme Corp",
+     "source_role": "user"},
+    {"subject": "Atlas", "predicate": "prefers", "object": "email", "object_kind": "value",
+     "source_role": "assistant"},
+    {"subject": "Acme Corp", "predicate": "is based in", "object": "Dublin", "source_role": "tool",
+     "quote": "Acme (where Atlas works) is in Dublin"},
+]  # fmt: skip
+
+
+def names_atlas(text: object) -> bool:
+    return isinstance(text, str) and any(s.key == "atlas" for s in candidate_spans(text))
+
+
+def texts(answer: dict[str, Any]) -> list[str]:
+    found: list[str] = []
+    for f in answer["facts"]:
+        found += [f[k] for k in ("subject", "predicate", "object", "statement", "quote", "context")]
+        found += f.get("path", [])
+    for r in answer["reports"]:
+        found += [r["title"], r["summary"], *r["path"]]
+    for p in answer["passages"]:
+        found += [p["quote"], p["source"]]
+    return [t for t in found if t]
+
+
+def erase(http: httpx.Client, body: object) -> httpx.Response:
+    return http.post("/v1/erasures", json=body)
+
+
+def wait_for_worker(http: httpx.Client) -> None:
+    deadline = time.monotonic() + 60
+    while http.get("/v1/health").json()["work_pending"]:
+        assert time.monotonic() < deadline, "the worker did not finish in time"
+        time.sleep(0.1)
+
+
+# -- without a model (the session's server) ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"not json",
+        b"[]",
+        b'{"subject": ""}',
+        b'{"subject": "   "}',
+        b'{"subject": 7}',
+        b'{"subject": null}',
+        b"{}",
+        b'{"subject": "Atlas", "also": 1}',
+        ('{"subject": "' + "x" * 501 + '"}').encode(),
+    ],
+)
+def test_a_bad_body_is_refused_and_changes_nothing(server: LocalServer, body: bytes) -> None:
+    with server.client(server.new_credential("erasure-bad")) as http:
+        assert http.post("/v1/facts", json={"facts": FACTS[:1]}).status_code == 201
+        r = http.post("/v1/erasures", content=body, headers={"Content-Type": "application/json"})
+        assert r.status_code == 400, r.text
+        assert r.json()["error"]["code"] == "invalid_request"
+        assert r.json()["error"]["message"]
+        assert len(http.get("/v1/facts", params={"subject": "atlas"}).json()["facts"]) >= 1
+
+
+def test_erasure_needs_a_credential(server: LocalServer) -> None:
+    with server.client() as http:
+        r = erase(http, {"subject": "Atlas"})
+    assert r.status_code == 401 and r.json()["error"]["code"] == "unauthorized"
+
+
+def test_erasure_over_http_is_idempotent_and_audited(server: LocalServer) -> None:
+    project = "erasure-http"
+    with server.client(server.new_credential(project)) as http:
+        assert erase(http, {"subject": "Nobody"}).json() == {"erased": ZERO}
+        assert http.post("/v1/messages", json={"messages": MESSAGES}).status_code == 202
+        assert http.post("/v1/facts", json={"facts": FACTS}).status_code == 201
+        first = erase(http, {"subject": "atlas"})
+        assert first.status_code == 200
+        assert first.json()["erased"] == {
+            "facts": 4,
+            "entities": 1,
+            "messages": 3,
+            "passages": 2,
+            "reports": 0,  # none built yet (or none, without a model, on this server)
+        } | {"reports": first.json()["erased"]["reports"]}
+        assert erase(http, {"subject": "ATLAS"}).json() == {"erased": ZERO}
+        assert http.get("/v1/facts", params={"subject": "Atlas"}).json() == {"facts": []}
+        answer = http.post(
+            "/v1/recalls", json={"question": "Atlas at Acme Corp", "source_roles": ROLES, "hops": 2}
+        ).json()
+        assert answer["facts"] and not [t for t in texts(answer) if names_atlas(t)]
+        # Storing a fact about the name on purpose brings it back.
+        again = {
+            "subject": "Atlas",
+            "predicate": "joined",
+            "object": "Globex",
+            "source_role": "user",
+        }
+        assert http.post("/v1/facts", json={"facts": [again]}).status_code == 201
+        assert [
+            f["object"] for f in http.get("/v1/facts", params={"subject": "atlas"}).json()["facts"]
+        ] == ["Globex"]
+
+    listing = subprocess.run(
+        [sys.executable, "-m", "taisce.cli", "erasures", "list", "--data", str(server.data_dir),
+         "--project", project],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+        env={k: v for k, v in os.environ.items() if not k.startswith("TAISCE_")}
+        | {"TAISCE_EMBEDDINGS": "none"},
+    )  # fmt: skip
+    assert listing.returncode == 0, listing.stderr
+    lines = listing.stdout.splitlines()
+    assert len(lines) == 4  # a header and three erasures
+    digest = hashlib.sha256(f"{project}\x00atlas".encode()).hexdigest()
+    assert lines[2].split("\t")[3] == digest and lines[2].split("\t")[4] == "4"
+    assert "atlas" not in listing.stdout.lower() and "nobody" not in listing.stdout.lower()
+
+
+# -- with the local model: vectors, reports, passages ----------------------------------
+
+
+@pytest.fixture(scope="module")
+def semantic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[httpx.Client, Path]]:
+    data = Path(tmp_path_factory.mktemp("erasure-semantic"))
+    server: LocalServer = start_server(data, {"TAISCE_EMBEDDINGS": "local"})
+    try:
+        with server.client(server.new_credential("erasure")) as http:
+            assert http.post("/v1/messages", json={"messages": MESSAGES}).status_code == 202
+            assert http.post("/v1/facts", json={"facts": FACTS}).status_code == 201
+            wait_for_worker(http)
+            yield http, data / "taisce.sqlite3"
+    finally:
+        server.stop()
+
+
+def ask(http: httpx.Client, **body: object) -> dict[str, Any]:
+    r = http.post("/v1/recalls", json=body)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+QUESTIONS = [
+    "Where does Atlas work?",
+    "Atlas",
+    "Atlass",  # a similar name
+    "Who does Maya Okafor manage?",
+    "Who prefers email?",
+    "Tell me about Acme Corp",
+    "Who started last month?",
+]
+
+
+def test_with_a_model_nothing_about_it_comes_back(semantic: tuple[httpx.Client, Path]) -> None:
+    http, db_path = semantic
+    before = [ask(http, question=q, source_roles=ROLES, hops=2, themes=True) for q in QUESTIONS]
+    assert any(names_atlas(t) for a in before for t in texts(a))
+    assert any(
+        a["reports"] and any(names_atlas(r["summary"]) for r in a["reports"]) for a in before
+    )
+    assert any(names_atlas(p["quote"]) for a in before for p in a["passages"])
+
+    counts = erase(http, {"subject": "Atlas"}).json()["erased"]
+    assert counts["facts"] == 4 and counts["reports"] >= 1 and counts["passages"] >= 2
+
+    # At once (before the worker runs) and after it rebuilt the reports.
+    for moment in ("now", "after the worker"):
+        if moment != "now":
+            wait_for_worker(http)
+        for question in QUESTIONS:
+            for controls in (
+                {"source_roles": ROLES, "hops": 2, "themes": True},
+                {"source_roles": ROLES, "surfaces": ["reports"]},
+                {"source_roles": ["user"], "surfaces": ["passages", "facts"]},
+                {"source_roles": ["assistant", "tool"], "hops": 1, "max_characters": 300},
+            ):
+                answer = ask(http, question=question, **controls)
+                assert not [t for t in texts(answer) if names_atlas(t)], (moment, question)
+    # The rest is still recalled, and the reports were rebuilt without him.
+    rest = ask(
+        http, question="Maya Okafor", source_roles=ROLES, themes=True, surfaces=["facts", "reports"]
+    )
+    assert {f["object"] for f in rest["facts"]} == {"Galway", "Acme Corp"}
+    assert rest["reports"] and all(not names_atlas(r["summary"]) for r in rest["reports"])
+
+    # No vector or indexed text of what was erased stays in the index.
+    with sqlite3.connect(db_path) as db:
+        ids = {
+            (k, i) for k, i in db.execute("SELECT kind, id FROM vectors WHERE project = 'erasure'")
+        }
+        text = [t for (t,) in db.execute("SELECT text FROM vector_text")]
+        left = db.execute("SELECT count(*) FROM erased_vectors").fetchone()[0]
+        tombstones = [h for (h,) in db.execute("SELECT hash FROM erased_subjects")]
+    assert not {i for k, i in ids if k == "entity" and i.endswith(":atlas")}
+    assert ("entity", "user:maya okafor") in ids
+    assert not [t for t in text if names_atlas(t)]
+    assert left == 0
+    assert "atlas" not in " ".join(tombstones)

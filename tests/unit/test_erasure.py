@@ -1,0 +1,116 @@
+"""The erasure rules of domain/erasure.py: where a name occurs, masking, redaction."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from taisce.domain.erasure import (
+    MASK,
+    ErasureRequest,
+    fact_names_it,
+    names_it,
+    occurrences,
+    redact,
+    subject_hash,
+)
+from taisce.domain.ingest import split_passages
+from taisce.domain.names import candidate_spans, find_name, normalize_name
+from tests.contract.factories import fact, message
+
+PIECES = ["al", "Al", "alice", "ß", "ss", "e\u0301", "é", "\ufb01", " ", "  ", "\n", ".", "'", "&"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=14), st.data())
+def test_find_name_agrees_with_how_a_question_finds_names(pieces: list[str], data) -> None:
+    text = normalize_name("".join(pieces))
+    spans = candidate_spans(text)
+    keys = sorted({s.key for s in spans}) or ["al"]
+    key = data.draw(st.sampled_from(keys))
+    expected = sorted({(s.start, s.end) for s in spans if s.key == key})
+    assert find_name(text, key) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("I met STRASSE and Straße at the Straße.", "straße"),
+        ("The \ufb01sh and the fish.", "fish"),
+        ("Zoe\u0308 and Zoë and ZOË!", "Zoë"),
+        ("\uff26\uff55\uff4c\uff4c  Moon rises; full\tmoon.", "Full Moon"),
+        ("Maya\n  Okafor wrote to maya okafor's team.", "Maya Okafor"),
+    ],
+)
+def test_occurrences_map_back_to_the_original_text(text: str, name: str) -> None:
+    key = normalize_name(name)
+    found = occurrences(text, key)
+    assert found
+    for start, end in found:
+        assert normalize_name(text[start:end]) == key
+    masked = list(text)
+    for start, end in found:
+        masked[start:end] = [c if c.isspace() else MASK for c in text[start:end]]
+    assert not names_it("".join(masked), key)
+
+
+def test_a_composition_across_clusters_is_not_mapped_and_the_caller_masks_all() -> None:
+    # Conjoining Hangul jamo compose into one syllable under NFKC across "clusters".
+    jamo = "\u1112\u1161\u11ab"  # 한 written as three jamo
+    assert occurrences(f"{jamo} said hi", normalize_name("\ud55c")) is None
+    m = message(f"{jamo} said hi. Others too.")
+    r = redact(m, split_passages(m), normalize_name("\ud55c"))
+    assert r is not None and set(r.content) <= {MASK, " "} and r.kept == ()
+
+
+def test_not_a_part_of_a_word_nor_a_shorter_name() -> None:
+    assert not names_it("Alice met Alan", "al")
+    assert names_it("Alice met Al.", "al")
+    assert names_it("Atlas's cat", "atlas")
+    assert not names_it(None, "atlas")
+
+
+@pytest.mark.parametrize("field", ["predicate", "statement", "quote", "context"])
+def test_a_fact_names_the_entity_through_any_of_its_texts(field: str) -> None:
+    plain = fact("Maya", "likes", "tea", kind="value")
+    assert not fact_names_it(plain, "atlas")
+    assert fact_names_it(dataclasses.replace(plain, **{field: "with ATLAS"}), "atlas")
+    assert fact_names_it(fact("Maya", "knows", "Atlas"), "atlas")
+    assert fact_names_it(fact("Atlas", "knows", "Maya"), "atlas")
+    assert fact_names_it(fact("Maya", "likes", "atlas", kind="value"), "atlas")
+
+
+def test_redaction_keeps_other_passages_and_their_offsets() -> None:
+    m = message(
+        "Maya lives in Galway.\nAtlas started at Acme.\nAlice likes Dublin.", source="Atlas.md"
+    )
+    passages = split_passages(m, 25)
+    r = redact(m, passages, "atlas")
+    assert r is not None
+    assert [p.quote for p in r.dropped] == ["Atlas started at Acme."]
+    assert [p.quote for p in r.kept] == ["Maya lives in Galway.", "Alice likes Dublin."]
+    assert len(r.content) == len(m.content) and r.source == MASK * 5 + ".md"
+    assert all(r.content[p.start : p.end] == p.quote and p.source == r.source for p in r.kept)
+    assert "Acme" not in r.content  # the whole deleted passage is masked, not just the name
+    assert redact(message("Nothing to see"), [], "atlas") is None
+
+
+def test_the_mask_is_never_the_name() -> None:
+    m = message(f"x {MASK} y")
+    r = redact(m, split_passages(m), MASK)
+    assert r is not None and not names_it(r.content, MASK)
+
+
+def test_the_request_and_the_hash() -> None:
+    assert ErasureRequest.model_validate({"subject": " Atlas "}).subject == " Atlas "
+    for bad in ({}, {"subject": ""}, {"subject": "   "}, {"subject": 7}, {"subject": "x" * 501}):
+        with pytest.raises(ValidationError):
+            ErasureRequest.model_validate(bad)
+    with pytest.raises(ValidationError):
+        ErasureRequest.model_validate({"subject": "Atlas", "extra": 1})
+    assert subject_hash("p", "atlas") != subject_hash("q", "atlas")
+    assert len(subject_hash("p", "atlas")) == 64
