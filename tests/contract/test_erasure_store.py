@@ -213,3 +213,32 @@ def test_erased_vectors_are_recorded_until_cleared(
     assert {("passage", i) for i in gone} <= set(recorded)
     store.clear_erased_vectors(project, recorded)
     assert store.erased_vectors(project) == []
+
+
+@pytest.mark.parametrize("erase_by", ["Robert Smith", "Bob"])
+def test_erasing_an_entity_or_its_alias_erases_every_name_of_it(
+    store: Any, memory: Memory, project: str, erase_by: str
+) -> None:
+    store.put_facts(
+        project,
+        [fact("Robert Smith", "lives in", "Cork"), fact("Bob", "plays", "chess", kind="value")],
+    )
+    store.merge_entities(project, "bob", "Bob", "robert smith", "Robert Smith")
+    store.put_facts(project, [fact("Bob", "works at", "Acme Corp")])
+    kept = fact("Alice", "knows", "Carol")
+    store.put_facts(project, [kept])
+    assert {a.alias_key for a in store.aliases(project)} == {"bob"}
+
+    counts = memory.erase(project, erase_by)
+
+    assert counts["facts"] == 3
+    assert store.aliases(project) == []
+    for question in ("Where does Bob live?", "Robert Smith", "Bob Smith and Acme Corp"):
+        answer = recall(memory, project, question)
+        text = repr(answer).casefold()
+        assert "bob" not in text and "robert" not in text, question
+    assert store.known_names(project, ["bob", "robert smith"]) == set()
+    assert [f.id for f in store.facts_with_subject(project, "alice")] == [kept.id]
+    # Both names are tombstoned: a late extraction naming either is dropped.
+    late = [fact("Bob", "lives in", "Galway"), fact("Robert Smith", "likes", "tea", kind="value")]
+    assert memory.drop_erased(project, late) == []

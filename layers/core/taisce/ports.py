@@ -203,6 +203,11 @@ class Store(Protocol):
 
     def add_erasure(self, record: ErasureRecord) -> None: ...
 
+    def remove_aliases(self, project: str, keys: Collection[str]) -> int:
+        """Forget every alias whose own name or whose entity is one of `keys` (erasure);
+        returns how many went."""
+        ...
+
     def erased(self, project: str, hashes: Collection[str]) -> set[str]:
         """Which of these subject hashes have a tombstone."""
         ...

@@ -1417,6 +1417,18 @@ class DynamoDbStore:
                 _backoff(attempt)
                 attempt += 1
 
+    def remove_aliases(self, project: str, keys: Collection[str]) -> int:
+        wanted = set(keys)
+        gone = [i for i in self._listed_aliases(project) if {i["k"]["S"], i["t"]["S"]} & wanted]
+        requests: list[Item] = []
+        for item in gone:
+            requests.append({"DeleteRequest": {"Key": _key(item["PK"]["S"], item["SK"]["S"])}})
+            requests.append(
+                {"DeleteRequest": {"Key": _key(entity_pk(project, item["k"]["S"]), NAME_SK)}}
+            )
+        self._batch_write(requests)
+        return len(gone)
+
     def _listed_aliases(self, project: str) -> list[Item]:
         return list(
             self._query(

@@ -1049,6 +1049,19 @@ class SqliteStore:
             ).fetchone()[0]
         return MergeResult(alias_name, into_name, len(moved), repointed)
 
+    def remove_aliases(self, project: str, keys: Collection[str]) -> int:
+        wanted = sorted(set(keys))
+        if not wanted:
+            return 0
+        marks = ", ".join("?" * len(wanted))
+        with self._write() as db:
+            gone = db.execute(
+                f"DELETE FROM aliases WHERE project = ? AND (key IN ({marks}) "
+                f"OR target IN ({marks}))",
+                (project, *wanted, *wanted),
+            )
+            return gone.rowcount
+
     def aliases(self, project: str) -> list[Alias]:
         rows = self._db().execute(
             "SELECT a.name, a.key, COALESCE(e.name, a.target), a.target FROM aliases a "

@@ -236,17 +236,25 @@ class Memory:
         and a retry after a failure part-way finishes the job."""
         key = normalize_name(subject)
         tombstone = subject_hash(project, key)
-        # The tombstone first: an extraction that checks it cannot re-create the entity
-        # while it is being erased.
-        self.store.erase(project, ErasurePlan(tombstone))
+        # An entity is all its names: erasing an alias or the entity erases the entity
+        # and every alias merged into it (docs/API.md, "Erasure").
+        entity = self.store.resolve_names(project, [key]).get(key, key)
+        merged = {a.alias_key for a in self.store.aliases(project) if a.into_key == entity}
+        names = [key, *sorted(({entity} | merged) - {key})]
+        # The tombstones first: an extraction that checks them cannot re-create the
+        # entity while it is being erased.
+        for name in names:
+            self.store.erase(project, ErasurePlan(subject_hash(project, name)))
         counts = dict.fromkeys(("facts", "entities", "messages", "passages", "reports"), 0)
-        for _ in range(MAX_PASSES):
-            plan = plan_erasure(self.store, project, key)
-            if plan.empty:
-                break
-            reports = self.store.erase(project, plan)
-            for name, count in plan.counts(reports).items():
-                counts[name] += count
+        for name in names:
+            for _ in range(MAX_PASSES):
+                plan = plan_erasure(self.store, project, name)
+                if plan.empty:
+                    break
+                reports = self.store.erase(project, plan)
+                for kind, count in plan.counts(reports).items():
+                    counts[kind] += count
+        self.store.remove_aliases(project, names)
         self.flush_erased_vectors(project)
         self.store.add_erasure(
             ErasureRecord(
