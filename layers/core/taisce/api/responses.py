@@ -77,6 +77,10 @@ class Fact(BaseModel):
     valid_from: Moment | None
     valid_to: Moment | None
     recorded_at: Moment
+    quote_start: int | None = Field(
+        default=None, ge=0, description="Extracted facts: code-point offset of quote."
+    )
+    quote_end: int | None = Field(default=None, ge=0)
 
 
 class Facts(BaseModel):
@@ -117,6 +121,15 @@ class UsedControls(BaseModel):
     hops: int = Field(ge=1, le=2)
     surfaces: list[Surface]
     themes: bool
+    # Filters are echoed only when sent.
+    subjects: OmittableNames = None
+    as_of: Annotated[str | None, WithJsonSchema({"type": "string", "format": "date-time"})] = None
+    recorded_after: Annotated[
+        str | None, WithJsonSchema({"type": "string", "format": "date-time"})
+    ] = None
+    recorded_before: Annotated[
+        str | None, WithJsonSchema({"type": "string", "format": "date-time"})
+    ] = None
 
 
 class Recall(BaseModel):
@@ -127,6 +140,46 @@ class Recall(BaseModel):
     facts: list[RecalledFact]
     reports: list[Report]
     passages: list[Passage]
+
+
+class ErasedCounts(BaseModel):
+    facts: int = Field(ge=0)
+    entities: int = Field(ge=0)
+    messages: int = Field(ge=0)
+    passages: int = Field(ge=0)
+    reports: int = Field(ge=0)
+
+
+class Erased(BaseModel):
+    erased: ErasedCounts = Field(description="What was removed; zeros when nothing was held.")
+
+
+class Merged(BaseModel):
+    alias: str
+    into: str
+    facts_moved: int = Field(ge=0)
+    aliases_moved: int = Field(ge=0)
+
+
+class AliasEntry(BaseModel):
+    alias: str
+    into: str
+
+
+class Aliases(BaseModel):
+    aliases: list[AliasEntry]
+
+
+class Proposal(BaseModel):
+    alias: str
+    into: str
+    similarity: float
+
+
+class Proposals(BaseModel):
+    threshold: float
+    proposals: list[Proposal]
+    degraded: list[Literal["proposals"]]
 
 
 class Health(BaseModel):
