@@ -5,6 +5,7 @@ from typing import Annotated, Any
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from taisce.api import make_handler, make_resolver, project_of, services
+from taisce.api.work import announce
 from taisce.domain.ingest import MessagesRequest
 
 app = make_resolver()
@@ -15,6 +16,7 @@ def store_messages(
     request: Annotated[MessagesRequest, Body(embed=False)],
 ) -> tuple[dict[str, Any], int]:
     ids = services().memory.store_messages(project_of(app), request)
+    announce(services().queue, project_of(app), "messages", ids)
     return {"messages": [{"id": i} for i in ids]}, 202
 
 
