@@ -34,9 +34,7 @@ class SqsWorkQueue:
                     import boto3
                     from botocore.config import Config
 
-                    config = Config(
-                        connect_timeout=2, read_timeout=5, retries={"mode": "standard"}
-                    )
+                    config = Config(connect_timeout=2, read_timeout=5, retries={"mode": "standard"})
                     self._client = boto3.session.Session().client(
                         "sqs", endpoint_url=self.endpoint_url, config=config
                     )

@@ -74,9 +74,7 @@ def open_store(settings: Settings) -> SqliteStore | DynamoDbStore:
 def build_services(settings: Settings) -> Services:
     store = open_store(settings)
     memory = Memory(store, settings.limits, semantic=open_semantic(settings))
-    return Services(
-        settings=settings, memory=memory, credentials=store, queue=open_queue(settings)
-    )
+    return Services(settings=settings, memory=memory, credentials=store, queue=open_queue(settings))
 
 
 def open_queue(settings: Settings) -> WorkQueue | None:
