@@ -42,7 +42,8 @@ def _reset() -> None:
 
 @pytest.fixture(scope="module")
 def moto() -> MotoDynamoDb:
-    return shared_moto()
+    # A table of its own: the sweep lists every project with marks in its table.
+    return shared_moto().table_named("taisce-worker")
 
 
 @pytest.fixture(scope="module")

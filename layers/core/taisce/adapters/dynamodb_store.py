@@ -140,13 +140,17 @@ def _key(pk: str, sk: str) -> Item:
 # What the worker must do lives in one partition per project, P#<p>#WORK: dirty marks
 # (D#<role>#<entity key>) and pending vectors (V#<kind>#<id>), written in the same
 # transaction as the record that needs them. The WORK partition is the index of
-# projects with work: D#<project> and V#<project>, touched (new token) by every
-# transaction that writes such a mark, removed by the worker once the project's marks
-# of that kind are gone. See docs/dynamodb.md, "Work marks".
+# projects with work: D#<project>#<shard> and V#<project>#<shard>, one shard touched
+# (new token) by every transaction that writes such a mark, removed by the worker once
+# the project's marks of that kind are gone. See docs/dynamodb.md, "Work marks".
 
 WORK_PK = "WORK"
 DIRTY = "D"
 VECTORS = "V"
+# A project's index entry is spread over this many items, one picked at random per
+# transaction: concurrent writes to one project then rarely touch the same entry
+# (DynamoDB cancels transactions that touch one item at once).
+WORK_SHARDS = 8
 
 
 def work_pk(project: str) -> str:
@@ -161,8 +165,9 @@ def vector_sk(kind: str, item_id: str) -> str:
     return f"{VECTORS}#{kind}#{_tail(item_id)}"
 
 
-def work_index_sk(kind: str, project: str) -> str:
-    return f"{kind}#{_tail(project)}"
+def work_index_prefix(kind: str, project: str) -> str:
+    """The sort keys of a project's index entries for one kind start with this."""
+    return f"{kind}#{_part(project)}#"
 
 
 def _work_ops(table: str, units: Sequence[Any]) -> list[Item]:
@@ -177,9 +182,10 @@ def _work_ops(table: str, units: Sequence[Any]) -> list[Item]:
     return ops
 
 
-def _work_touch(sk: str, project: str) -> Item:
-    """The index entry of a project with work, with a new token: the worker removes
+def _work_touch(prefix: str, project: str) -> Item:
+    """One index entry of a project with work, with a new token: the worker removes
     it only if no writer touched it since it saw the partition empty."""
+    sk = f"{prefix}{random.randrange(WORK_SHARDS)}"
     return {
         "Key": _key(WORK_PK, sk),
         "UpdateExpression": "SET #p = :p, #t = :t",
@@ -994,7 +1000,7 @@ class DynamoDbStore:
         pk = work_pk(project)
         mark = {**_key(pk, sk), **attributes}
         unit.marks[(pk, sk)] = mark
-        unit.work[work_index_sk(kind, project)] = project
+        unit.work[work_index_prefix(kind, project)] = project
         unit.size += item_size(mark) + 128
 
     def _mark_dirty(
@@ -1112,25 +1118,33 @@ class DynamoDbStore:
                         attempt += 1
 
     def _retire(self, project: str, kind: str) -> None:
-        """Remove the project's index entry for this kind once it has no marks left,
-        unless a writer touched the entry since it was read (its mark is then visible
-        to the next pass, or was already seen by the emptiness check)."""
-        key = _key(WORK_PK, work_index_sk(kind, project))
-        entry = self.client.get_item(TableName=self.table_name, Key=key, ConsistentRead=True)
-        token = entry.get("Item", {}).get("t")
-        if token is None or next(self._marks(project, kind, 1), None) is not None:
-            return
-        try:
-            self.client.delete_item(
-                TableName=self.table_name,
-                Key=key,
-                ConditionExpression="#t = :t",
-                ExpressionAttributeNames={"#t": "t"},
-                ExpressionAttributeValues={":t": token},
+        """Remove the project's index entries for this kind once it has no marks left,
+        each unless a writer touched it since it was read: that writer's marks were
+        then either seen by the emptiness check, or keep the entry it touched."""
+        entries = list(
+            self._query(
+                KeyConditionExpression="PK = :pk AND begins_with(SK, :k)",
+                ExpressionAttributeValues={
+                    ":pk": {"S": WORK_PK},
+                    ":k": {"S": work_index_prefix(kind, project)},
+                },
+                ConsistentRead=True,
             )
-        except Exception as error:
-            if self._code(error) != "ConditionalCheckFailedException":
-                raise
+        )
+        if not entries or next(self._marks(project, kind, 1), None) is not None:
+            return
+        for entry in entries:
+            try:
+                self.client.delete_item(
+                    TableName=self.table_name,
+                    Key=_key(WORK_PK, entry["SK"]["S"]),
+                    ConditionExpression="#t = :t",
+                    ExpressionAttributeNames={"#t": "t"},
+                    ExpressionAttributeValues={":t": entry["t"]},
+                )
+            except Exception as error:
+                if self._code(error) != "ConditionalCheckFailedException":
+                    raise
 
     # -- pending vectors ---------------------------------------------------------------
 
