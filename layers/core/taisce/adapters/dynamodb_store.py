@@ -11,6 +11,12 @@ Key layout (PK, SK), every project-scoped key starting with ``P#<project>#``:
     P#<p>#M#<id>         S#<start>    its passages, in order of start
     CRED#<hash>          CRED         a credential by hash (the authorizer's GetItem)
     CREDS                C#<id>       the credential listing (list, revoke by id)
+    P#<p>#WORK           D#<role>#<key> / V#<kind>#<id>   the worker's marks (dirty, vectors)
+    WORK                 D#<p>#<n> / V#<p>#<n>            projects with work (n: shard)
+    P#<p>#R#<id>         R            a report; P#<p>#E#<key> RM#<role>#<id> its member
+                                      copies, RC#<role> the entity's component pointer;
+                                      P#<p>#RC#<role>#<component> R#<id> its listing
+    IDEMPOTENCY#worker   <hash>       the worker's Powertools idempotency records (TTL)
 
 <seq> is "<time ns, 20 digits>.<batch token>.<index in batch>": written by this
 adapter at storing time, so sort keys sort in storing order and a batch's facts sit
