@@ -6,7 +6,7 @@ DATA ?= data
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: install run test lint openapi bench bench-quick bench-quality bench-extraction bench-erasure clean
+.PHONY: install run test lint openapi bench bench-quick bench-quality bench-extraction bench-erasure clean sam-install sam-validate sam cold-start
 
 install: $(VENV)/.installed
 
@@ -52,5 +52,33 @@ bench-extraction: install
 bench-erasure: install
 	$(BIN)/python -m bench.erasure_bench --dynamodb
 
+# -- AWS: the SAM CLI in its own venv (its pins differ from the dev venv's) --
+SAM_VENV := .venv-sam
+SAM := SAM_CLI_TELEMETRY=0 $(SAM_VENV)/bin/sam
+# `sam build` runs pip with the runtime's Python, python3.12, which must be a real
+# binary on PATH; on this kind of machine it is a pyenv shim that needs a version.
+SAM_PYTHON ?= PYENV_VERSION=3.12.1
+
+sam-install: $(SAM_VENV)/.installed
+
+$(SAM_VENV)/.installed: requirements-sam.txt
+	$(PYTHON) -m venv $(SAM_VENV)
+	$(SAM_VENV)/bin/python -m pip install -q --disable-pip-version-check -r requirements-sam.txt
+	@touch $@
+
+sam-validate: sam-install
+	$(SAM) validate --lint
+
+# Validate, build the layer (arm64 wheels) and functions, and print their sizes.
+sam: sam-validate install
+	@$(SAM_PYTHON) python3.12 -c 'import sys; print("build Python", sys.version.split()[0])' || \
+		(echo "python3.12 is needed on PATH for sam build (set SAM_PYTHON=...)"; exit 1)
+	$(SAM_PYTHON) $(SAM) build --build-dir .aws-sam/build
+	$(BIN)/python -m bench.build_size .aws-sam/build
+
+# Import time and peak memory of each handler in a fresh interpreter (a few minutes).
+cold-start: install
+	$(BIN)/python -m bench.cold_start
+
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(SAM_VENV) .aws-sam .pytest_cache .ruff_cache .hypothesis

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import contextlib
 import functools
 import logging
 import os
@@ -86,6 +87,7 @@ class MotoDynamoDb:
     table: str
     log: Path
     _clients: list[Any] = field(default_factory=list, repr=False)
+    _views: dict[str, MotoDynamoDb] = field(default_factory=dict, repr=False)
 
     @property
     def env(self) -> dict[str, str]:
@@ -118,6 +120,21 @@ class MotoDynamoDb:
 
     def store(self) -> DynamoDbStore:
         return DynamoDbStore(self.table, client=self.shared_client)
+
+    def table_named(self, name: str) -> MotoDynamoDb:
+        """The same server with another table made from the template (created once).
+
+        For tests whose servers poll for work across projects (the worker thread, the
+        sweep): on the shared table they would also work on every other test's marks,
+        and moto's Query sorts the whole table. Do not stop the view: stop the server."""
+        if name not in self._views:
+            client = self.shared_client
+            with contextlib.suppress(client.exceptions.ResourceInUseException):
+                client.create_table(**table_definition(name=name))
+            view = MotoDynamoDb(self.process, self.endpoint, name, self.log, self._clients)
+            view.__dict__["shared_client"] = client  # the cached_property, shared
+            self._views[name] = view
+        return self._views[name]
 
     def stop(self) -> None:
         for client in self._clients:

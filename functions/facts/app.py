@@ -8,6 +8,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
 from taisce.api import make_handler, make_resolver, project_of, services
 from taisce.api.responses import Facts, StoredFacts, described
+from taisce.api.work import announce
 from taisce.domain.ingest import FactsRequest
 
 app = make_resolver()
@@ -20,6 +21,7 @@ app = make_resolver()
 )
 def store_facts(request: Annotated[FactsRequest, Body(embed=False)]) -> tuple[dict[str, Any], int]:
     ids = services().memory.store_facts(project_of(app), request)
+    announce(services().queue, project_of(app), "facts", ids)
     return {"facts": [{"id": i} for i in ids]}, 201
 
 
@@ -42,6 +44,7 @@ def list_facts(
 def delete_fact(fact_id: str) -> Response[str]:
     # The route matches the raw path, so an id sent percent-encoded is decoded here.
     services().memory.delete_fact(project_of(app), unquote(fact_id))
+    announce(services().queue, project_of(app), "facts", [unquote(fact_id)])
     return Response(204, "application/json", "")
 
 

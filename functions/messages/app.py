@@ -6,6 +6,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from taisce.api import make_handler, make_resolver, project_of, services
 from taisce.api.responses import StoredMessages, described
+from taisce.api.work import announce
 from taisce.domain.ingest import MessagesRequest
 
 app = make_resolver()
@@ -20,6 +21,7 @@ def store_messages(
     request: Annotated[MessagesRequest, Body(embed=False)],
 ) -> tuple[dict[str, Any], int]:
     ids = services().memory.store_messages(project_of(app), request)
+    announce(services().queue, project_of(app), "messages", ids)
     return {"messages": [{"id": i} for i in ids]}, 202
 
 

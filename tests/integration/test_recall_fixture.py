@@ -5,9 +5,9 @@ and stopped when the module ends) and its own fresh project. Every case is one
 test, named after the case. See testdata/README.md for the format.
 
 Every suite that runs without an embedding model runs twice: on the embedded store,
-and on a server with TAISCE_STORE=dynamodb against moto's server (tests/moto_server.py),
-its cases named "dynamodb-<case>". Suites that need a model need reports and vectors,
-which the DynamoDB adapter does not hold yet.
+and on a server with TAISCE_STORE=dynamodb against moto's server (tests/moto_server.py,
+a table of the fixture's own), its cases named "dynamodb-<case>". Suites that need a
+model need a vector index, which on AWS is OpenSearch (not served by moto).
 """
 
 from __future__ import annotations
@@ -72,6 +72,12 @@ def _work_pending(http: httpx.Client) -> bool:
 STORES = ("embedded", "dynamodb")
 
 
+def fixture_moto() -> Any:
+    """The fixture's own table on the session's moto server: each server's worker
+    thread works on every project of its table with marks."""
+    return shared_moto().table_named("taisce-fixture")
+
+
 def _on_dynamodb(suite: Mapping[str, Any]) -> bool:
     """Whether a suite also runs on DynamoDB: only without an embedding model."""
     return suite["server"].get("TAISCE_EMBEDDINGS") == "none"
@@ -82,7 +88,7 @@ def _new_credential(server: LocalServer, store: str, project: str) -> str:
         return server.new_credential(project)
     secret = new_secret()
     credential = Credential(new_credential_id(), project, "test", "2026-01-01T00:00:00Z")
-    shared_moto().store().add_credential(credential, secret_hash(secret))
+    fixture_moto().store().add_credential(credential, secret_hash(secret))
     return secret
 
 
@@ -101,7 +107,7 @@ class Servers:
             # The table is shared by the session: each run has projects of its own.
             project = f"fixture-{name}"
             if store == "dynamodb":
-                env.update(shared_moto().env)
+                env.update(fixture_moto().env)
                 project += f"-{uuid.uuid4().hex[:8]}"
             server = start_server(self.base / f"{store}-{name}", env)
             http = server.client(_new_credential(server, store, project))

@@ -63,9 +63,9 @@ def test_the_authorizer_is_in_the_template_and_imports() -> None:
     assert unprotected == {"GET /v1/health", "GET /v1/openapi.json"}
 
 
-def test_the_functions_settings_in_the_template_load() -> None:
+def test_the_functions_settings_in_the_template_load(monkeypatch: pytest.MonkeyPatch) -> None:
     """Globals' environment, with parameters at their defaults, is a valid Settings
-    that picks the DynamoDB store and no vector index (not built for AWS yet)."""
+    that picks the DynamoDB store and no vector index (Embeddings defaults to none)."""
     from taisce.api.wiring import open_semantic
     from taisce.local.routes import load_template
     from taisce.settings import load_settings
@@ -73,16 +73,35 @@ def test_the_functions_settings_in_the_template_load() -> None:
     template = load_template(ROOT / "template.yaml")
     defaults = {k: str(v.get("Default")) for k, v in template["Parameters"].items()}
     variables = template["Globals"]["Function"]["Environment"]["Variables"]
-    environ = {
-        name: defaults[value["Ref"]]
-        if isinstance(value, dict) and value["Ref"] in defaults
-        else "table-from-stack"
-        if isinstance(value, dict)
-        else str(value)
-        for name, value in variables.items()
-    }
-    settings = load_settings(environ)
+    conditions = {"UseVectors": defaults["Embeddings"] != "none"}
+
+    def resolve(value: object) -> str:
+        if not isinstance(value, dict):
+            return str(value)
+        if "Fn::If" in value:
+            condition, yes, no = value["Fn::If"]
+            return resolve(yes if conditions[condition] else no)
+        if "Fn::GetAtt" in value:
+            return "endpoint-from-stack"
+        name = value["Ref"]
+        return defaults.get(name, "us-east-1" if name == "AWS::Region" else "table-from-stack")
+
+    settings = load_settings({name: resolve(value) for name, value in variables.items()})
     assert settings.store == "dynamodb"
     assert settings.dynamodb_table == "table-from-stack"
     assert settings.bundle_characters == 16_000
+    assert settings.region == "us-east-1"
     assert open_semantic(settings) is None
+    # With embeddings, the functions get the collection's endpoint and build its index
+    # (clients only: nothing is sent; dummy credentials, as the moto tests use).
+    from tests.moto_server import AWS_ENV
+
+    for name, value in AWS_ENV.items():
+        monkeypatch.setenv(name, value)
+    conditions["UseVectors"] = True
+    environ = {name: resolve(value) for name, value in variables.items()}
+    environ["TAISCE_EMBEDDINGS"] = "bedrock"
+    semantic = open_semantic(load_settings(environ))
+    assert semantic is not None
+    assert type(semantic.index).__name__ == "OpenSearchVectorIndex"
+    assert semantic.embedder.dimensions == 1024

@@ -47,10 +47,21 @@ def _create_credential(project: str, label: str | None) -> str:
     return secret
 
 
+def _use_store(args: argparse.Namespace) -> None:
+    """--store dynamodb --table T: manage the credentials of a deployed stack (AWS
+    credentials and region from the usual places). Credentials need no model."""
+    if getattr(args, "store", None) == "dynamodb":
+        os.environ["TAISCE_STORE"] = "dynamodb"
+        os.environ["TAISCE_EMBEDDINGS"] = "none"
+        if args.table:
+            os.environ["TAISCE_DYNAMODB_TABLE"] = args.table
+
+
 def cmd_credentials(args: argparse.Namespace) -> int:
     from .api.wiring import services
 
     _use_data(args)
+    _use_store(args)
     store = services().credentials
     if args.action == "create":
         if not args.project.strip():
@@ -216,6 +227,13 @@ def _parser() -> argparse.ArgumentParser:
     revoke = actions.add_parser("revoke", help="revoke a credential by id")
     revoke.add_argument("id")
     revoke.add_argument("--data")
+    for action in (create, listing, revoke):
+        action.add_argument(
+            "--store", choices=["embedded", "dynamodb"], help="default: $TAISCE_STORE or embedded"
+        )
+        action.add_argument(
+            "--table", help="the stack's table (output TableName), with --store dynamodb"
+        )
     creds.set_defaults(run=cmd_credentials)
 
     reindex = sub.add_parser("reindex", help="index what was stored without a model")

@@ -377,3 +377,16 @@ class Extractor(Protocol):
         Raises ExtractionError when the model fails or its answer was cut off.
         """
         ...
+
+
+# -- the work queue (AWS: SQS FIFO; locally the worker thread polls the store instead) --
+
+WorkKind = Literal["messages", "facts", "sweep"]
+
+
+class WorkQueue(Protocol):
+    """Tells the worker that a project has work. Never carries text: only the project
+    and the ids stored. The work itself is the marks the store wrote with the records,
+    so a message lost or sent twice loses nothing and does nothing twice."""
+
+    def send(self, project: str, kind: WorkKind, ids: Sequence[str]) -> None: ...

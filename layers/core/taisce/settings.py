@@ -49,6 +49,18 @@ class Settings(BaseSettings):
     # Seconds to wait for one model answer.
     extractor_timeout: PositiveFloat = 60.0
 
+    # -- AWS: vectors, the work queue (see README, "Deploy to AWS") --
+    # The OpenSearch Serverless collection endpoint that holds vectors beside DynamoDB
+    # (needed with TAISCE_STORE=dynamodb unless embeddings are none), its index, and
+    # the region requests are signed for (the template sets it to the stack's).
+    opensearch_endpoint: str | None = None
+    opensearch_index: str = "taisce-vectors"
+    region: str | None = None
+    # The SQS FIFO queue the API tells about new work (unset: no messages; the local
+    # worker thread polls the store instead), and an endpoint other than AWS's (tests).
+    work_queue_url: str | None = None
+    sqs_endpoint: str | None = None
+
     @property
     def limits(self) -> Limits:
         return Limits(bundle_characters=self.bundle_characters, max_rows=self.max_rows)

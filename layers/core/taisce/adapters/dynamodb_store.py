@@ -11,6 +11,12 @@ Key layout (PK, SK), every project-scoped key starting with ``P#<project>#``:
     P#<p>#M#<id>         S#<start>    its passages, in order of start
     CRED#<hash>          CRED         a credential by hash (the authorizer's GetItem)
     CREDS                C#<id>       the credential listing (list, revoke by id)
+    P#<p>#WORK           D#<role>#<key> / V#<kind>#<id>   the worker's marks (dirty, vectors)
+    WORK                 D#<p>#<n> / V#<p>#<n>            projects with work (n: shard)
+    P#<p>#R#<id>         R            a report; P#<p>#E#<key> RM#<role>#<id> its member
+                                      copies, RC#<role> the entity's component pointer;
+                                      P#<p>#RC#<role>#<component> R#<id> its listing
+    IDEMPOTENCY#worker   <hash>       the worker's Powertools idempotency records (TTL)
 
 <seq> is "<time ns, 20 digits>.<batch token>.<index in batch>": written by this
 adapter at storing time, so sort keys sort in storing order and a batch's facts sit
@@ -25,6 +31,7 @@ so a test can count round trips with a botocore event hook on ``store.client``.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import random
 import secrets
@@ -32,6 +39,7 @@ import threading
 import time
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import islice
 from typing import Any
 
 from ..domain.aliases import (
@@ -47,6 +55,7 @@ from ..domain.errors import InvalidRequest
 from ..domain.filters import FactFilter, MessageFilter
 from ..domain.model import ROLES, Fact, Message, Passage, Role
 from ..domain.names import normalize_name
+from ..domain.reports import Report
 from ..domain.validity import (
     Closing,
     contradiction_key,
@@ -55,7 +64,7 @@ from ..domain.validity import (
     start_of,
     unsortable,
 )
-from ..ports import Credential, ExtractionFailure, VectorKind
+from ..ports import Credential, ExtractionFailure, PendingVector, VectorKind
 
 logger = logging.getLogger(__name__)
 
@@ -153,6 +162,64 @@ def message_pk(project: str, message_id: str) -> str:
 
 def _key(pk: str, sk: str) -> Item:
     return {"PK": {"S": pk}, "SK": {"S": sk}}
+
+
+# -- work marks: keys ---------------------------------------------------------------
+# What the worker must do lives in one partition per project, P#<p>#WORK: dirty marks
+# (D#<role>#<entity key>) and pending vectors (V#<kind>#<id>), written in the same
+# transaction as the record that needs them. The WORK partition is the index of
+# projects with work: D#<project>#<shard> and V#<project>#<shard>, one shard touched
+# (new token) by every transaction that writes such a mark, removed by the worker once
+# the project's marks of that kind are gone. See docs/dynamodb.md, "Work marks".
+
+WORK_PK = "WORK"
+DIRTY = "D"
+VECTORS = "V"
+# A project's index entry is spread over this many items, one picked at random per
+# transaction: concurrent writes to one project then rarely touch the same entry
+# (DynamoDB cancels transactions that touch one item at once).
+WORK_SHARDS = 8
+
+
+def work_pk(project: str) -> str:
+    return f"{_project(project)}WORK"
+
+
+def dirty_sk(role: str, key: str) -> str:
+    return f"{DIRTY}#{role}#{_tail(key)}"
+
+
+def vector_sk(kind: str, item_id: str) -> str:
+    return f"{VECTORS}#{kind}#{_tail(item_id)}"
+
+
+def work_index_prefix(kind: str, project: str) -> str:
+    """The sort keys of a project's index entries for one kind start with this."""
+    return f"{kind}#{_part(project)}#"
+
+
+def _work_ops(table: str, units: Sequence[Any]) -> list[Item]:
+    """Put each mark of these units once, and touch each index entry once."""
+    marks: dict[tuple[str, str], Item] = {}
+    work: dict[str, str] = {}
+    for unit in units:
+        marks.update(unit.marks)
+        work.update(unit.work)
+    ops: list[Item] = [{"Put": {"TableName": table, "Item": m}} for m in marks.values()]
+    ops += [{"Update": {"TableName": table, **_work_touch(sk, p)}} for sk, p in work.items()]
+    return ops
+
+
+def _work_touch(prefix: str, project: str) -> Item:
+    """One index entry of a project with work, with a new token: the worker removes
+    it only if no writer touched it since it saw the partition empty."""
+    sk = f"{prefix}{random.randrange(WORK_SHARDS)}"
+    return {
+        "Key": _key(WORK_PK, sk),
+        "UpdateExpression": "SET #p = :p, #t = :t",
+        "ExpressionAttributeNames": {"#p": "project", "#t": "t"},
+        "ExpressionAttributeValues": {":p": {"S": project}, ":t": {"S": secrets.token_hex(8)}},
+    }
 
 
 FACT_SK = "FACT"
@@ -326,6 +393,11 @@ class _Unit:
     # and the Update ops that undo them.
     updates: list[Item] = field(default_factory=list)
     restores: list[Item] = field(default_factory=list)
+    # Work marks written with it (dirty entities, pending vectors: see "work marks"),
+    # by key, and the kinds of work ("D", "V") it adds to the project's entry in the
+    # index of projects with work.
+    marks: dict[tuple[str, str], Item] = field(default_factory=dict)
+    work: dict[str, str] = field(default_factory=dict)
 
     def item_keys(self) -> list[Item]:
         return [_key(i["PK"]["S"], i["SK"]["S"]) for i in (self.claim, *self.items)]
@@ -392,10 +464,14 @@ class DynamoDbStore:
         *,
         consistent_reads: bool = True,
         mark_extractions: bool = False,
+        mark_vectors: bool = True,
     ) -> None:
         self.table_name = table_name
         # With an extractor configured, a new message is stored with an extraction mark.
         self.mark_extractions = mark_extractions
+        # Without an embedding model nothing would take pending-vector marks, so the
+        # wiring turns them off (as for the embedded store).
+        self.mark_vectors = mark_vectors
         self.endpoint_url = endpoint_url
         # Strongly consistent reads see every write that returned (as the embedded
         # store does); eventually consistent ones cost half the read units.
@@ -551,12 +627,23 @@ class DynamoDbStore:
         for pk, (name, counts) in names.items():
             update = _name_update(pk, None if undo else name, counts)
             ops.append({"Update": {"TableName": table, **update}})
+        if not undo:
+            # Undo leaves marks: a mark without its record only costs the worker a
+            # rebuild or an embedding it did not need.
+            ops += _work_ops(table, units)
         return ops, claims
 
     @staticmethod
     def _op_count(units: Sequence[_Unit]) -> int:
         names = {pk for u in units for pk in u.names}
-        return sum(1 + len(u.items) + len(u.updates) for u in units) + len(names)
+        marks = {k for u in units for k in u.marks}
+        work = {k for u in units for k in u.work}
+        return (
+            sum(1 + len(u.items) + len(u.updates) for u in units)
+            + len(names)
+            + len(marks)
+            + len(work)
+        )
 
     def _groups(self, units: Sequence[_Unit]) -> Iterator[list[_Unit]]:
         """Units packed in order into transactions of at most 100 items and ~4 MB."""
@@ -644,7 +731,11 @@ class DynamoDbStore:
         same items and then claims."""
         if self._get(_key(unit.claim["PK"]["S"], unit.claim["SK"]["S"]), "PK") is not None:
             return False
-        self._batch_write([{"PutRequest": {"Item": i}} for i in unit.items])
+        self._batch_write(
+            [{"PutRequest": {"Item": i}} for i in (*unit.items, *unit.marks.values())]
+        )
+        for sk, project in unit.work.items():
+            self.client.update_item(TableName=self.table_name, **_work_touch(sk, project))
         try:
             self.client.put_item(
                 TableName=self.table_name,
@@ -704,7 +795,9 @@ class DynamoDbStore:
             if f.id in seen:
                 continue  # a repeated id in one batch: the first copy is kept
             seen.add(f.id)
-            units.append(self._fact_unit(project, f, f"{clock:020d}.{token}.{index:06d}", token))
+            unit = self._fact_unit(project, f, f"{clock:020d}.{token}.{index:06d}", token)
+            self._mark_fact(project, unit, f, token)
+            units.append(unit)
         self._store_units(units)
 
     # -- validity: contradictions close stored facts -----------------------------
@@ -903,6 +996,7 @@ class DynamoDbStore:
             return False
         sk = _FACTS_PREFIX + claim["sq"]["S"]
         role = claim["r"]["S"]
+        token = secrets.token_hex(4)
         ends = [entity_pk(project, claim["sn"]["S"])]
         if "on" in claim:
             ends.append(entity_pk(project, claim["on"]["S"]))
@@ -925,6 +1019,8 @@ class DynamoDbStore:
                 {"Update": {"TableName": self.table_name, **_name_update(pk, None, {role: n})}}
                 for pk, n in counts.items()
             ),
+            # The reports of both ends are rebuilt without it.
+            *_work_ops(self.table_name, [self._dirty_marks(project, role, claim, token)]),
         ]
         try:
             self.client.transact_write_items(TransactItems=ops, ReturnConsumedCapacity="TOTAL")
@@ -979,7 +1075,8 @@ class DynamoDbStore:
                 mark = self._extraction_item(EXTRACTIONS_PENDING_PK, project, m.id)
                 unit.items.append(mark)
                 unit.size += item_size(mark)
-            fits = 1 + len(unit.items) <= TRANSACTION_ITEMS and unit.size <= _TRANSACTION_BUDGET
+            self._mark_passages(project, unit)
+            fits = self._op_count([unit]) <= TRANSACTION_ITEMS and unit.size <= _TRANSACTION_BUDGET
             unit.big = not fits
             units.append(unit)
         stored = self._store_units(units)
@@ -1061,13 +1158,6 @@ class DynamoDbStore:
                 if p.id in wanted:
                     found[p.id] = p
         return [found[i] for i in ids if i in found]
-
-    # -- reports ---------------------------------------------------------------------------
-    # Reports are not kept in DynamoDB yet (on AWS their rebuild is the ingestion queue's
-    # work): this table records no pending report work, so a worker polling it finds none.
-
-    def dirty_projects(self) -> list[str]:
-        return []
 
     # -- credentials ---------------------------------------------------------------------
 
@@ -1829,3 +1919,358 @@ class DynamoDbStore:
         self._batch_write(
             [{"DeleteRequest": {"Key": _key(pk, f"{k}#{i}")}} for k, i in dict.fromkeys(items)]
         )
+
+    # == work marks, pending vectors and reports ===========================================
+    # Layout and reasons: docs/dynamodb.md, "Work marks" and "Reports".
+
+    def _add_mark(self, project: str, unit: _Unit, kind: str, sk: str, attributes: Item) -> None:
+        pk = work_pk(project)
+        mark = {**_key(pk, sk), **attributes}
+        unit.marks[(pk, sk)] = mark
+        unit.work[work_index_prefix(kind, project)] = project
+        unit.size += item_size(mark) + 128
+
+    def _mark_dirty(
+        self, project: str, unit: _Unit, role: str, keys: Collection[str], token: str
+    ) -> None:
+        for key in keys:
+            attributes = {"role": {"S": role}, "key": {"S": key}, "t": {"S": token}}
+            self._add_mark(project, unit, DIRTY, dirty_sk(role, key), attributes)
+
+    def _mark_vector(
+        self, project: str, unit: _Unit, kind: str, item_id: str, text: str, role: str | None
+    ) -> None:
+        attributes: Item = {"kind": {"S": kind}, "id": {"S": item_id}, "text": {"S": text}}
+        if role is not None:
+            attributes["role"] = {"S": role}
+        self._add_mark(project, unit, VECTORS, vector_sk(kind, item_id), attributes)
+
+    def _mark_fact(self, project: str, unit: _Unit, f: Fact, token: str) -> None:
+        """A stored fact marks both its entities dirty for its role, and (with a model)
+        their names pending for its role. Unlike the embedded store, which marks a name
+        only when it is new to the role, every batch naming it marks it again: a write
+        here cannot read the count it adds to (the worker embeds the name again)."""
+        ends = [(f.subject_key, f.subject)]
+        if f.object_key is not None:
+            ends.append((f.object_key, f.object))
+        self._mark_dirty(project, unit, f.source_role, [k for k, _ in ends], token)
+        if self.mark_vectors:
+            for key, name in ends:
+                entity = f"{f.source_role}:{key}"
+                self._mark_vector(project, unit, "entity", entity, name, f.source_role)
+
+    def _mark_passages(self, project: str, unit: _Unit) -> None:
+        if self.mark_vectors:
+            for p in unit.items:
+                self._mark_vector(
+                    project, unit, "passage", p["id"]["S"], p["quote"]["S"], p["role"]["S"]
+                )
+
+    def _dirty_marks(self, project: str, role: str, claim: Item, token: str) -> _Unit:
+        """The marks a deleted fact leaves: both its entities, for its role."""
+        unit = _Unit(claim={}, items=[])
+        keys = [claim["sn"]["S"]] + ([claim["on"]["S"]] if "on" in claim else [])
+        self._mark_dirty(project, unit, role, dict.fromkeys(keys), token)
+        return unit
+
+    def _work_projects(self, kind: str) -> list[str]:
+        items = self._query(
+            KeyConditionExpression="PK = :pk AND begins_with(SK, :k)",
+            ExpressionAttributeValues={":pk": {"S": WORK_PK}, ":k": {"S": f"{kind}#"}},
+            ProjectionExpression="#p",
+            ExpressionAttributeNames={"#p": "project"},
+        )
+        return sorted({i["project"]["S"] for i in items})
+
+    def _marks(self, project: str, kind: str, page: int | None = None) -> Iterator[Item]:
+        params: dict[str, Any] = {
+            "KeyConditionExpression": "PK = :pk AND begins_with(SK, :k)",
+            "ExpressionAttributeValues": {
+                ":pk": {"S": work_pk(project)},
+                ":k": {"S": f"{kind}#"},
+            },
+            # The worker must see every mark written before it looks.
+            "ConsistentRead": True,
+        }
+        if page is not None:
+            params["Limit"] = page
+        return self._query(**params)
+
+    def _delete_marks(self, project: str, marks: Sequence[tuple[str, str, str]]) -> None:
+        """Delete marks (sort key, attribute, value read) whose attribute still holds the
+        value read: a mark rewritten since stays. 100 per transaction; a mark whose
+        condition fails is left and the rest sent again."""
+        pk = work_pk(project)
+        wanted = list({sk: (sk, a, v) for sk, a, v in marks}.values())
+        for start in range(0, len(wanted), TRANSACTION_ITEMS):
+            group = wanted[start : start + TRANSACTION_ITEMS]
+            attempt = 0
+            while group:
+                ops = [
+                    {
+                        "Delete": {
+                            "TableName": self.table_name,
+                            "Key": _key(pk, sk),
+                            "ConditionExpression": "#a = :v",
+                            "ExpressionAttributeNames": {"#a": attribute},
+                            "ExpressionAttributeValues": {":v": {"S": value}},
+                        }
+                    }
+                    for sk, attribute, value in group
+                ]
+                try:
+                    self.client.transact_write_items(TransactItems=ops)
+                    break
+                except Exception as error:
+                    if self._code(error) != "TransactionCanceledException":
+                        raise
+                    reasons = getattr(error, "response", {}).get("CancellationReasons") or []
+                    failed = {
+                        i
+                        for i, r in enumerate(reasons)
+                        if r.get("Code") == "ConditionalCheckFailed"
+                    }
+                    others = {r.get("Code") for r in reasons} - {
+                        None,
+                        "None",
+                        "ConditionalCheckFailed",
+                    }
+                    if others - _RETRYABLE_REASONS or not (failed or others):
+                        raise
+                    group = [g for i, g in enumerate(group) if i not in failed]
+                    if others:
+                        if attempt >= _ATTEMPTS:
+                            raise
+                        _backoff(attempt)
+                        attempt += 1
+
+    def _retire(self, project: str, kind: str) -> None:
+        """Remove the project's index entries for this kind once it has no marks left,
+        each unless a writer touched it since it was read: that writer's marks were
+        then either seen by the emptiness check, or keep the entry it touched."""
+        entries = list(
+            self._query(
+                KeyConditionExpression="PK = :pk AND begins_with(SK, :k)",
+                ExpressionAttributeValues={
+                    ":pk": {"S": WORK_PK},
+                    ":k": {"S": work_index_prefix(kind, project)},
+                },
+                ConsistentRead=True,
+            )
+        )
+        if not entries or next(self._marks(project, kind, 1), None) is not None:
+            return
+        for entry in entries:
+            try:
+                self.client.delete_item(
+                    TableName=self.table_name,
+                    Key=_key(WORK_PK, entry["SK"]["S"]),
+                    ConditionExpression="#t = :t",
+                    ExpressionAttributeNames={"#t": "t"},
+                    ExpressionAttributeValues={":t": entry["t"]},
+                )
+            except Exception as error:
+                if self._code(error) != "ConditionalCheckFailedException":
+                    raise
+
+    # -- pending vectors ---------------------------------------------------------------
+
+    def vector_projects(self) -> list[str]:
+        return self._work_projects(VECTORS)
+
+    def pending_vectors(self, project: str, limit: int) -> list[PendingVector]:
+        if limit <= 0:
+            return []
+        return [
+            PendingVector(i["kind"]["S"], i["id"]["S"], i["text"]["S"], _s(i, "role"))  # type: ignore[arg-type]
+            for i in islice(self._marks(project, VECTORS, limit), limit)
+        ]
+
+    def clear_pending_vectors(self, project: str, items: Sequence[PendingVector]) -> None:
+        self._delete_marks(project, [(vector_sk(i.kind, i.id), "text", i.text) for i in items])
+        self._retire(project, VECTORS)
+
+    # -- dirty marks -------------------------------------------------------------------
+
+    def dirty_projects(self) -> list[str]:
+        return self._work_projects(DIRTY)
+
+    def dirty_entities(self, project: str) -> list[tuple[Role, str, str]]:
+        marks = [(i["role"]["S"], i["key"]["S"], i["t"]["S"]) for i in self._marks(project, DIRTY)]
+        return sorted(marks)
+
+    def clear_dirty(self, project: str, marks: Sequence[tuple[Role, str, str]]) -> None:
+        self._delete_marks(project, [(dirty_sk(r, k), "t", t) for r, k, t in marks])
+        self._retire(project, DIRTY)
+
+    # -- reports -----------------------------------------------------------------------
+
+    def report_components(self, project: str, role: Role, keys: Collection[str]) -> set[str]:
+        """The components whose reports hold any of these keys: one pointer item per
+        entity and role (BatchGetItem, 100 keys a call)."""
+        pointers = self._batch_get(
+            [_key(entity_pk(project, k), report_pointer_sk(role)) for k in keys]
+        )
+        return {i["component"]["S"] for i in pointers}
+
+    def replace_reports(
+        self, project: str, role: Role, components: Collection[str], reports: Sequence[Report]
+    ) -> list[str]:
+        """Drop the reports of `components` and store `reports`; returns the ids dropped.
+
+        Not one transaction (a component's reports can be thousands of items). The
+        order keeps every stored report reachable from a pointer of its keys, so a pass
+        that dies part-way is finished by the next (its dirty marks are cleared only
+        after this returns): old items first (report, member copies, then its listing,
+        pointers last), then new pointers, listings, reports and member copies."""
+        old: list[Item] = []
+        for component in dict.fromkeys(components):
+            old += self._query(
+                KeyConditionExpression="PK = :pk",
+                ExpressionAttributeValues={":pk": {"S": report_list_pk(project, role, component)}},
+                ConsistentRead=True,
+            )
+        new_items = _report_items(project, role, reports)
+        rewritten = {(i["PK"]["S"], i["SK"]["S"]) for _, i in new_items}
+
+        def delete(keys: Sequence[tuple[str, str]]) -> None:
+            gone = [k for k in dict.fromkeys(keys) if k not in rewritten]
+            self._batch_write([{"DeleteRequest": {"Key": _key(pk, sk)}} for pk, sk in gone])
+
+        old_keys = {k for i in old for k in json.loads(i["entity_keys"]["S"])}
+        for i in old:
+            report = i["id"]["S"]
+            members = json.loads(i["entity_keys"]["S"]) if i["level"]["N"] == "0" else []
+            delete(
+                [
+                    (report_pk(project, report), REPORT_SK),
+                    *((entity_pk(project, k), report_member_sk(role, report)) for k in members),
+                    (i["PK"]["S"], i["SK"]["S"]),
+                ]
+            )
+        delete([(entity_pk(project, k), report_pointer_sk(role)) for k in sorted(old_keys)])
+        for stage in ("pointer", "listing", "report"):
+            self._batch_write([{"PutRequest": {"Item": i}} for s, i in new_items if s == stage])
+        kept = {r.id for r in reports}
+        return [i["id"]["S"] for i in old if i["id"]["S"] not in kept]
+
+    def reports_by_ids(self, project: str, ids: Sequence[str]) -> list[Report]:
+        keys = [_key(report_pk(project, i), REPORT_SK) for i in dict.fromkeys(ids)]
+        found = {r.id: r for r in map(_report, self._batch_get(keys))}
+        return [found[i] for i in ids if i in found]
+
+    def reports_of_entity(self, project: str, key: str, roles: Collection[Role]) -> list[Report]:
+        """The level-0 reports that hold this entity, for the roles given: one Query of
+        the member copies kept in the entity's partition."""
+        items = self._query(
+            KeyConditionExpression="PK = :pk AND begins_with(SK, :m)",
+            ExpressionAttributeValues={
+                ":pk": {"S": entity_pk(project, key)},
+                ":m": {"S": REPORT_MEMBER_PREFIX},
+            },
+        )
+        found = [r for r in map(_report, items) if r.role in roles]
+        return sorted(found, key=lambda r: (r.role, r.id))
+
+
+# -- reports: keys and items (see docs/dynamodb.md, "Reports") ----------------------------
+
+REPORT_SK = "R"
+REPORT_MEMBER_PREFIX = "RM#"
+
+
+def report_pk(project: str, report_id: str) -> str:
+    return f"{_project(project)}R#{_tail(report_id)}"
+
+
+def report_list_pk(project: str, role: str, component: str) -> str:
+    return f"{_project(project)}RC#{role}#{_tail(component)}"
+
+
+def report_member_sk(role: str, report_id: str) -> str:
+    return f"{REPORT_MEMBER_PREFIX}{role}#{_tail(report_id)}"
+
+
+def report_pointer_sk(role: str) -> str:
+    return f"RC#{role}"
+
+
+def _report_attributes(r: Report, *, with_keys: bool) -> Item:
+    item: Item = {
+        "id": {"S": r.id},
+        "role": {"S": r.role},
+        "level": {"N": str(r.level)},
+        "title": {"S": r.title},
+        "summary": {"S": r.summary},
+        "path": {"S": json.dumps(list(r.path), ensure_ascii=False)},
+        "source_messages": {"S": json.dumps(list(r.source_messages), ensure_ascii=False)},
+        "component": {"S": r.component},
+    }
+    if r.parent_id is not None:
+        item["parent_id"] = {"S": r.parent_id}
+    if with_keys:
+        item["entity_keys"] = {"S": json.dumps(list(r.entity_keys), ensure_ascii=False)}
+    return item
+
+
+def _report(item: Item) -> Report:
+    keys = _s(item, "entity_keys")
+    return Report(
+        id=item["id"]["S"],
+        role=item["role"]["S"],  # type: ignore[arg-type]
+        level=int(item["level"]["N"]),
+        parent_id=_s(item, "parent_id"),
+        title=item["title"]["S"],
+        summary=item["summary"]["S"],
+        path=tuple(json.loads(item["path"]["S"])),
+        source_messages=tuple(json.loads(item["source_messages"]["S"])),
+        # Member copies leave the keys out (a recall never reads them; a community can
+        # be large): such a report comes back with none.
+        entity_keys=tuple(json.loads(keys)) if keys is not None else (),
+        component=item["component"]["S"],
+    )
+
+
+def _report_items(project: str, role: str, reports: Sequence[Report]) -> list[tuple[str, Item]]:
+    """(stage, item) for each item that stores these reports: a pointer per entity and
+    role to its component, a listing per report in its component's partition, the report
+    by id, and a copy in the partition of each member of a level-0 report."""
+    staged: list[tuple[str, Item]] = []
+    pointers: dict[str, str] = {}
+    for r in reports:
+        for k in r.entity_keys:
+            pointers.setdefault(k, r.component)
+    for k, component in pointers.items():
+        pointer = {
+            **_key(entity_pk(project, k), report_pointer_sk(role)),
+            "component": {"S": component},
+        }
+        staged.append(("pointer", pointer))
+    for r in reports:
+        listing = {
+            **_key(report_list_pk(project, role, r.component), f"R#{_tail(r.id)}"),
+            "id": {"S": r.id},
+            "level": {"N": str(r.level)},
+            "entity_keys": {"S": json.dumps(list(r.entity_keys), ensure_ascii=False)},
+        }
+        staged.append(("listing", listing))
+    for r in reports:
+        staged.append(
+            (
+                "report",
+                {
+                    **_key(report_pk(project, r.id), REPORT_SK),
+                    **_report_attributes(r, with_keys=True),
+                },
+            )
+        )
+        if r.level == 0:
+            copy = _report_attributes(r, with_keys=False)
+            for k in r.entity_keys:
+                staged.append(
+                    (
+                        "report",
+                        {**_key(entity_pk(project, k), report_member_sk(role, r.id)), **copy},
+                    )
+                )
+    return staged

@@ -1,0 +1,101 @@
+"""The worker: batches from the SQS FIFO work queue, and a schedule that sweeps.
+
+SQS records: each is one work message (project, kind, ids); a record that fails is
+reported back as a batch item failure (SQS retries it after its visibility timeout
+and, after maxReceiveCount, moves it to the dead-letter queue), and the records after
+it in the same project's message group are failed too, so a project's work keeps its
+order. Each record is processed once per SQS message id (Powertools idempotency,
+records in the memory table): a message delivered twice does its pass once.
+
+Scheduled event (no "Records"): queue a pass for every project with marks that no
+message announced (a send that failed after a write, a message dead-lettered).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from aws_lambda_powertools.utilities.batch import (
+    SqsFifoPartialProcessor,
+    process_partial_response,
+)
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.utilities.idempotency import (
+    DynamoDBPersistenceLayer,
+    IdempotencyConfig,
+    idempotent_function,
+)
+
+from taisce.api import services
+from taisce.api.resolver import logger
+from taisce.api.work import WorkMessage, sweep, work_on
+from taisce.settings import SettingsError
+
+# Idempotency records live in the memory table under one partition of their own
+# (docs/dynamodb.md, "Idempotency records"); DynamoDB's TTL removes them.
+IDEMPOTENCY_PK = "IDEMPOTENCY#worker"
+# Longer than a message can stay in flight (visibility timeout x maxReceiveCount).
+IDEMPOTENCY_SECONDS = 6 * 60 * 60
+
+processor = SqsFifoPartialProcessor(skip_group_on_error=True)
+idempotency = IdempotencyConfig(
+    event_key_jmespath="messageId",
+    raise_on_no_idempotency_key=True,
+    expires_after_seconds=IDEMPOTENCY_SECONDS,
+)
+
+
+@functools.cache
+def _ready() -> None:
+    """Create the vector index with its mapping on the worker's first pass (the
+    worker is the only writer of vectors); a failure is retried on the next record."""
+    semantic = services().memory.semantic
+    ensure = getattr(semantic.index, "ensure_index", None) if semantic else None
+    if ensure is not None:
+        ensure()
+
+
+def _pass(record: dict[str, Any]) -> dict[str, int]:
+    work = WorkMessage.model_validate_json(record["body"])
+    _ready()
+    return work_on(services().memory, work)
+
+
+@functools.cache
+def _once() -> Callable[..., dict[str, int]]:
+    """`_pass`, done once per SQS message id. Built on first use: no client at import."""
+    built = services()
+    client = getattr(built.memory.store, "client", None)
+    if client is None:
+        raise SettingsError("invalid setting: TAISCE_STORE must be dynamodb for the worker")
+    persistence = DynamoDBPersistenceLayer(
+        table_name=built.settings.dynamodb_table,
+        key_attr="PK",
+        sort_key_attr="SK",
+        static_pk_value=IDEMPOTENCY_PK,
+        boto3_client=client,
+    )
+    return idempotent_function(
+        _pass, data_keyword_argument="record", persistence_store=persistence, config=idempotency
+    )
+
+
+def record_handler(record: SQSRecord) -> dict[str, int]:
+    return _once()(record=record.raw_event)
+
+
+def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    if "Records" not in event:
+        queue = services().queue
+        if queue is None:
+            raise SettingsError("invalid setting: TAISCE_WORK_QUEUE_URL is needed to sweep")
+        swept = sweep(services().memory, queue)
+        logger.info("swept", extra={"projects": swept})
+        return {"projects": swept}
+    if context is not None:
+        idempotency.register_lambda_context(context)
+    return process_partial_response(
+        event=event, record_handler=record_handler, processor=processor, context=context
+    )
