@@ -271,8 +271,6 @@ def test_a_merge_interrupted_part_way_completes_when_sent_again(
 
 
 def test_report_and_vector_marks_follow_a_merge(store: Any, project: str) -> None:
-    if isinstance(store, DynamoDbStore):
-        pytest.skip("reports and vector marks are not kept in DynamoDB yet")
     store.put_facts(
         project,
         [

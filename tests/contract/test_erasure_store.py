@@ -242,3 +242,32 @@ def test_erasing_an_entity_or_its_alias_erases_every_name_of_it(
     # Both names are tombstoned: a late extraction naming either is dropped.
     late = [fact("Bob", "lives in", "Galway"), fact("Robert Smith", "likes", "tea", kind="value")]
     assert memory.drop_erased(project, late) == []
+
+
+def test_reports_naming_the_entity_go_and_are_rebuilt_without_it(
+    store: Any, memory: Memory, project: str
+) -> None:
+    store.put_facts(
+        project,
+        [
+            fact("Atlas", "works at", "Acme Corp"),
+            fact("Acme Corp", "is based in", "Dublin"),
+            fact("Dublin", "is in", "Ireland"),
+            fact("Maya Okafor", "works at", "Acme Corp"),
+        ],
+    )
+    assert memory.rebuild_reports(project) > 0
+
+    def report_texts() -> str:
+        keys = ["acme corp", "dublin", "ireland", "maya okafor", "atlas"]
+        found = [r for k in keys for r in store.reports_of_entity(project, k, ALL_ROLES)]
+        return " ".join(f"{r.title} {r.summary} {' '.join(r.path)}" for r in found).casefold()
+
+    assert "atlas" in report_texts()
+    counts = memory.erase(project, "Atlas")
+    assert counts["reports"] >= 1
+    assert "atlas" not in report_texts()
+    # The worker rebuilds the reports of what remains, without the erased entity.
+    assert memory.rebuild_reports(project) > 0
+    rebuilt = report_texts()
+    assert "acme corp" in rebuilt and "atlas" not in rebuilt

@@ -231,3 +231,14 @@ def test_passages_of_messages_the_filter_admits(store: Any, project: str) -> Non
     assert seen(recorded_after=T2) == ["new#0"]
     assert seen(recorded_before=T3) == ["old#0"]
     assert seen(occurred_by=T0, recorded_after=T2) == []
+
+
+def test_a_closing_write_marks_the_closed_facts_entities_for_their_reports(store: Any) -> None:
+    project = unique("proj")
+    store.put_facts(project, [fact("Atlas", "lives in", "Cork", valid_from="2020-01-01T00:00:00Z")])
+    store.clear_dirty(project, store.dirty_entities(project))
+    store.put_facts(
+        project, [fact("Atlas", "lives in", "Dublin", valid_from="2024-01-01T00:00:00Z")]
+    )
+    marked = {(role, key) for role, key, _ in store.dirty_entities(project)}
+    assert {("user", "atlas"), ("user", "dublin"), ("user", "cork")} <= marked

@@ -864,6 +864,7 @@ class DynamoDbStore:
         for f in planned:
             seq = f"{clock:020d}.{token}.{place[f.id]:06d}"
             unit = self._fact_unit(project, f, seq, token)
+            self._mark_fact(project, unit, f, token)
             units.append(unit)
             by_id[f.id] = unit
         for closing in closings:
@@ -900,6 +901,9 @@ class DynamoDbStore:
             )
             unit.restores.append({"Key": key, "ExpressionAttributeNames": {"#vt": "vt"}, **restore})
             unit.size += 512
+        # A closed fact leaves the reports of its entities at their next rebuild.
+        closed_ends = [old.subject_key] + ([old.object_key] if old.object_key else [])
+        self._mark_dirty(project, unit, old.source_role, closed_ends, secrets.token_hex(4))
 
     def _entity_facts(
         self,
@@ -1071,11 +1075,12 @@ class DynamoDbStore:
         units: list[_Unit] = []
         for m in firsts.values():
             unit = self._message_unit(project, m, list(by_message[m.id].values()), token)
+            # Passages first: _mark_passages reads unit.items as the message's passages.
+            self._mark_passages(project, unit)
             if self.mark_extractions:
                 mark = self._extraction_item(EXTRACTIONS_PENDING_PK, project, m.id)
                 unit.items.append(mark)
                 unit.size += item_size(mark)
-            self._mark_passages(project, unit)
             fits = self._op_count([unit]) <= TRANSACTION_ITEMS and unit.size <= _TRANSACTION_BUDGET
             unit.big = not fits
             units.append(unit)
@@ -1425,7 +1430,7 @@ class DynamoDbStore:
         else:
             raise InvalidRequest("the names changed during the merge; send it again")
         repointed = self._repoint_aliases(project, plan.alias_key, plan.target_key)
-        moved = self._move_facts(project, plan.alias_key, plan.target_key)
+        moved = self._move_facts(project, plan.alias_key, plan.target_key, into_name)
         return MergeResult(alias_name, into_name, moved, repointed)
 
     def _plan_merge(
@@ -1561,7 +1566,7 @@ class DynamoDbStore:
             self._transact(ops)
         return len(mine)
 
-    def _move_facts(self, project: str, alias: str, target: str) -> int:
+    def _move_facts(self, project: str, alias: str, target: str, target_name: str) -> int:
         """Move the alias partition's fact copies to the target's, a page at a time, until
         none is left. Each fact keeps its seq (its place in storing order) and words."""
         alias_pk = entity_pk(project, alias)
@@ -1577,12 +1582,14 @@ class DynamoDbStore:
             copies = self.client.query(**params).get("Items", [])
             if not copies:
                 return moved
-            moved += self._move_copies(project, alias, target, copies)
+            moved += self._move_copies(project, alias, target, target_name, copies)
             # On past this page: what it held has moved, or has no claim (not a stored
             # fact) and must not be read again forever. Writes racing the merge sort later.
             params["ExclusiveStartKey"] = _key(alias_pk, copies[-1]["SK"]["S"])
 
-    def _move_copies(self, project: str, alias: str, target: str, copies: list[Item]) -> int:
+    def _move_copies(
+        self, project: str, alias: str, target: str, target_name: str, copies: list[Item]
+    ) -> int:
         """One transaction moving these copies; a fact deleted meanwhile is left out."""
         table = self.table_name
         alias_pk, target_pk = entity_pk(project, alias), entity_pk(project, target)
@@ -1645,6 +1652,16 @@ class DynamoDbStore:
                 ops.append(
                     {"Update": {"TableName": table, **_name_update(target_pk, None, positive)}}
                 )
+                # Both ends' reports are rebuilt around the moved facts (the alias's are
+                # dropped), and the entity's name is embedded for the roles it gained.
+                marks = _Unit(claim={}, items=[])
+                token = secrets.token_hex(4)
+                for role in positive:
+                    self._mark_dirty(project, marks, role, [alias, target], token)
+                    if self.mark_vectors:
+                        entity = f"{role}:{target}"
+                        self._mark_vector(project, marks, "entity", entity, target_name, role)
+                ops += _work_ops(table, [marks])
             try:
                 self._transact(ops)
                 return len(copies)
@@ -1792,11 +1809,49 @@ class DynamoDbStore:
                 for kind, i in vectors
             ]
         )
+        touched = set(plan.entity_keys) | self._fact_ends(project, plan.fact_ids)
+        # Reports before facts: a retry after a failure part-way finds the facts again,
+        # so it drops what is left of their reports too.
+        dropped = self._erase_reports(project, touched)
         self._erase_facts(project, plan.fact_ids, erased)
         for r in plan.redactions:
             self._redact(project, r)
         self._batch_write([{"DeleteRequest": {"Key": _key(pk, NAME_SK)}} for pk in erased])
-        return 0  # reports are not kept in DynamoDB yet
+        return dropped
+
+    def _fact_ends(self, project: str, fact_ids: Sequence[str]) -> set[str]:
+        claims = self._batch_get([_key(fact_pk(project, i), FACT_SK) for i in fact_ids])
+        return {c[a]["S"] for c in claims for a in ("sn", "on") if a in c}
+
+    def _erase_reports(self, project: str, keys: Collection[str]) -> int:
+        """Drop every report of the components these entities belong to (their text may
+        name the erased entity) and mark their members dirty, so the worker rebuilds
+        them from the facts that remain. The erased keys are marked too: a rebuild that
+        read the facts before the erasure and writes after it is redone."""
+        if not keys:
+            return 0
+        dropped = 0
+        token = secrets.token_hex(4)
+        for role in ROLES:
+            components = self.report_components(project, role, keys)
+            members: set[str] = set(keys)
+            for component in components:
+                for listing in self._query(
+                    KeyConditionExpression="PK = :pk",
+                    ExpressionAttributeValues={
+                        ":pk": {"S": report_list_pk(project, role, component)}
+                    },
+                    ConsistentRead=True,
+                ):
+                    members.update(json.loads(listing["entity_keys"]["S"]))
+            unit = _Unit(claim={}, items=[])
+            self._mark_dirty(project, unit, role, sorted(members), token)
+            self._batch_write([{"PutRequest": {"Item": m}} for m in unit.marks.values()])
+            for prefix, p in unit.work.items():
+                self.client.update_item(TableName=self.table_name, **_work_touch(prefix, p))
+            if components:
+                dropped += len(self.replace_reports(project, role, components, []))
+        return dropped
 
     def _erase_facts(self, project: str, fact_ids: Sequence[str], erased: set[str]) -> None:
         """Each fact's claim, copies and the counts of its ends that stay, removed in
