@@ -30,6 +30,7 @@ from taisce.local.routes import read_api
 from taisce.ports import EmbeddingError
 from tests.contract.factories import credential, fact
 from tests.moto_server import AWS_ENV, TEMPLATE, MotoDynamoDb, shared_moto
+from tests.openai_replay import ChatReplay
 
 REGION = AWS_ENV["AWS_DEFAULT_REGION"]
 
@@ -296,3 +297,37 @@ def test_a_pass_that_cannot_embed_leaves_its_work_and_says_so(
     with pytest.raises(WorkLeft):
         work_on(memory, WorkMessage(project=project, kind="facts"))
     assert store.pending_vectors(project, 10)  # kept for the retry
+
+
+def test_a_pass_extracts_the_announced_messages_facts(
+    aws: None,
+    moto: MotoDynamoDb,
+    sqs: Any,
+    queue: dict[str, str],
+    project: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The queue consumer calls the one extraction entry point: the message's facts are
+    stored with its role and quote offsets, and a second delivery asks the model nothing."""
+    with ChatReplay("valid") as replay:
+        for name, value in {
+            "TAISCE_EXTRACTOR": "openai",
+            "TAISCE_EXTRACTOR_MODEL": "qwen2.5:7b-instruct",
+            "TAISCE_EXTRACTOR_BASE_URL": replay.base_url,
+            "TAISCE_EXTRACTOR_TIMEOUT": "5",
+        }.items():
+            monkeypatch.setenv(name, value)
+        _reset()
+        api = Gateway(read_api(TEMPLATE))
+        content = "I work at Acme Corp, since May."
+        body = {"messages": [{"id": "m-1", "role": "user", "content": content}]}
+        post(api, bearer(moto, project), "/v1/messages", body)
+        (record,) = receive(sqs, queue, 1)
+        assert run([record]) == []
+        (stored,) = moto.store().facts_with_subject(project, "sam ortiz")
+        assert (stored.source_role, stored.message_id) == ("user", "m-1")
+        assert content[stored.quote_start : stored.quote_end] == stored.quote
+        assert len(replay.requests) == 1
+        record = {**record, "messageId": f"{record['messageId']}-again"}
+        assert run([record]) == []  # a new delivery: the message is already done
+        assert len(replay.requests) == 1

@@ -44,10 +44,16 @@ def announce(queue: WorkQueue | None, project: str, kind: WorkKind, ids: list[st
         logger.exception("could not queue work; the scheduled sweep will find it")
 
 
-def extract_facts(memory: Memory, project: str, message_ids: list[str]) -> None:
-    """FACT EXTRACTION HOOK: the per-message extraction entry point (being added on
-    another branch) is called here, before vectors and reports, so the facts it stores
-    are indexed and reported in the same pass. Until then messages give passages only."""
+def extract_facts(memory: Memory, project: str, message_ids: list[str]) -> int:
+    """Extract the facts of these messages, then of any other message of the project
+    still marked (one whose work message was lost). Runs before vectors and reports, so
+    the facts it stores are indexed and reported in the same pass. Idempotent: a
+    message already extracted (or recorded as failed) is skipped without a model call."""
+    if memory.extractor is None:
+        return 0
+    for message_id in message_ids:
+        memory.extract_message(project, message_id)
+    return len(message_ids) + memory.extract_pending(project)
 
 
 def _marks(memory: Memory, project: str) -> set[tuple[str, ...]]:
@@ -63,8 +69,8 @@ def _marks(memory: Memory, project: str) -> set[tuple[str, ...]]:
 def work_on(memory: Memory, work: WorkMessage) -> dict[str, int]:
     """One pass over a project's work. Raises WorkLeft if it could not do work that was
     waiting when it began (work that arrived meanwhile has a message of its own)."""
-    if work.kind == "messages":
-        extract_facts(memory, work.project, work.ids)
+    if work.kind in ("messages", "sweep"):
+        extract_facts(memory, work.project, work.ids if work.kind == "messages" else [])
     before = _marks(memory, work.project)
     indexed = memory.index_pending(work.project)
     reports = memory.rebuild_reports(work.project)
@@ -79,6 +85,8 @@ def sweep(memory: Memory, queue: WorkQueue) -> int:
     go through the queue, so a project's work still runs one pass at a time."""
     store = memory.store
     projects = set(store.dirty_projects())
+    if memory.extractor is not None:
+        projects |= set(store.extraction_projects())
     if memory.semantic is not None:
         projects |= set(store.vector_projects())
     for project in sorted(projects):
