@@ -38,7 +38,7 @@ import secrets
 import threading
 import time
 from collections.abc import Collection, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
@@ -49,6 +49,7 @@ from ..domain.aliases import (
     MergeResult,
     NameState,
     plan_merge,
+    rekeyed,
 )
 from ..domain.erasure import ErasurePlan, ErasureRecord
 from ..domain.errors import InvalidRequest
@@ -1379,16 +1380,7 @@ class DynamoDbStore:
         one BatchGetItem per 100 names of the batch."""
         keys = {k for f in facts for k in (getattr(f, "subject_key", None), f.object_key) if k}
         targets = self._alias_targets(project, keys) if keys else {}
-        if not targets:
-            return facts
-        return [
-            replace(
-                f,
-                subject_key=targets.get(f.subject_key, f.subject_key),
-                object_key=targets.get(f.object_key, f.object_key) if f.object_key else None,
-            )
-            for f in facts
-        ]
+        return rekeyed(facts, targets)
 
     def resolve_names(
         self, project: str, keys: Collection[str], roles: Collection[Role] | None = None

@@ -13,12 +13,12 @@ import sqlite3
 import uuid
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import fields, replace
+from dataclasses import fields
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
-from ..domain.aliases import Alias, EntityName, MergeResult, NameState, plan_merge
+from ..domain.aliases import Alias, EntityName, MergeResult, NameState, plan_merge, rekeyed
 from ..domain.erasure import ErasurePlan, ErasureRecord
 from ..domain.filters import FactFilter, MessageFilter
 from ..domain.model import ROLES, Fact, Message, Passage, Role
@@ -939,16 +939,7 @@ class SqliteStore:
                 (project, *chunk),
             )
             targets.update((r[0], r[1]) for r in rows)
-        if not targets:
-            return facts
-        return [
-            replace(
-                f,
-                subject_key=targets.get(f.subject_key, f.subject_key),
-                object_key=targets.get(f.object_key, f.object_key) if f.object_key else None,
-            )
-            for f in facts
-        ]
+        return rekeyed(facts, targets)
 
     def resolve_names(
         self, project: str, keys: Collection[str], roles: Collection[Role] | None = None

@@ -9,13 +9,14 @@ look-up resolves any name.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, ConfigDict, StringConstraints, field_validator
 
 from .errors import InvalidRequest
+from .model import Fact
 from .names import normalize_name
 
 if TYPE_CHECKING:  # ports imports this module's records
@@ -174,4 +175,19 @@ def propose_merges(
     return [
         {"alias": by_key[a].name, "into": by_key[t].name, "similarity": s}
         for s, a, t in proposals[:PROPOSALS]
+    ]
+
+
+def rekeyed(facts: Sequence[Fact], targets: Mapping[str, str]) -> Sequence[Fact]:
+    """The facts with each alias key (a key of `targets`) replaced by its entity's; the
+    words stay as said. Both stores resolve a batch through this before storing it."""
+    if not targets:
+        return facts
+    return [
+        replace(
+            f,
+            subject_key=targets.get(f.subject_key, f.subject_key),
+            object_key=targets.get(f.object_key, f.object_key) if f.object_key else None,
+        )
+        for f in facts
     ]
