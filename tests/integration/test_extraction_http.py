@@ -22,7 +22,7 @@ from taisce.adapters.sqlite_store import SqliteStore
 from taisce.credentials import new_credential_id, new_secret, secret_hash
 from taisce.domain.names import normalize_name
 from taisce.ports import Credential
-from tests.moto_server import shared_moto
+from tests.moto_server import MotoDynamoDb, shared_moto
 from tests.openai_replay import ChatReplay
 from tests.server import ROOT, LocalServer, start_server
 
@@ -64,12 +64,18 @@ def facts_about(http: httpx.Client, subject: str) -> list[dict[str, Any]]:
     return r.json()["facts"]
 
 
+def moto_table() -> MotoDynamoDb:
+    """A table of its own: the server's worker (and health's work_pending) look at the
+    whole table, and the shared one holds other tests' marks."""
+    return shared_moto().table_named("taisce-extraction")
+
+
 def new_credential(server: LocalServer, store: str, project: str) -> str:
     if store == "embedded":
         return server.new_credential(project)
     secret = new_secret()
     credential = Credential(new_credential_id(), project, "test", "2026-01-01T00:00:00Z")
-    shared_moto().store().add_credential(credential, secret_hash(secret))
+    moto_table().store().add_credential(credential, secret_hash(secret))
     return secret
 
 
@@ -81,7 +87,7 @@ def test_messages_are_stored_at_once_and_their_facts_recalled_later(
     replay.gate.clear()  # the model answers nothing until the test lets it
     env = extractor_env(replay)
     if store == "dynamodb":
-        env.update(shared_moto().env)
+        env.update(moto_table().env)
     server = start_server(tmp_path / "data", env)
     try:
         http = server.client(new_credential(server, store, f"x-{uuid.uuid4().hex[:8]}"))

@@ -14,7 +14,7 @@ import pytest
 
 from taisce.credentials import new_credential_id, new_secret, secret_hash
 from taisce.ports import Credential
-from tests.moto_server import shared_moto
+from tests.moto_server import MotoDynamoDb, shared_moto
 from tests.server import LocalServer, start_server
 
 FACTS = [
@@ -35,11 +35,16 @@ FACTS = [
 ]
 
 
+def moto_table() -> MotoDynamoDb:
+    return shared_moto().table_named("taisce-entities")
+
+
 @pytest.fixture(scope="module", params=["embedded", "dynamodb"])
 def running(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[str, LocalServer]]:
-    env = shared_moto().env if request.param == "dynamodb" else {}
+    # A table of its own: the server's worker works on every mark of its table.
+    env = moto_table().env if request.param == "dynamodb" else {}
     server = start_server(Path(tmp_path_factory.mktemp(f"entities-{request.param}")), env)
     yield request.param, server
     server.stop()
@@ -55,7 +60,7 @@ def http(running: tuple[str, LocalServer]) -> Iterator[httpx.Client]:
     else:
         secret = new_secret()
         credential = Credential(new_credential_id(), project, "test", "2026-01-01T00:00:00Z")
-        shared_moto().store().add_credential(credential, secret_hash(secret))
+        moto_table().store().add_credential(credential, secret_hash(secret))
     with server.client(secret) as client:
         facts = [{"source_role": "user", **f} for f in FACTS]
         assert client.post("/v1/facts", json={"facts": facts}).status_code == 201
