@@ -9,15 +9,28 @@ from __future__ import annotations
 import threading
 import uuid
 from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
+import pytest
 
-from tests.server import LocalServer
+from tests.draining import drain
+from tests.server import LocalServer, start_server
 
 PROJECTS = 3
 THREADS_PER_PROJECT = 4
 BATCHES = 50
 FACTS_PER_BATCH = 40
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
+    """A server of its own, its pipes read: this module sends thousands of requests."""
+    running = start_server(Path(tmp_path_factory.mktemp("concurrency-data")))
+    drain(running)
+    yield running
+    running.stop()
 
 
 def test_concurrent_writes_and_reads_stay_in_their_project(server: LocalServer) -> None:
