@@ -6,32 +6,44 @@ reports of entities whose facts changed."""
 from __future__ import annotations
 
 import threading
+import time
 
 from ..api.resolver import logger
 from ..domain.memory import Memory
 
 
 class Worker(threading.Thread):
-    def __init__(self, memory: Memory, interval: float = 0.2) -> None:
+    def __init__(self, memory: Memory, interval: float = 0.2, report_interval: float = 1.0) -> None:
         super().__init__(name="taisce-worker", daemon=True)
         self.memory = memory
         self.interval = interval
+        # A rebuild costs what the changed components hold, however many writes
+        # marked them: under steady writes, rebuilding at most this often (seconds)
+        # does the same work once instead of every pass, and leaves the CPU (and the
+        # GIL) to the requests. See bench/load_bench.py.
+        self.report_interval = report_interval
         self._stop = threading.Event()
 
     def run(self) -> None:
         wait = self.interval
+        last_reports = 0.0
         while not self._stop.wait(wait):
+            now = time.monotonic()
+            reports = now - last_reports >= self.report_interval
+            if reports:
+                last_reports = now
             # Back off while passes leave work behind (a model or index that keeps
             # failing), up to 30 s; come back to the short interval once they do not.
-            wait = self.interval if self.run_once() else min(wait * 2, 30.0)
+            wait = self.interval if self.run_once(reports=reports) else min(wait * 2, 30.0)
 
-    def run_once(self) -> bool:
-        """One pass over the pending work; False if it left work it could not do."""
+    def run_once(self, *, reports: bool = True) -> bool:
+        """One pass over the pending work (reports too, unless `reports` is False);
+        False if it left work it could not do."""
         store = self.memory.store
         try:
             vectors = store.vector_projects() if self.memory.semantic is not None else []
             extractions = store.extraction_projects() if self.memory.extractor is not None else []
-            reports = store.dirty_projects()
+            rebuild = store.dirty_projects() if reports else []
         except Exception:
             logger.exception("the worker could not read pending work")
             return False
@@ -45,20 +57,28 @@ class Worker(threading.Thread):
                 self.memory.extract_pending(project)
             except Exception:
                 logger.exception("extracting facts failed")
-        if extractions:
+        if extractions and reports:
             # Extracted facts mark their entities' reports: rebuild them in this pass.
             try:
-                reports = store.dirty_projects()
+                rebuild = store.dirty_projects()
             except Exception:
                 logger.exception("the worker could not read pending work")
                 return False
-        for project in reports:
+        for project in rebuild:
             try:
                 self.memory.rebuild_reports(project)
             except Exception:
                 logger.exception("rebuilding reports failed")
         try:
-            return not (vectors or extractions or reports) or not self.memory.work_pending()
+            if not (vectors or extractions or rebuild):
+                return True
+            if reports:
+                return not self.memory.work_pending()
+            # Reports wait for their turn: only work left by a model counts here.
+            return not (
+                (self.memory.semantic is not None and store.vector_projects())
+                or (self.memory.extractor is not None and store.extraction_projects())
+            )
         except Exception:
             return False
 
