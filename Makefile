@@ -6,7 +6,7 @@ DATA ?= data
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: install run test lint openapi bench bench-quick bench-quality bench-extraction bench-erasure clean
+.PHONY: install run test lint openapi bench bench-quick bench-quality bench-extraction bench-erasure bench-load bench-load-quick clean
 
 install: $(VENV)/.installed
 
@@ -51,6 +51,15 @@ bench-extraction: install
 # Erasing an entity with 1k facts and 10k passages (embedded store; DynamoDB on moto).
 bench-erasure: install
 	$(BIN)/python -m bench.erasure_bench --dynamodb
+
+# Concurrent recalls and writes from several projects against taisce serve over HTTP
+# (60 s loaded, 20 s saturated); fails on any error or acknowledged write not stored.
+bench-load: install
+	$(BIN)/python -m bench.load_bench
+
+# The same in about 20 s, for CI.
+bench-load-quick: install
+	$(BIN)/python -m bench.load_bench --quick
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
