@@ -50,10 +50,13 @@ class SqliteFile:
             db.execute("BEGIN IMMEDIATE")
             try:
                 yield db
+                db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                # A failed COMMIT too: left open, the transaction would keep the file's
+                # write lock and every later write on this thread would fail to BEGIN.
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
                 raise
-            db.execute("COMMIT")
 
     def close(self) -> None:
         db = getattr(self._local, "db", None)
