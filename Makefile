@@ -6,7 +6,7 @@ DATA ?= data
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: install run test lint openapi bench bench-quick bench-quality bench-extraction bench-erasure clean sam-install sam-validate sam cold-start
+.PHONY: install run test lint openapi bench bench-quick bench-quality bench-extraction bench-erasure bench-load bench-load-quick clean sam-install sam-validate sam cold-start
 
 install: $(VENV)/.installed
 
@@ -79,6 +79,15 @@ sam: sam-validate install
 # Import time and peak memory of each handler in a fresh interpreter (a few minutes).
 cold-start: install
 	$(BIN)/python -m bench.cold_start
+
+# Concurrent recalls and writes from several projects against taisce serve over HTTP
+# (60 s loaded, 20 s saturated); fails on any error or acknowledged write not stored.
+bench-load: install
+	$(BIN)/python -m bench.load_bench
+
+# The same in about 20 s, for CI.
+bench-load-quick: install
+	$(BIN)/python -m bench.load_bench --quick
 
 clean:
 	rm -rf $(VENV) $(SAM_VENV) .aws-sam .pytest_cache .ruff_cache .hypothesis

@@ -103,6 +103,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from .local.worker import Worker
 
     _use_data(args)
+    # Request threads release the GIL for every SQLite call and wait up to the switch
+    # interval to take it back from a busy thread (the worker, another request): at
+    # the default 5 ms that wait dominated recall p95 under load (bench/load_bench.py).
+    sys.setswitchinterval(0.0005)
     settings = services().settings  # a bad setting stops the start here
     gateway = Gateway(read_api(_find_template(args.template)))
     gateway.warm()

@@ -10,12 +10,26 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+# One writer at a time per file within a process. SQLite would serialise writers
+# anyway, but a thread that finds the file locked sleeps in SQLite's busy handler
+# (1, 2, 5, 10, ... ms) however soon the lock is freed; waiting on this lock wakes
+# it at once. Other processes (the CLI beside a server) still meet the busy timeout.
+_WRITERS: dict[Path, threading.RLock] = {}
+_WRITERS_LOCK = threading.Lock()
+
+
+def _writer_lock(path: Path) -> threading.RLock:
+    key = path.resolve()
+    with _WRITERS_LOCK:
+        return _WRITERS.setdefault(key, threading.RLock())
+
 
 class SqliteFile:
     def __init__(self, path: Path | str, schema: str) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
+        self._writer = _writer_lock(self.path)
         # executescript commits as it goes; every statement of a schema is idempotent.
         self.db().executescript(schema)
 
@@ -32,13 +46,17 @@ class SqliteFile:
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
         db = self.db()
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            yield db
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
+        with self._writer:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+                db.execute("COMMIT")
+            except BaseException:
+                # A failed COMMIT too: left open, the transaction would keep the file's
+                # write lock and every later write on this thread would fail to BEGIN.
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
 
     def close(self) -> None:
         db = getattr(self._local, "db", None)

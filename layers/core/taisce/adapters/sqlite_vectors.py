@@ -218,29 +218,33 @@ class SqliteVectorIndex:
         if not items:
             return
         arrays = [_blob(item.vector, self.dimensions) for item in items]
-        with self._lock, self.file.write() as db:
-            db.executemany(
-                "INSERT INTO vectors (project, kind, id, role, vector) VALUES (?, ?, ?, ?, ?) "
-                "ON CONFLICT (project, kind, id) DO UPDATE SET "
-                "role = excluded.role, vector = excluded.vector",
-                [
-                    (project, kind, item.id, item.role, array.tobytes())
-                    for item, array in zip(items, arrays, strict=True)
-                ],
-            )
-            self._drop_text(db, project, kind, [item.id for item in items])
-            scope = _scope(project, kind)
-            for item in items:
-                if item.text:
-                    row = db.execute(
-                        "INSERT INTO vector_text (scope, text, id, role) VALUES (?, ?, ?, ?)",
-                        (scope, item.text, item.id, item.role),
-                    ).lastrowid
-                    db.execute(
-                        "INSERT INTO vector_text_rows (project, kind, id, row) VALUES (?, ?, ?, ?)",
-                        (project, kind, item.id, row),
-                    )
-            version = self._bump(db, project, kind)
+        with self._lock:
+            with self.file.write() as db:
+                db.executemany(
+                    "INSERT INTO vectors (project, kind, id, role, vector) VALUES (?, ?, ?, ?, ?) "
+                    "ON CONFLICT (project, kind, id) DO UPDATE SET "
+                    "role = excluded.role, vector = excluded.vector",
+                    [
+                        (project, kind, item.id, item.role, array.tobytes())
+                        for item, array in zip(items, arrays, strict=True)
+                    ],
+                )
+                self._drop_text(db, project, kind, [item.id for item in items])
+                scope = _scope(project, kind)
+                for item in items:
+                    if item.text:
+                        row = db.execute(
+                            "INSERT INTO vector_text (scope, text, id, role) VALUES (?, ?, ?, ?)",
+                            (scope, item.text, item.id, item.role),
+                        ).lastrowid
+                        db.execute(
+                            "INSERT INTO vector_text_rows (project, kind, id, row) "
+                            "VALUES (?, ?, ?, ?)",
+                            (project, kind, item.id, row),
+                        )
+                version = self._bump(db, project, kind)
+            # Only once committed: a failed COMMIT must not leave the matrix holding
+            # rows the file does not (a later write's version would then match it).
             matrix = self._matrices.get((project, kind))
             if matrix is not None and matrix.version == version - 1:
                 for item, array in zip(items, arrays, strict=True):
@@ -251,13 +255,16 @@ class SqliteVectorIndex:
         wanted = list(ids)
         if not wanted:
             return
-        with self._lock, self.file.write() as db:
-            db.executemany(
-                "DELETE FROM vectors WHERE project = ? AND kind = ? AND id = ?",
-                [(project, kind, i) for i in wanted],
-            )
-            self._drop_text(db, project, kind, wanted)
-            version = self._bump(db, project, kind)
+        with self._lock:
+            with self.file.write() as db:
+                db.executemany(
+                    "DELETE FROM vectors WHERE project = ? AND kind = ? AND id = ?",
+                    [(project, kind, i) for i in wanted],
+                )
+                self._drop_text(db, project, kind, wanted)
+                version = self._bump(db, project, kind)
+            # Only once committed: a failed COMMIT must not leave the matrix holding
+            # rows the file does not (a later write's version would then match it).
             matrix = self._matrices.get((project, kind))
             if matrix is not None and matrix.version == version - 1:
                 for item_id in wanted:

@@ -8,6 +8,7 @@ own 401/403 body, this gateway answers in the API's error shape.
 from __future__ import annotations
 
 import base64
+import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -49,6 +50,12 @@ class Gateway:
     def __init__(self, api: Api) -> None:
         self.api = api
         self._handlers: dict[str, Handler] = {}
+        # Lambda runs one request per process, and Powertools keeps the current event
+        # on a class attribute (BaseRouter.current_event) shared by every resolver:
+        # two handlers running at once on server threads read each other's event
+        # (another project's credential, another request's body). So handlers run
+        # one at a time; reading and writing the sockets stays concurrent.
+        self._one_at_a_time = threading.Lock()
 
     def _handler(self, route_function: Any) -> Handler:
         key = route_function.logical_id
@@ -84,6 +91,10 @@ class Gateway:
         lowered = {k.lower(): v for k, v in headers.items()}
         event = self._event(route, path, query, lowered, body, source_ip, request_id)
         event["pathParameters"] = path_params or None
+        with self._one_at_a_time:
+            return self._invoke(route, event, request_id)
+
+    def _invoke(self, route: Route, event: dict[str, Any], request_id: str) -> Reply:
         if route.authorized:
             context = self._authorize(event, request_id)
             if context is None:
