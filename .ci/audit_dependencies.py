@@ -30,6 +30,9 @@ def main() -> int:
         print("pip-audit: FAILED to run (no report)", file=sys.stderr)
         return 2
     dependencies = report.get("dependencies", [])
+    if not dependencies:
+        print("pip-audit: FAILED: it listed no package to audit", file=sys.stderr)
+        return 2
     vulnerable = [d for d in dependencies if d.get("vulns")]
     skipped = [d for d in dependencies if d.get("skip_reason")]
     for dep in vulnerable:
