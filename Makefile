@@ -6,7 +6,7 @@ DATA ?= data
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: install run test lint openapi bench bench-quick bench-quality bench-extraction bench-erasure bench-load bench-load-quick clean sam-install sam-validate sam cold-start
+.PHONY: install run test lint audit openapi bench bench-quick bench-quality bench-extraction bench-erasure bench-load bench-load-quick clean sam-install sam-validate sam cold-start
 
 install: $(VENV)/.installed
 
@@ -27,8 +27,15 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/cfn-lint template.yaml
 
-test: lint
+test: lint audit
 	$(BIN)/python -m pytest
+
+# Security checks: bandit over the code (skips justified in pyproject.toml) and
+# pip-audit over the installed pins; .ci/audit_dependencies.py says plainly when the
+# vulnerability service could not be reached (README, "Abuse and secrets").
+audit: install
+	$(BIN)/bandit -q -c pyproject.toml -r layers functions clients
+	$(BIN)/python .ci/audit_dependencies.py $(BIN)/pip-audit
 
 # Rewrite the committed OpenAPI description (docs/openapi.json) from the code and template.yaml.
 openapi: install

@@ -63,7 +63,8 @@ def delay(config: Settings, attempt: int, response: httpx.Response) -> float:
     try:
         return min(max(float(given), 0.0), _RETRY_AFTER_MAX)
     except ValueError:
-        return random.uniform(0, config.backoff * 2**attempt)
+        # Not for secrets: retry jitter.
+        return random.uniform(0, config.backoff * 2**attempt)  # nosec B311
 
 
 def unreachable(config: Settings, error: httpx.HTTPError) -> TaisceConnectionError:

@@ -451,7 +451,8 @@ class _Stale(Exception):
 
 
 def _backoff(attempt: int) -> None:
-    time.sleep(min(1.0, 0.02 * 2**attempt) * random.random())
+    # Not for secrets: retry jitter.
+    time.sleep(min(1.0, 0.02 * 2**attempt) * random.random())  # nosec B311
 
 
 class DynamoDbStore:

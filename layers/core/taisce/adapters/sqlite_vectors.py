@@ -168,7 +168,9 @@ _WORD = re.compile(r"\w+")
 
 
 def _scope(project: str, kind: str) -> str:
-    return "s" + hashlib.sha1(f"{project}\x1f{kind}".encode()).hexdigest()[:20]
+    return (
+        "s" + hashlib.sha1(f"{project}\x1f{kind}".encode(), usedforsecurity=False).hexdigest()[:20]
+    )
 
 
 def _match_query(scope: str, text: str) -> str | None:

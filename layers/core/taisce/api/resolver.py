@@ -12,15 +12,15 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ..domain.controls import CONTROL_RULES, CONTROLS, MAX_QUESTION_CHARACTERS
 from ..domain.errors import InvalidRequest, PayloadTooLarge, TaisceError, Unauthorized
+from .logs import make_logger
 
-logger = Logger(service="taisce")
+logger = make_logger()
 
 MAX_BODY_BYTES = 1024 * 1024
 

@@ -26,7 +26,8 @@ MAX_MESSAGE_CHARACTERS = 100_000
 PASSAGE_CHARACTERS = 230
 
 # "#" is kept out of client ids: passage ids are "<message id>#<n>".
-Id = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._:@-]{1,128}$")]
+ID_PATTERN = r"^[A-Za-z0-9._:@-]{1,128}$"
+Id = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
 
 _RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})")
 

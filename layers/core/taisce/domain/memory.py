@@ -4,6 +4,7 @@ background work that keeps reports and vectors up to date."""
 from __future__ import annotations
 
 import logging
+import re
 import time
 import uuid
 from collections.abc import Callable, Collection, Sequence
@@ -35,6 +36,7 @@ from .errors import NotFound
 from .extraction import EXTRACTION_ATTEMPTS, extracted_facts, extraction_prompt, parse_output
 from .filters import FactFilter
 from .ingest import (
+    ID_PATTERN,
     FactsRequest,
     MessagesRequest,
     make_fact,
@@ -135,6 +137,9 @@ class Memory:
         return done
 
     def delete_fact(self, project: str, fact_id: str) -> None:
+        if not re.fullmatch(ID_PATTERN, fact_id):
+            # No fact can have such an id: answered without echoing it or asking the store.
+            raise NotFound("no fact with that id (ids are 1-128 characters of A-Z a-z 0-9 ._:@-)")
         if not self.store.delete_fact(project, fact_id):
             raise NotFound(f"no fact with id {fact_id!r}")
 

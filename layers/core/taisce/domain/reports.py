@@ -85,7 +85,7 @@ class Report:
 def report_id(role: Role, level: int, keys: Iterable[str]) -> str:
     """Stable id: the same role, level and members always give the same id."""
     encoded = json.dumps([role, level, sorted(keys)], ensure_ascii=False)
-    return "rep_" + hashlib.sha1(encoded.encode("utf-8")).hexdigest()[:16]
+    return "rep_" + hashlib.sha1(encoded.encode("utf-8"), usedforsecurity=False).hexdigest()[:16]
 
 
 def build_reports(
@@ -365,7 +365,8 @@ def louvain(adjacency: list[dict[int, int]], seed: int) -> list[set[int]]:
     forth forever (networkx issue #8739). Here every move raises modularity by a
     positive integer amount, so it always ends.
     """
-    rng = random.Random(seed)
+    # Not for secrets: a seeded, reproducible clustering.
+    rng = random.Random(seed)  # nosec B311
     n = len(adjacency)
     members = [{u} for u in range(n)]
     m = sum(w for u in range(n) for v, w in adjacency[u].items() if v >= u)

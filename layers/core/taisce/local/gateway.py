@@ -77,6 +77,12 @@ class Gateway:
                 return route, params
         return None
 
+    def route_key(self, method: str, target: str) -> str:
+        """The route a request went to, as the template names it ("DELETE /v1/facts/{id}"):
+        what the access log shows, so that ids and stray paths never reach it."""
+        found = self._find(method.upper(), target.partition("?")[0])
+        return found[0].route_key if found else f"{method} (no route)"
+
     def handle(
         self, method: str, target: str, headers: dict[str, str], body: bytes, source_ip: str
     ) -> Reply:

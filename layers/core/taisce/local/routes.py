@@ -37,7 +37,8 @@ _TemplateLoader.add_multi_constructor("!", _cfn_tag)
 
 def load_template(path: Path) -> dict[str, Any]:
     with path.open(encoding="utf-8") as f:
-        return yaml.load(f, Loader=_TemplateLoader)
+        # _TemplateLoader is a SafeLoader subclass: no arbitrary objects.
+        return yaml.load(f, Loader=_TemplateLoader)  # nosec B506
 
 
 @dataclass(frozen=True)

@@ -69,10 +69,10 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 self.command, self.path, dict(self.headers.items()), body, self.client_address[0]
             )
         self._send(reply)
-        # Paths only: query strings and bodies can hold personal data.
+        # The route, not the path: ids, query strings and bodies can hold personal data.
         elapsed = (time.perf_counter() - started) * 1000
-        path = self.path.partition("?")[0]
-        sys.stderr.write(f"{self.command} {path} {reply.status} {elapsed:.1f}ms\n")
+        route = self.gateway.route_key(self.command, self.path)
+        sys.stderr.write(f"{route} {reply.status} {elapsed:.1f}ms\n")
 
     def _send(self, reply: Reply) -> None:
         self.send_response(reply.status)

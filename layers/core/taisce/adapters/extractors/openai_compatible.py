@@ -72,7 +72,8 @@ class OpenAICompatible:
             headers["Authorization"] = f"Bearer {self._api_key}"
         request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=self._timeout) as response:
+            # The URL is the operator's TAISCE_EXTRACTOR_BASE_URL, checked to be http(s).
+            with urllib.request.urlopen(request, timeout=self._timeout) as response:  # nosec B310
                 raw = response.read(MAX_RESPONSE_BYTES + 1)
         except urllib.error.HTTPError as exc:
             exc.close()

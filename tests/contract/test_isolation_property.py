@@ -1,0 +1,89 @@
+"""Property: nothing of one project ever appears in another project's answers.
+
+Three projects hold random facts and messages about the same names (on purpose), with
+ids and texts that each carry their project's token. Random recalls with every control
+(roles, hops, surfaces, themes, budgets, and the filters subjects, as_of,
+recorded_after, recorded_before), listings of facts and aliases, merges and erasures
+run in random projects; no answer may hold another project's token, and what one
+project does (merge, erase) leaves the others' stored memory exactly as it was.
+On every Store, embeddings off.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from taisce.adapters.sqlite_store import SqliteStore
+from taisce.domain.aliases import MergeRequest
+from taisce.domain.controls import Limits, RecallRequest
+from taisce.domain.errors import TaisceError
+from taisce.domain.ingest import FactsRequest, MessagesRequest
+from taisce.domain.memory import Memory
+from tests.isolation_memories import PROJECTS, TOKEN, actions, memory_of
+
+
+def held(store: Any, project: str) -> str:
+    """Everything a project stores, as one comparable text."""
+    facts = sorted(json.dumps(f.wire(), sort_keys=True) for f in store.project_facts(project))
+    messages = sorted(m.id + m.content for m in store.project_messages(project))
+    return json.dumps([facts, messages, sorted(store.project_entities(project))])
+
+
+def act(memory: Memory, project: str, action: tuple[Any, ...]) -> Any:
+    kind = action[0]
+    if kind == "recall":
+        return memory.recall(project, RecallRequest.model_validate(action[1]))
+    if kind == "facts":
+        return memory.facts_about_subject(project, action[1])
+    if kind == "aliases":
+        return memory.aliases(project)
+    if kind == "merge":
+        try:
+            return memory.merge_entities(project, MergeRequest(alias=action[1], into=action[2]))
+        except TaisceError as refused:  # an unknown name, a merge into itself: refused
+            return {"refused": refused.message}
+    return memory.erase(project, action[1])
+
+
+def test_no_answer_holds_another_projects_memory(store: Any) -> None:
+    memory = Memory(store, Limits(bundle_characters=16_000, max_rows=200))
+    examples = 150 if isinstance(store, SqliteStore) else 5
+    seen_own: list[bool] = []
+
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+    @given(data=st.data(), steps=st.lists(actions, min_size=3, max_size=10))
+    def check(data: st.DataObject, steps: list[tuple[int, tuple[Any, ...]]]) -> None:
+        run = uuid.uuid4().hex[:8]
+        # Tokens are words of their own (no name contains another's token).
+        tokens = [f"Tok{run}x{i}q" for i in range(PROJECTS)]
+        projects = [f"iso-{run}-{i}" for i in range(PROJECTS)]
+        for project, token in zip(projects, tokens, strict=True):
+            held_memory = data.draw(memory_of(token))
+            given = FactsRequest.model_validate({"facts": held_memory["facts"]})
+            memory.store_facts(project, given)
+            if held_memory["messages"]:
+                sent = MessagesRequest.model_validate({"messages": held_memory["messages"]})
+                memory.store_messages(project, sent)
+        for index, action in steps:
+            before = {p: held(store, p) for i, p in enumerate(projects) if i != index}
+            answer = json.dumps(act(memory, projects[index], action), ensure_ascii=False)
+            # Any project's token, this example's or an earlier one's, but its own.
+            leaked = set(TOKEN.findall(answer)) - {tokens[index]}
+            assert not leaked, f"{action[0]} in project {index} answered with {leaked}: {answer}"
+            if action[0] in ("recall", "facts"):
+                seen_own.append(tokens[index] in answer)
+            assert {p: held(store, p) for p in before} == before, f"{action} changed another"
+
+    check()
+    # The property is not vacuous: answers did carry their own project's memory.
+    assert sum(seen_own) >= max(1, len(seen_own) // 10), (sum(seen_own), len(seen_own))
