@@ -202,7 +202,7 @@ def test_a_pass_stops_calling_past_its_budget(replay: ChatReplay) -> None:
     # Acme Corp's component comes first (by its smallest key), and is the one asked.
     assert writer.counts == {"llm": 1, "not_asked": 4}
 
-    now = iter([0.0, 200.0])  # the pass began at 0; 120 s later nothing is asked
+    now = iter([0.0, 31.0])  # the pass began at 0; 30 s later nothing is asked
     writer = SummaryWriter(model(replay), clock=lambda: next(now))
     (report,) = build_reports(facts(SAM), rewrite=writer)
     assert writer.counts == {"not_asked": 1} and not report.summary.startswith("The user")

@@ -210,7 +210,9 @@ class Memory:
             dirty.setdefault(role, set()).add(key)
         written = 0
         # One writer per pass: its call, time and failure budgets are the pass's.
-        writer = SummaryWriter(self.summary_model) if self.summary_model and marks else None
+        writer = (
+            SummaryWriter(self.summary_model) if self.summary_model is not None and marks else None
+        )
         for role, keys in dirty.items():
             facts = self._component_facts(project, role, keys)
             reached = set(keys) | {k for f in facts for k in (f.subject_key, f.object_key) if k}

@@ -13,7 +13,7 @@ trusted with nothing it cannot be checked on:
   made up, and the answer is refused.
 - A failure, timeout or refused answer keeps the statement summary (logged and
   counted): the report is stored either way, so the model never loses or blocks one.
-- A pass makes at most `SUMMARY_CALLS` model calls, within `SUMMARY_SECONDS`, and
+- A pass makes at most `SUMMARY_CALLS` model calls, starts none after `SUMMARY_SECONDS` and
   stops calling after `SUMMARY_FAILURES` failures; the reports past that keep their
   statement summaries until their component changes again.
 
@@ -40,8 +40,9 @@ logger = logging.getLogger(__name__)
 
 # Model calls per rebuild pass: a giant component may hold hundreds of reports.
 SUMMARY_CALLS = 25
-# Seconds a pass may spend on model calls before the rest keep statement summaries.
-SUMMARY_SECONDS = 120.0
+# Seconds after which a pass starts no more model calls (one already started may run to
+# the extractor timeout): the AWS worker has 120 s for a whole pass.
+SUMMARY_SECONDS = 30.0
 # Failures in one pass after which the model is not called again in that pass.
 SUMMARY_FAILURES = 2
 # The facts given to the model: at most this many statements and characters of them.
