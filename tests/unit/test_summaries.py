@@ -113,6 +113,7 @@ def test_a_valid_answer_is_taken_with_white_space_collapsed() -> None:
         ('{"summary": 3}', "no summary string"),
         ('{"summary": " \\n "}', "blank"),
         ('{"summary": "Sam Ortiz has lived in Dublin since 2019."}', "1 numbers no fact states"),
+        ('{"summary": "Sam Ortiz moved to Dublin 20 years ago."}', "1 numbers no fact states"),
     ],
 )
 def test_invalid_answers_are_refused_without_quoting_them(answer: str, error: str) -> None:

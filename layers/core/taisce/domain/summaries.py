@@ -135,8 +135,9 @@ def parse_summary(raw: str | Mapping[str, Any], facts: Sequence[Fact], limit: in
     text = " ".join(text.split())
     if not text:
         raise ExtractionError("the summary is blank")
-    given = " ".join(f.statement for f in facts)
-    made_up = {n for n in _NUMBER.findall(text) if n not in given}
+    # Whole numbers, compared as such: "20" is not in a fact that only says "2021".
+    given = {n for f in facts for n in _NUMBER.findall(f.statement)}
+    made_up = set(_NUMBER.findall(text)) - given
     if made_up:
         raise ExtractionError(f"the summary has {len(made_up)} numbers no fact states")
     return fit_sentences(text, limit)
