@@ -315,6 +315,8 @@ def test_a_pass_extracts_the_announced_messages_facts(
             "TAISCE_EXTRACTOR_MODEL": "qwen2.5:7b-instruct",
             "TAISCE_EXTRACTOR_BASE_URL": replay.base_url,
             "TAISCE_EXTRACTOR_TIMEOUT": "5",
+            # Only extraction calls are counted here (summaries: test_summaries_http.py).
+            "TAISCE_REPORT_SUMMARIES": "statements",
         }.items():
             monkeypatch.setenv(name, value)
         _reset()

@@ -48,6 +48,10 @@ class Settings(BaseSettings):
     extractor_api_key: SecretStr | None = None
     # Seconds to wait for one model answer.
     extractor_timeout: PositiveFloat = 60.0
+    # Who writes report summaries: "statements" (the facts' statements, no model) or
+    # "llm" (the extraction model, falling back to statements). Unset: "llm" when an
+    # extractor is configured, else "statements" (see docs/API.md, "Report summaries").
+    report_summaries: Literal["statements", "llm"] | None = None
 
     # -- AWS: vectors, the work queue (see README, "Deploy to AWS") --
     # The OpenSearch Serverless collection endpoint that holds vectors beside DynamoDB

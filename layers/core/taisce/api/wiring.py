@@ -100,10 +100,27 @@ def open_extractor(settings: Settings) -> Extractor | None:
     )
 
 
+def summary_model(settings: Settings, extractor: Extractor | None) -> Extractor | None:
+    """The model that writes report summaries: the extraction model, unless
+    TAISCE_REPORT_SUMMARIES=statements (or no extractor is configured)."""
+    if settings.report_summaries == "llm" and extractor is None:
+        raise SettingsError(
+            "invalid setting: TAISCE_REPORT_SUMMARIES=llm needs TAISCE_EXTRACTOR "
+            "(bedrock or openai): summaries are written by the extraction model"
+        )
+    return None if settings.report_summaries == "statements" else extractor
+
+
 def build_services(settings: Settings) -> Services:
     extractor = open_extractor(settings)
     store = open_store(settings)
-    memory = Memory(store, settings.limits, semantic=open_semantic(settings), extractor=extractor)
+    memory = Memory(
+        store,
+        settings.limits,
+        semantic=open_semantic(settings),
+        extractor=extractor,
+        summary_model=summary_model(settings, extractor),
+    )
     return Services(settings=settings, memory=memory, credentials=store, queue=open_queue(settings))
 
 

@@ -7,6 +7,7 @@ import logging
 import re
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -48,6 +49,7 @@ from .model import Fact, Role
 from .names import normalize_name
 from .recall import Semantic, recall
 from .reports import build_reports
+from .summaries import SummaryWriter
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +79,7 @@ class Memory:
         clock: Callable[[], datetime] = _now,
         extractor: Extractor | None = None,
         retry_wait: float = EXTRACTION_RETRY_WAIT,
+        summary_model: Extractor | None = None,
     ) -> None:
         self.store = store
         self.limits = limits
@@ -85,6 +88,10 @@ class Memory:
         self.extractor = extractor
         # Seconds before the second attempt at an extraction, doubling after.
         self.retry_wait = retry_wait
+        # The model that writes report summaries (None: built from statements), and
+        # how the summaries of this process's rebuilds were written (domain/summaries.py).
+        self.summary_model = summary_model
+        self.summary_counts: Counter[str] = Counter()
 
     # -- writes ----------------------------------------------------------------
 
@@ -207,11 +214,15 @@ class Memory:
         for role, key, _ in marks:
             dirty.setdefault(role, set()).add(key)
         written = 0
+        # One writer per pass: its call, time and failure budgets are the pass's.
+        writer = (
+            SummaryWriter(self.summary_model) if self.summary_model is not None and marks else None
+        )
         for role, keys in dirty.items():
             facts = self._component_facts(project, role, keys)
             reached = set(keys) | {k for f in facts for k in (f.subject_key, f.object_key) if k}
             stale = self.store.report_components(project, role, reached)
-            reports = [r for r in build_reports(facts) if r.role == role]
+            reports = [r for r in build_reports(facts, rewrite=writer) if r.role == role]
             dropped = self.store.replace_reports(project, role, stale, reports)
             written += len(reports)
             if self.semantic is not None:
@@ -228,9 +239,24 @@ class Memory:
                 except Exception:
                     # The marks stay, so the next pass rebuilds and indexes them again.
                     logger.exception("indexing reports failed")
+                    self._count_summaries(project, writer)
                     return written
         self.store.clear_dirty(project, marks)
+        self._count_summaries(project, writer)
         return written
+
+    def _count_summaries(self, project: str, writer: SummaryWriter | None) -> None:
+        if writer is None or not writer.counts:
+            return
+        self.summary_counts.update(writer.counts)
+        logger.info(
+            "report summaries of project %s: %d by the model, %d kept statements after a "
+            "model failure, %d not asked (past the pass's budget)",
+            project,
+            writer.counts["llm"],
+            writer.counts["fallback"],
+            writer.counts["not_asked"],
+        )
 
     # -- erasure (domain/erasure.py) ---------------------------------------------------
 

@@ -36,7 +36,7 @@ import hashlib
 import json
 import random
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -88,16 +88,23 @@ def report_id(role: Role, level: int, keys: Iterable[str]) -> str:
     return "rep_" + hashlib.sha1(encoded.encode("utf-8"), usedforsecurity=False).hexdigest()[:16]
 
 
+# Given a built report and its facts in summary order, the report to keep (the worker
+# passes one that may have a model write the summary: domain/summaries.py).
+Rewrite = Callable[["Report", Sequence[Fact]], "Report"]
+
+
 def build_reports(
     facts: Sequence[Fact],
     *,
     summary_characters: int = SUMMARY_CHARACTERS,
     seed: int = SEED,
+    rewrite: Rewrite | None = None,
 ) -> list[Report]:
     """The reports of these facts (given in storing order).
 
     Ordered by role (user, assistant, system, tool), then component, then level
-    descending (a parent before its communities), then id.
+    descending (a parent before its communities), then id. `rewrite`, if given, is
+    called on each report once it is built (in that order) and may replace it.
     """
     if isinstance(summary_characters, bool) or summary_characters < 1:
         raise ValueError("summary_characters must be a positive integer")
@@ -105,7 +112,7 @@ def build_reports(
     for role in ROLES:
         own = [f for f in facts if f.source_role == role]
         if own:
-            reports.extend(_role_reports(role, own, summary_characters, seed))
+            reports.extend(_role_reports(role, own, summary_characters, seed, rewrite))
     return reports
 
 
@@ -131,9 +138,12 @@ class _Role:
     display: dict[str, str]
     degree: Counter[str]
     limit: int
+    rewrite: Rewrite | None = None
 
 
-def _role_reports(role: Role, facts: list[Fact], limit: int, seed: int) -> list[Report]:
+def _role_reports(
+    role: Role, facts: list[Fact], limit: int, seed: int, rewrite: Rewrite | None = None
+) -> list[Report]:
     # Display names: the spelling of the first fact (of this role) that names the entity.
     display: dict[str, str] = {}
     # Connectedness: the number of this role's facts that name the entity.
@@ -169,7 +179,7 @@ def _role_reports(role: Role, facts: list[Fact], limit: int, seed: int) -> list[
     for fact in facts:
         component_facts[find(fact.subject_key)].append(fact)
 
-    state = _Role(role, display, degree, limit)
+    state = _Role(role, display, degree, limit, rewrite)
     reports: list[Report] = []
     # Roots are the smallest keys of their components (unions keep the smaller root).
     for root in sorted(members):
@@ -229,8 +239,9 @@ def _report(
             n,
         ),
     )
-    summary, messages = _summary([facts[n] for n in ordered], state.limit)
-    return Report(
+    in_order = [facts[n] for n in ordered]
+    summary, messages = _summary(in_order, state.limit)
+    report = Report(
         id=report_id(state.role, level, keys),
         role=state.role,
         level=level,
@@ -242,6 +253,7 @@ def _report(
         entity_keys=tuple(sorted(keys)),
         component=component,
     )
+    return report if state.rewrite is None else state.rewrite(report, in_order)
 
 
 def _title(keys: list[str], state: _Role) -> str:
