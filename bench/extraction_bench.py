@@ -120,6 +120,9 @@ def _open(folder: Path, extractor: str, replay: ChatReplay | None) -> Client:
     """Fresh services on `folder` with these settings, and a credential."""
     os.environ.update({"TAISCE_DATA_DIR": str(folder), "TAISCE_EMBEDDINGS": "none"})
     os.environ["TAISCE_EXTRACTOR"] = extractor
+    # Extraction alone: report summaries by the model would ask the replay endpoint
+    # for answers it does not hold.
+    os.environ["TAISCE_REPORT_SUMMARIES"] = "statements"
     if replay is not None:
         os.environ["TAISCE_EXTRACTOR_MODEL"] = MODEL
         os.environ["TAISCE_EXTRACTOR_BASE_URL"] = replay.base_url
