@@ -7,14 +7,26 @@ from typing import Any
 
 import pytest
 
+from taisce.adapters.dynamodb_store import DynamoDbStore
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.erasure import subject_hash
 from taisce.domain.ingest import FactsRequest
 from taisce.domain.memory import Memory
 from taisce.domain.names import candidate_spans
 from tests.contract.factories import fact, message, unique, with_passages
+from tests.moto_server import shared_moto
 
 ALL_ROLES = ["user", "assistant", "system", "tool"]
+
+
+@pytest.fixture
+def store(open_store: Any) -> Any:
+    """Erasure Scans the whole table on DynamoDB: a table of this module's own keeps
+    that to its own items, not everything the suite stored before."""
+    opened = open_store()
+    if isinstance(opened, DynamoDbStore):
+        return shared_moto().table_named("taisce-erasure").store()
+    return opened
 
 
 @pytest.fixture
