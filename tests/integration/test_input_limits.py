@@ -11,16 +11,16 @@ import json
 import re
 import socket
 import sqlite3
-import threading
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import httpx
 import pytest
 
+from tests.draining import drain
 from tests.server import ROOT, LocalServer, start_server
 
 MIB = 1024 * 1024
@@ -266,19 +266,10 @@ LIMITS = [
 ]
 
 
-def _drain(stream: TextIO | None) -> None:
-    try:
-        for _ in iter(stream.readline, "") if stream else ():
-            pass
-    except (OSError, ValueError):
-        pass  # closed by stop()
-
-
 @pytest.fixture(scope="module")
 def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
     running = start_server(Path(tmp_path_factory.mktemp("limits-data")))
-    for stream in (running.process.stdout, running.process.stderr):
-        threading.Thread(target=_drain, args=(stream,), daemon=True).start()
+    drain(running)
     yield running
     running.stop()
 

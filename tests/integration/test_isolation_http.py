@@ -8,34 +8,25 @@ tests/contract/test_isolation_property.py, which runs on the stores directly.
 from __future__ import annotations
 
 import sqlite3
-import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.draining import drain
 from tests.isolation_memories import PROJECTS, TOKEN, actions, memory_of
 from tests.server import LocalServer, start_server
-
-
-def _drain(stream: TextIO | None) -> None:
-    try:
-        for _ in iter(stream.readline, "") if stream else ():
-            pass
-    except (OSError, ValueError):
-        pass  # closed by stop()
 
 
 @pytest.fixture(scope="module")
 def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
     running = start_server(Path(tmp_path_factory.mktemp("isolation-data")))
-    for stream in (running.process.stdout, running.process.stderr):
-        threading.Thread(target=_drain, args=(stream,), daemon=True).start()
+    drain(running)
     yield running
     running.stop()
 
