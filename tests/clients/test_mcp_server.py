@@ -19,6 +19,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult
 from taisce_client.mcp_server import build_server
 
+from taisce.domain.controls import CONTROLS
 from tests.clients.conftest import FixtureServers
 from tests.clients.fixture_cases import CASES, arguments
 from tests.integration.test_cli_credentials import _environ as clean_environ
@@ -27,18 +28,8 @@ from tests.server import LocalServer
 
 pytestmark = pytest.mark.anyio
 
-TOOL_CONTROLS = {
-    "max_characters",
-    "max_rows",
-    "source_roles",
-    "hops",
-    "surfaces",
-    "themes",
-    "subjects",
-    "as_of",
-    "recorded_after",
-    "recorded_before",
-}
+# The recall tool names every recall control as an argument of its own.
+TOOL_CONTROLS = set(CONTROLS)
 MCP_BIN = Path(sys.executable).parent / "taisce-mcp"
 # One MCP server per suite (each test still opens its own client session).
 _SERVERS: dict[str, MCPServer] = {}

@@ -18,7 +18,7 @@ import pytest
 
 from taisce.adapters.dynamodb_store import DynamoDbStore
 from taisce.adapters.sqlite_store import SqliteStore
-from tests.moto_server import moto_dynamodb, shared_moto  # noqa: F401 - a session fixture
+from tests.moto_server import MotoDynamoDb, moto_dynamodb, shared_moto  # noqa: F401 - a session fixture
 
 StoreFactory = Callable[[Path], Any]
 
@@ -64,3 +64,17 @@ def open_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Calla
 @pytest.fixture
 def store(open_store: Callable[[], Any]) -> Any:
     return open_store()
+
+
+@pytest.fixture
+def moto() -> MotoDynamoDb:
+    """The session's moto server (tests/moto_server.py)."""
+    return shared_moto()
+
+
+@pytest.fixture
+def dynamo(moto: MotoDynamoDb) -> Iterator[DynamoDbStore]:
+    """A store with a client of its own, so event hooks stay within the test."""
+    store = DynamoDbStore(moto.table, client=moto.client())
+    yield store
+    store.client.close()

@@ -10,7 +10,7 @@ event, so the adapter meets it exactly as botocore raises it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -116,13 +116,6 @@ def _read(store: DynamoDbStore, project: str) -> tuple[Any, ...]:
         store.known_names(project, keys, ROLES),
         [store.passages_of(project, f"m{n}") for n in range(4)],
     )
-
-
-@pytest.fixture
-def dynamo(moto_dynamodb: MotoDynamoDb) -> Iterator[DynamoDbStore]:
-    store = DynamoDbStore(moto_dynamodb.table, client=moto_dynamodb.client())
-    yield store
-    store.client.close()
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -84,12 +84,6 @@ class Meter:
 
 
 @pytest.fixture
-def moto(moto_dynamodb: MotoDynamoDb) -> MotoDynamoDb:
-    """The session's moto server (tests/moto_server.py, via conftest)."""
-    return moto_dynamodb
-
-
-@pytest.fixture
 def metered(moto: MotoDynamoDb) -> Iterator[tuple[Memory, Meter]]:
     store = DynamoDbStore(moto.table, client=moto.client())
     yield Memory(store, Limits(bundle_characters=16_000, max_rows=200)), Meter(store.client)

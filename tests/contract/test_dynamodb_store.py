@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -31,20 +31,6 @@ from tests.contract.factories import fact, message, unique
 from tests.moto_server import TEMPLATE, MotoDynamoDb
 
 ALL_ROLES = ("user", "assistant", "system", "tool")
-
-
-@pytest.fixture
-def moto(moto_dynamodb: MotoDynamoDb) -> MotoDynamoDb:
-    """The session's moto server (tests/moto_server.py, via conftest)."""
-    return moto_dynamodb
-
-
-@pytest.fixture
-def dynamo(moto: MotoDynamoDb) -> Iterator[DynamoDbStore]:
-    """A store with a client of its own, so event hooks stay within the test."""
-    store = DynamoDbStore(moto.table, client=moto.client())
-    yield store
-    store.client.close()
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ botocore's events as in test_dynamodb_store.py."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -21,18 +20,6 @@ from tests.moto_server import MotoDynamoDb
 T0 = "2020-01-01T00:00:00Z"
 T1 = "2021-01-01T00:00:00Z"
 T2 = "2022-01-01T00:00:00Z"
-
-
-@pytest.fixture
-def moto(moto_dynamodb: MotoDynamoDb) -> MotoDynamoDb:
-    return moto_dynamodb
-
-
-@pytest.fixture
-def dynamo(moto: MotoDynamoDb) -> Iterator[DynamoDbStore]:
-    store = DynamoDbStore(moto.table, client=moto.client())
-    yield store
-    store.client.close()
 
 
 @pytest.fixture
