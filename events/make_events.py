@@ -8,6 +8,7 @@ for the project `demo`, as API Gateway passes it after the authorizer said yes.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -92,7 +93,8 @@ def sqs_batch() -> dict[str, Any]:
                     "ApproximateReceiveCount": "1",
                     "SentTimestamp": str(EPOCH),
                     "SequenceNumber": f"1888888888888888888{n}",
-                    "MessageGroupId": "2a97516c354b68848cdbd8f54a226a0a55b21ed138e207ad6c5cbb9c00aa5aea",
+                    # The project's group, as taisce.adapters.sqs_queue.group_id makes it.
+                    "MessageGroupId": hashlib.sha256(PROJECT.encode()).hexdigest(),
                     "SenderId": "AROAEXAMPLE:taisce-messages",
                     "MessageDeduplicationId": f"local-invoke-{n}",
                     "ApproximateFirstReceiveTimestamp": str(EPOCH + 5),
@@ -180,10 +182,30 @@ EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 
+# `sam local invoke --env-vars events/env.json`: "Parameters" applies to every function
+# (only variables the template declares are passed). The endpoints point at a moto
+# server on the host (`python -m moto.server -p 5000`); README, "sam local invoke".
+HOST = "http://host.docker.internal:5000"
+ENV = {
+    "Parameters": {
+        "TAISCE_DYNAMODB_TABLE": "taisce-local",
+        "TAISCE_DYNAMODB_ENDPOINT": HOST,
+        "TAISCE_EMBEDDINGS": "none",
+        "TAISCE_OPENSEARCH_ENDPOINT": "",
+        "TAISCE_REGION": "eu-west-1",
+        "TAISCE_EXTRACTOR": "none",
+        "TAISCE_WORK_QUEUE_URL": f"{HOST}/123456789012/taisce-local.fifo",
+        "TAISCE_SQS_ENDPOINT": HOST,
+        "POWERTOOLS_LOG_LEVEL": "INFO",
+    }
+}
+
+
 def main() -> None:
     for name, (_, event) in EVENTS.items():
         (HERE / name).write_text(json.dumps(event, indent=2, sort_keys=True) + "\n")
-    print(f"wrote {len(EVENTS)} events to {HERE}")
+    (HERE / "env.json").write_text(json.dumps(ENV, indent=2) + "\n")
+    print(f"wrote {len(EVENTS)} events and env.json to {HERE}")
 
 
 if __name__ == "__main__":
