@@ -33,7 +33,10 @@ def http(
 ) -> dict[str, Any]:
     route_key = f"{method} {route or path}"
     raw_query = "&".join(f"{k}={v}" for k, v in (query or {}).items())
-    headers = {"content-type": "application/json", "host": "abc123.execute-api.eu-west-1.amazonaws.com"}
+    headers = {
+        "content-type": "application/json",
+        "host": "abc123.execute-api.eu-west-1.amazonaws.com",
+    }
     context: dict[str, Any] = {
         "accountId": "123456789012",
         "apiId": "abc123",

@@ -4,7 +4,7 @@
     with AwsCalls() as calls:
         with calls.as_function("RecallFunction"):
             handler(event, context)
-    calls.actions["RecallFunction"]  # {("dynamodb:Query", "taisce-events"), ...}
+    calls.actions["RecallFunction"]  # {("dynamodb:Query", "taisce-events", "P#demo#E#atlas"), ...}
 
 A DynamoDB transaction is authorised per item (Put -> dynamodb:PutItem, ...), so it is
 recorded as those actions; every other operation is its own action.
@@ -13,6 +13,7 @@ recorded as those actions; every other operation is its own action.
 from __future__ import annotations
 
 import contextlib
+import re
 from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
@@ -31,31 +32,51 @@ _IAM_PREFIX = {"dynamodb": "dynamodb", "sqs": "sqs", "bedrock-runtime": "bedrock
 _BEDROCK_ACTIONS = {"Converse": "InvokeModel", "InvokeModel": "InvokeModel"}
 
 
-def _actions(service: str, operation: str, params: dict[str, Any]) -> list[tuple[str, str]]:
-    """(IAM action, resource name) pairs one call needs."""
+# (IAM action, resource name, partition key or None when the call names none or many)
+Call = tuple[str, str, str | None]
+
+
+def _leading_key(body: dict[str, Any]) -> str | None:
+    """The partition key a single-item call or a Query reads or writes (the
+    dynamodb:LeadingKeys condition key)."""
+    for field in ("Key", "Item"):
+        value = (body.get(field) or {}).get("PK", {}).get("S")
+        if value is not None:
+            return str(value)
+    condition = body.get("KeyConditionExpression", "")
+    found = re.match(r"\s*PK\s*=\s*(:\w+)", condition)
+    if found:
+        return str(body["ExpressionAttributeValues"][found.group(1)]["S"])
+    return None
+
+
+def _actions(service: str, operation: str, params: dict[str, Any]) -> list[Call]:
+    """The (IAM action, resource name, partition key) of what one call needs."""
     prefix = _IAM_PREFIX.get(service, service)
     if service == "dynamodb" and operation in ("TransactWriteItems", "TransactGetItems"):
-        found = []
+        found: list[Call] = []
         for item in params.get("TransactItems", []):
             for kind, body in item.items():
-                found.append((f"dynamodb:{_TRANSACT_ITEM_ACTIONS[kind]}", body["TableName"]))
+                action = f"dynamodb:{_TRANSACT_ITEM_ACTIONS[kind]}"
+                found.append((action, body["TableName"], _leading_key(body)))
         return found
     if service == "dynamodb" and operation in ("BatchGetItem", "BatchWriteItem"):
-        return [(f"dynamodb:{operation}", table) for table in params.get("RequestItems", {})]
+        return [(f"dynamodb:{operation}", table, None) for table in params.get("RequestItems", {})]
     if service == "dynamodb":
-        return [(f"dynamodb:{operation}", params.get("TableName", "?"))]
+        return [(f"dynamodb:{operation}", params.get("TableName", "?"), _leading_key(params))]
     if service == "sqs":
-        return [(f"sqs:{operation}", params.get("QueueUrl", "?").rsplit("/", 1)[-1])]
+        return [(f"sqs:{operation}", params.get("QueueUrl", "?").rsplit("/", 1)[-1], None)]
     if service == "bedrock-runtime":
-        return [(f"bedrock:{_BEDROCK_ACTIONS.get(operation, operation)}", params["modelId"])]
-    return [(f"{prefix}:{operation}", "?")]
+        action = f"bedrock:{_BEDROCK_ACTIONS.get(operation, operation)}"
+        return [(action, params["modelId"], None)]
+    return [(f"{prefix}:{operation}", "?", None)]
 
 
 class AwsCalls:
     """Records, per function, the IAM actions of every botocore call made in it."""
 
     def __init__(self) -> None:
-        self.actions: dict[str, set[tuple[str, str]]] = defaultdict(set)
+        self.actions: dict[str, set[Call]] = defaultdict(set)
         self.operations: dict[str, list[str]] = defaultdict(list)
         self._function = "(none)"
         self._patch: contextlib.ExitStack | None = None

@@ -33,9 +33,9 @@ from aws_lambda_powertools.utilities.idempotency import (
     idempotent_function,
 )
 
+from taisce.adapters.extractors import BEDROCK_CALL_ATTEMPTS
 from taisce.api import services
 from taisce.api.resolver import logger
-from taisce.adapters.extractors import BEDROCK_CALL_ATTEMPTS
 from taisce.api.work import Budget, WorkMessage, extraction_seconds, sweep, work_on
 from taisce.domain.memory import EXTRACTION_RETRY_WAIT
 from taisce.settings import SettingsError

@@ -70,7 +70,9 @@ def run(client: Any, name: str) -> Any:
             )
         else:
             stub.add_response("converse", recorded["response"], expected(recorded["request"]))
-        answer = BedrockConverse(client, MODEL, max_tokens=RECORDED_MAX_TOKENS).extract(extraction_prompt(DOCUMENT))
+        answer = BedrockConverse(client, MODEL, max_tokens=RECORDED_MAX_TOKENS).extract(
+            extraction_prompt(DOCUMENT)
+        )
         stub.assert_no_pending_responses()
     return answer
 
@@ -96,7 +98,9 @@ def test_the_prompt_says_whose_words_they_are(client: Any) -> None:
     prompt = extraction_prompt(DOCUMENT)
     assert "not said by the user" in prompt.system
     assert DOCUMENT.content in prompt.user and "docs/handbook.md" in prompt.user
-    assert BedrockConverse(client, MODEL, max_tokens=RECORDED_MAX_TOKENS).request(prompt)["system"] == [{"text": prompt.system}]
+    assert BedrockConverse(client, MODEL, max_tokens=RECORDED_MAX_TOKENS).request(prompt)[
+        "system"
+    ] == [{"text": prompt.system}]
 
 
 @pytest.mark.parametrize(

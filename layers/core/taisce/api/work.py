@@ -153,7 +153,12 @@ def work_on(
         raise WorkLeft(f"{len(stuck)} marks of this project are still waiting after a pass")
     if deferred:
         _continue(queue, work.project)
-    return {"extracted": extracted, "indexed": indexed, "reports": reports, "deferred": int(deferred)}
+    return {
+        "extracted": extracted,
+        "indexed": indexed,
+        "reports": reports,
+        "deferred": int(deferred),
+    }
 
 
 def _continue(queue: WorkQueue | None, project: str) -> None:
