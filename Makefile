@@ -27,7 +27,8 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/cfn-lint template.yaml
 
-test: lint audit
+# The deploy-readiness test translates template.yaml with the SAM CLI's translator (.venv-sam).
+test: lint audit sam-install
 	$(BIN)/python -m pytest
 
 # Security checks: bandit over the code (skips justified in pyproject.toml) and
