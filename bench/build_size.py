@@ -84,7 +84,10 @@ def main(argv: list[str] | None = None) -> None:
     local = layers.get(LOCAL, (0, 0))[0]
     print(f"build: {build}; limit {LIMIT:,} bytes unzipped (function + layers)")
     print()
-    print("| artifact | files | unzipped MB | zipped MB | % of limit, default deploy | % of limit, Embeddings=local |")
+    print(
+        "| artifact | files | unzipped MB | zipped MB "
+        "| % of limit, default deploy | % of limit, Embeddings=local |"
+    )
     print("|---|---:|---:|---:|---:|---:|")
     for name, (size, files) in layers.items():
         share = f"{100 * size / LIMIT:.1f}%" if name == CORE else "-"

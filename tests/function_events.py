@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from events.make_events import BEARER, EVENTS, PROJECT
 from taisce.api import services
 from taisce.credentials import bearer_secret, secret_hash
 from taisce.local.routes import load_template
 from tests.aws_calls import AwsCalls
 from tests.contract.factories import credential
+from tests.lambda_events import BEARER, EVENTS, PROJECT
 from tests.moto_server import AWS_ENV, TEMPLATE, shared_moto
 
 EVENTS_DIR = Path(__file__).resolve().parents[1] / "events"

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from events.make_events import ENV, EVENTS, HERE
 from functions.authorizer import app as authorizer
 from taisce.local.routes import load_template
 from tests.function_events import ORDER, Invocation, environment, function_env, run_events
+from tests.lambda_events import ENV, EVENTS, HERE
 from tests.moto_server import AWS_ENV, TEMPLATE, shared_moto
 
 
@@ -30,9 +30,11 @@ def status(name: str) -> int:
     return int(answers()[name].answer["statusCode"])
 
 
-def test_the_committed_events_are_what_make_events_writes() -> None:
+def test_the_committed_events_are_what_lambda_events_writes() -> None:
     for name, (function, event) in EVENTS.items():
-        assert json.loads((HERE / name).read_text()) == event, f"events/{name}: rerun make_events"
+        assert json.loads((HERE / name).read_text()) == event, (
+            f"events/{name}: rerun tests/lambda_events.py"
+        )
         assert function in load_template(TEMPLATE)["Resources"], name
     assert json.loads((HERE / "env.json").read_text()) == ENV
     assert sorted(ORDER) == sorted(EVENTS)

@@ -1,5 +1,5 @@
 """Write the `sam local invoke` events of events/ (run from the repository root:
-`.venv/bin/python -m events.make_events`). The events are committed; this script says
+`.venv/bin/python -m tests.lambda_events`). The events are committed; this script says
 how they were made and keeps them in the shape API Gateway and Lambda's pollers send.
 
 Every HTTP event carries the authorizer's context (`requestContext.authorizer.lambda`)
@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1] / "events"
 PROJECT = "demo"
 # A made-up credential: events/env.json points at a local table where
 # `taisce credentials create` (README, "sam local invoke") stores a real one.
