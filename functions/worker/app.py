@@ -9,6 +9,11 @@ records in the memory table): a message delivered twice does its pass once.
 
 Scheduled event (no "Records"): queue a pass for every project with marks that no
 message announced (a send that failed after a write, a message dead-lettered).
+
+Time: a pass starts an extraction only while the invocation has time left for the
+worst case of one (api/work.py, `Budget`); what it could not start keeps its marks and
+a pass is queued to go on. So no pass is cut off by the function's timeout, whatever
+the batch holds.
 """
 
 from __future__ import annotations
@@ -28,16 +33,19 @@ from aws_lambda_powertools.utilities.idempotency import (
     idempotent_function,
 )
 
+from taisce.adapters.extractors import BEDROCK_CALL_ATTEMPTS
 from taisce.api import services
 from taisce.api.resolver import logger
-from taisce.api.work import WorkMessage, sweep, work_on
+from taisce.api.work import Budget, WorkMessage, extraction_seconds, sweep, work_on
+from taisce.domain.memory import EXTRACTION_RETRY_WAIT
 from taisce.settings import SettingsError
 
 # Idempotency records live in the memory table under one partition of their own
 # (docs/dynamodb.md, "Idempotency records"); DynamoDB's TTL removes them.
 IDEMPOTENCY_PK = "IDEMPOTENCY#worker"
-# Longer than a message can stay in flight (visibility timeout x maxReceiveCount).
-IDEMPOTENCY_SECONDS = 6 * 60 * 60
+# Longer than a message can stay in flight: the queue's visibility timeout (5,400 s)
+# x maxReceiveCount (5) = 7.5 h (tests/integration/test_deploy_readiness.py checks it).
+IDEMPOTENCY_SECONDS = 8 * 60 * 60
 
 processor = SqsFifoPartialProcessor(skip_group_on_error=True)
 idempotency = IdempotencyConfig(
@@ -57,10 +65,26 @@ def _ready() -> None:
         ensure()
 
 
+# The invocation's Lambda context, for its remaining time (None outside Lambda).
+_invocation: dict[str, Any] = {"context": None}
+
+
+def budget() -> Budget | None:
+    """This invocation's time, against one extraction's worst case (settings)."""
+    context = _invocation["context"]
+    remaining = getattr(context, "get_remaining_time_in_millis", None)
+    if remaining is None:
+        return None
+    settings = services().settings
+    calls = BEDROCK_CALL_ATTEMPTS if settings.extractor == "bedrock" else 1
+    per_extraction = extraction_seconds(settings.extractor_timeout, calls, EXTRACTION_RETRY_WAIT)
+    return Budget(lambda: remaining() / 1000, per_extraction)
+
+
 def _pass(record: dict[str, Any]) -> dict[str, int]:
     work = WorkMessage.model_validate_json(record["body"])
     _ready()
-    return work_on(services().memory, work)
+    return work_on(services().memory, work, budget(), services().queue)
 
 
 @functools.cache
@@ -94,6 +118,7 @@ def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         swept = sweep(services().memory, queue)
         logger.info("swept", extra={"projects": swept})
         return {"projects": swept}
+    _invocation["context"] = context
     if context is not None:
         idempotency.register_lambda_context(context)
     return process_partial_response(

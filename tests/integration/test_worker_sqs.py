@@ -148,14 +148,22 @@ class Context:
     memory_limit_in_mb = 512
     invoked_function_arn = "arn:aws:lambda:us-east-1:000000000000:function:WorkerFunction"
 
+    def __init__(self, seconds_left: float = 120) -> None:
+        self.seconds_left = seconds_left
+
     def get_remaining_time_in_millis(self) -> int:
-        return 120_000
+        return int(self.seconds_left * 1000)
 
 
-def run(records: Sequence[dict[str, Any]], sqs: Any = None, queue: Any = None) -> list[str]:
+def run(
+    records: Sequence[dict[str, Any]],
+    sqs: Any = None,
+    queue: Any = None,
+    context: Context | None = None,
+) -> list[str]:
     """The worker on one batch; the ids of the records it reports as failed. Like
     Lambda's poller, deletes the others from the queue (when given)."""
-    result = worker.lambda_handler({"Records": list(records)}, Context())
+    result = worker.lambda_handler({"Records": list(records)}, context or Context())
     failed = [f["itemIdentifier"] for f in result["batchItemFailures"]]
     for r in records:
         if sqs is not None and r["messageId"] not in failed:
@@ -333,3 +341,43 @@ def test_a_pass_extracts_the_announced_messages_facts(
         record = {**record, "messageId": f"{record['messageId']}-again"}
         assert run([record]) == []  # a new delivery: the message is already done
         assert len(replay.requests) == 1
+
+
+def test_a_pass_short_of_time_starts_no_extraction_and_queues_the_rest(
+    aws: None,
+    moto: MotoDynamoDb,
+    sqs: Any,
+    queue: dict[str, str],
+    project: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With less time left than one extraction's worst case (3 attempts x 5 s, the
+    waits, and 60 s to finish: 76.5 s), the pass asks the model nothing, keeps the
+    message's mark, succeeds, and queues a pass that goes on; given time, that pass
+    extracts the message."""
+    with ChatReplay("valid") as replay:
+        for name, value in {
+            "TAISCE_EXTRACTOR": "openai",
+            "TAISCE_EXTRACTOR_MODEL": "qwen2.5:7b-instruct",
+            "TAISCE_EXTRACTOR_BASE_URL": replay.base_url,
+            "TAISCE_EXTRACTOR_TIMEOUT": "5",
+            "TAISCE_REPORT_SUMMARIES": "statements",
+        }.items():
+            monkeypatch.setenv(name, value)
+        _reset()
+        api = Gateway(read_api(TEMPLATE))
+        body = {"messages": [{"id": "m-1", "role": "user", "content": "I work at Acme Corp."}]}
+        post(api, bearer(moto, project), "/v1/messages", body)
+        (record,) = receive(sqs, queue, 1)
+        assert run([record], sqs, queue, Context(seconds_left=70)) == []
+        assert replay.requests == []
+        store = moto.store()
+        assert store.pending_extractions(project, 10) == ["m-1"]
+        (follow,) = receive(sqs, queue, 1)
+        assert WorkMessage.model_validate_json(follow["body"]) == WorkMessage(
+            project=project, kind="sweep"
+        )
+        assert run([follow], sqs, queue, Context(seconds_left=80)) == []
+        assert len(replay.requests) == 1
+        assert store.pending_extractions(project, 10) == []
+        assert store.facts_with_subject(project, "sam ortiz")

@@ -21,6 +21,9 @@ from taisce.domain.summaries import SummaryWriter
 
 RECORDINGS = Path(__file__).parent.parent / "recordings" / "bedrock"
 MODEL = "anthropic.claude-3-5-haiku-20241022-v1:0"
+# The recordings asked for 8,192 tokens, which Claude 3.5 Haiku allows (the default,
+# 4,096, fits the template's default model; tests/unit/test_extractor_limits.py).
+RECORDED_MAX_TOKENS = 8_192
 
 
 def handbook_facts() -> list[Fact]:
@@ -64,7 +67,7 @@ def rebuild(client: Any, name: str) -> tuple[list[Any], SummaryWriter]:
         "system": [{"text": ANY}],
         "messages": [{"role": "user", "content": [{"text": ANY}]}],
     }
-    writer = SummaryWriter(BedrockConverse(client, MODEL))
+    writer = SummaryWriter(BedrockConverse(client, MODEL, max_tokens=RECORDED_MAX_TOKENS))
     with Stubber(client) as stub:
         if "error" in recorded:
             error = recorded["error"]

@@ -74,12 +74,31 @@ _BY_CODE: dict[str, type[ApiError]] = {
 }
 
 
+# API Gateway answers some requests itself, before any function runs, with a body of
+# its own, {"message": "..."} (docs/API.md, "Answers from API Gateway"): the API's
+# code for each. 401: no or a refused credential; 403: a refusal API Gateway cached or
+# a route it would not authorise; 404: no such route; 413: the body is over its limit;
+# 429: throttled; 5xx: the function failed or timed out.
+_GATEWAY_CODES: dict[int, str] = {
+    401: "unauthorized",
+    403: "unauthorized",
+    404: "not_found",
+    413: "payload_too_large",
+    429: "rate_limited",
+}
+
+
 def api_error(status: int, body: Any) -> ApiError:
     """The typed error for a refused response (its parsed JSON body, or None)."""
     error = body.get("error") if isinstance(body, dict) else None
     if not isinstance(error, dict):
-        # Not the API's shape (a proxy's page, an empty body): name the status instead.
-        error = {"code": "http_error", "message": f"the server answered HTTP {status}"}
+        gateway = body.get("message") if isinstance(body, dict) and len(body) == 1 else None
+        if isinstance(gateway, str) and (status in _GATEWAY_CODES or status >= 500):
+            code = _GATEWAY_CODES.get(status, "internal")
+            error = {"code": code, "message": f"API Gateway: {gateway} (HTTP {status})"}
+        else:
+            # Not the API's shape (a proxy's page, an empty body): name the status instead.
+            error = {"code": "http_error", "message": f"the server answered HTTP {status}"}
     code = str(error.get("code") or "http_error")
     kind = _BY_CODE.get(code)
     if kind is None:

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import AnyHttpUrl, PositiveFloat, PositiveInt, SecretStr, ValidationError
+from pydantic import AnyHttpUrl, Field, PositiveFloat, PositiveInt, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from .domain.controls import Limits
@@ -48,6 +48,10 @@ class Settings(BaseSettings):
     extractor_api_key: SecretStr | None = None
     # Seconds to wait for one model answer.
     extractor_timeout: PositiveFloat = 60.0
+    # The longest answer asked of the model, in tokens. It must not pass the model's own
+    # output limit, or every call is refused: 4,096 fits the template's default model
+    # (Claude 3 Haiku allows 4,096) and the OpenAI-compatible models tested here.
+    extractor_max_tokens: Annotated[int, Field(ge=256, le=200_000)] = 4_096
     # Who writes report summaries: "statements" (the facts' statements, no model) or
     # "llm" (the extraction model, falling back to statements). Unset: "llm" when an
     # extractor is configured, else "statements" (see docs/API.md, "Report summaries").

@@ -97,6 +97,7 @@ def open_extractor(settings: Settings) -> Extractor | None:
         base_url=str(settings.extractor_base_url) if settings.extractor_base_url else None,
         api_key=key.get_secret_value() if key else None,
         timeout=settings.extractor_timeout,
+        max_tokens=settings.extractor_max_tokens,
     )
 
 

@@ -10,12 +10,14 @@ marks. Messages never carry stored text.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from ..domain.extraction import EXTRACTION_ATTEMPTS
 from ..domain.ingest import MAX_BATCH, Id
-from ..domain.memory import VECTOR_BATCH, Memory
+from ..domain.memory import EXTRACTION_BATCH, VECTOR_BATCH, Memory
 from ..ports import WorkKind, WorkQueue
 from .resolver import logger
 
@@ -44,16 +46,73 @@ def announce(queue: WorkQueue | None, project: str, kind: WorkKind, ids: list[st
         logger.exception("could not queue work; the scheduled sweep will find it")
 
 
-def extract_facts(memory: Memory, project: str, message_ids: list[str]) -> int:
+# Seconds a pass keeps, after its last extraction, for vectors and reports.
+FINISH_SECONDS = 60.0
+
+
+def extraction_seconds(timeout: float, calls_per_attempt: int, retry_wait: float) -> float:
+    """The longest one message's extraction can take: every attempt of the domain
+    (EXTRACTION_ATTEMPTS) waits `timeout` for each of its client calls, with the
+    domain's waits between attempts. The worker starts an extraction only with this
+    much time left (plus FINISH_SECONDS), so a pass ends before Lambda's timeout."""
+    waits = sum(retry_wait * 2**n for n in range(EXTRACTION_ATTEMPTS - 1))
+    return EXTRACTION_ATTEMPTS * calls_per_attempt * timeout + waits
+
+
+class Budget:
+    """The time a pass may still use: `seconds_left` (the Lambda context's remaining
+    time) against the worst case of one extraction. None means no limit (tests,
+    the local worker)."""
+
+    def __init__(self, seconds_left: Callable[[], float], per_extraction: float) -> None:
+        self.seconds_left = seconds_left
+        self.per_extraction = per_extraction
+
+    def room_for_extraction(self) -> bool:
+        return self.seconds_left() >= self.per_extraction + FINISH_SECONDS
+
+    def room_to_finish(self) -> bool:
+        return self.seconds_left() >= FINISH_SECONDS
+
+
+def extract_facts(
+    memory: Memory, project: str, message_ids: list[str], budget: Budget | None = None
+) -> tuple[int, bool]:
     """Extract the facts of these messages, then of any other message of the project
     still marked (one whose work message was lost). Runs before vectors and reports, so
     the facts it stores are indexed and reported in the same pass. Idempotent: a
-    message already extracted (or recorded as failed) is skipped without a model call."""
+    message already extracted (or recorded as failed) is skipped without a model call.
+
+    Returns (messages handled, whether it stopped for time): with a budget, no
+    extraction starts that could outlast the invocation; the rest keep their marks."""
     if memory.extractor is None:
-        return 0
+        return 0, False
+    done = 0
+
+    def room() -> bool:
+        return budget is None or budget.room_for_extraction()
+
     for message_id in message_ids:
+        if not room():
+            return done, True
         memory.extract_message(project, message_id)
-    return len(message_ids) + memory.extract_pending(project)
+        done += 1
+    # The project's other marked messages, a page at a time (Memory.extract_pending,
+    # with the budget checked before each one).
+    seen: set[str] = set(message_ids)
+    while pending := [m for m in memory.store.pending_extractions(project, EXTRACTION_BATCH)]:
+        fresh = [m for m in pending if m not in seen]
+        if not fresh:
+            break
+        for message_id in fresh:
+            if not room():
+                return done, True
+            seen.add(message_id)
+            memory.extract_message(project, message_id)
+            done += 1
+        if len(pending) < EXTRACTION_BATCH:
+            break
+    return done, False
 
 
 def _marks(memory: Memory, project: str) -> set[tuple[str, ...]]:
@@ -66,18 +125,48 @@ def _marks(memory: Memory, project: str) -> set[tuple[str, ...]]:
     return found
 
 
-def work_on(memory: Memory, work: WorkMessage) -> dict[str, int]:
+def work_on(
+    memory: Memory,
+    work: WorkMessage,
+    budget: Budget | None = None,
+    queue: WorkQueue | None = None,
+) -> dict[str, int]:
     """One pass over a project's work. Raises WorkLeft if it could not do work that was
-    waiting when it began (work that arrived meanwhile has a message of its own)."""
+    waiting when it began (work that arrived meanwhile has a message of its own).
+
+    With a budget, a pass that runs short of time leaves the rest of its work marked
+    and queues a pass to continue (`deferred`: 1), rather than being cut off by
+    Lambda's timeout; without a queue the scheduled sweep finds the marks."""
+    deferred = False
+    extracted = 0
     if work.kind in ("messages", "sweep"):
-        extract_facts(memory, work.project, work.ids if work.kind == "messages" else [])
+        ids = work.ids if work.kind == "messages" else []
+        extracted, deferred = extract_facts(memory, work.project, ids, budget)
+    if budget is not None and not budget.room_to_finish():
+        _continue(queue, work.project)
+        return {"extracted": extracted, "indexed": 0, "reports": 0, "deferred": 1}
     before = _marks(memory, work.project)
     indexed = memory.index_pending(work.project)
     reports = memory.rebuild_reports(work.project)
     stuck = before & _marks(memory, work.project)
     if stuck:
         raise WorkLeft(f"{len(stuck)} marks of this project are still waiting after a pass")
-    return {"indexed": indexed, "reports": reports}
+    if deferred:
+        _continue(queue, work.project)
+    return {
+        "extracted": extracted,
+        "indexed": indexed,
+        "reports": reports,
+        "deferred": int(deferred),
+    }
+
+
+def _continue(queue: WorkQueue | None, project: str) -> None:
+    """Queue the rest of a pass that ran short of time (a sweep pass for the project
+    extracts every message still marked)."""
+    logger.info("pass deferred for time: its project has work left, a pass is queued")
+    if queue is not None:
+        queue.send(project, "sweep", [])
 
 
 def sweep(memory: Memory, queue: WorkQueue) -> int:

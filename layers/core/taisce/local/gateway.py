@@ -127,9 +127,16 @@ class Gateway:
             "routeArn": route_arn + event["routeKey"].replace(" ", ""),
             "identitySource": [authorization],
         }
-        answer = self._handler(self.api.authorizer)(
-            auth_event, LocalContext(self.api.authorizer.logical_id, request_id)
-        )
+        try:
+            answer = self._handler(self.api.authorizer)(
+                auth_event, LocalContext(self.api.authorizer.logical_id, request_id)
+            )
+        except Exception as exc:
+            # "Unauthorized" is the authorizer's refusal (API Gateway's 401); any
+            # other failure is API Gateway's 500, raised on for the caller to answer.
+            if str(exc) == "Unauthorized":
+                return None
+            raise
         if not answer.get("isAuthorized"):
             return None
         return dict(answer.get("context") or {})

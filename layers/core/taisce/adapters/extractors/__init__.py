@@ -8,6 +8,9 @@ from __future__ import annotations
 from ...ports import Extractor
 
 EXTRACTOR_NAMES = ("none", "bedrock", "openai")
+# Calls botocore makes for one Converse request (the first and its retries): a read
+# timeout is retried too, so one attempt of the domain can wait this many timeouts.
+BEDROCK_CALL_ATTEMPTS = 2
 
 
 def make_extractor(
@@ -17,6 +20,7 @@ def make_extractor(
     base_url: str | None = None,
     api_key: str | None = None,
     timeout: float = 60.0,
+    max_tokens: int = 4_096,
 ) -> Extractor | None:
     """The extractor called `name`; None for "none". Nothing is called until used."""
     if name == "none":
@@ -30,17 +34,22 @@ def make_extractor(
         from .bedrock_converse import BedrockConverse
 
         # Standard retries back off with jitter on throttling before the domain's own
-        # attempts; the read timeout allows a long answer.
+        # attempts; the read timeout allows a long answer. The worker's time budget per
+        # message counts these calls (api/work.py, `extraction_seconds`).
         config = Config(
-            retries={"mode": "standard", "max_attempts": 4},
+            retries={"mode": "standard", "max_attempts": BEDROCK_CALL_ATTEMPTS},
             read_timeout=max(timeout, 1.0),
             connect_timeout=5,
         )
-        return BedrockConverse(boto3.client("bedrock-runtime", config=config), model)
+        return BedrockConverse(
+            boto3.client("bedrock-runtime", config=config), model, max_tokens=max_tokens
+        )
     if name == "openai":
         from .openai_compatible import OpenAICompatible
 
         if not base_url:
             raise ValueError("extractor 'openai' needs a base URL")
-        return OpenAICompatible(base_url, model, api_key=api_key, timeout=timeout)
+        return OpenAICompatible(
+            base_url, model, api_key=api_key, timeout=timeout, max_tokens=max_tokens
+        )
     raise ValueError(f"unknown extractor {name!r}; expected one of {', '.join(EXTRACTOR_NAMES)}")

@@ -16,8 +16,10 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from ...ports import ExtractionError, ExtractionPrompt
 
-# The longest answer asked for: about 100 facts with their quotes.
-MAX_TOKENS = 8_192
+# The longest answer asked for when the caller does not say (TAISCE_EXTRACTOR_MAX_TOKENS
+# does): about 50 facts with their quotes. Bedrock refuses a request above the model's
+# own output limit, and older models (Claude 3 Haiku, the template's default) allow 4,096.
+MAX_TOKENS = 4_096
 
 
 class BedrockConverse:

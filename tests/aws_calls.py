@@ -1,0 +1,108 @@
+"""The AWS calls code makes, recorded at botocore's one entry point for every call
+(`BaseClient._make_api_call`), as the IAM actions they need.
+
+    with AwsCalls() as calls:
+        with calls.as_function("RecallFunction"):
+            handler(event, context)
+    calls.actions["RecallFunction"]  # {("dynamodb:Query", "taisce-events", "P#demo#E#atlas"), ...}
+
+A DynamoDB transaction is authorised per item (Put -> dynamodb:PutItem, ...), so it is
+recorded as those actions; every other operation is its own action.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+from typing import Any
+
+from botocore.client import BaseClient
+
+# Operations whose IAM action is not "<prefix>:<operation>".
+_TRANSACT_ITEM_ACTIONS = {
+    "Put": "PutItem",
+    "Update": "UpdateItem",
+    "Delete": "DeleteItem",
+    "ConditionCheck": "ConditionCheckItem",
+    "Get": "GetItem",
+}
+_IAM_PREFIX = {"dynamodb": "dynamodb", "sqs": "sqs", "bedrock-runtime": "bedrock"}
+_BEDROCK_ACTIONS = {"Converse": "InvokeModel", "InvokeModel": "InvokeModel"}
+
+
+# (IAM action, resource name, partition key or None when the call names none or many)
+Call = tuple[str, str, str | None]
+
+
+def _leading_key(body: dict[str, Any]) -> str | None:
+    """The partition key a single-item call or a Query reads or writes (the
+    dynamodb:LeadingKeys condition key)."""
+    for field in ("Key", "Item"):
+        value = (body.get(field) or {}).get("PK", {}).get("S")
+        if value is not None:
+            return str(value)
+    condition = body.get("KeyConditionExpression", "")
+    found = re.match(r"\s*PK\s*=\s*(:\w+)", condition)
+    if found:
+        return str(body["ExpressionAttributeValues"][found.group(1)]["S"])
+    return None
+
+
+def _actions(service: str, operation: str, params: dict[str, Any]) -> list[Call]:
+    """The (IAM action, resource name, partition key) of what one call needs."""
+    prefix = _IAM_PREFIX.get(service, service)
+    if service == "dynamodb" and operation in ("TransactWriteItems", "TransactGetItems"):
+        found: list[Call] = []
+        for item in params.get("TransactItems", []):
+            for kind, body in item.items():
+                action = f"dynamodb:{_TRANSACT_ITEM_ACTIONS[kind]}"
+                found.append((action, body["TableName"], _leading_key(body)))
+        return found
+    if service == "dynamodb" and operation in ("BatchGetItem", "BatchWriteItem"):
+        return [(f"dynamodb:{operation}", table, None) for table in params.get("RequestItems", {})]
+    if service == "dynamodb":
+        return [(f"dynamodb:{operation}", params.get("TableName", "?"), _leading_key(params))]
+    if service == "sqs":
+        return [(f"sqs:{operation}", params.get("QueueUrl", "?").rsplit("/", 1)[-1], None)]
+    if service == "bedrock-runtime":
+        action = f"bedrock:{_BEDROCK_ACTIONS.get(operation, operation)}"
+        return [(action, params["modelId"], None)]
+    return [(f"{prefix}:{operation}", "?", None)]
+
+
+class AwsCalls:
+    """Records, per function, the IAM actions of every botocore call made in it."""
+
+    def __init__(self) -> None:
+        self.actions: dict[str, set[Call]] = defaultdict(set)
+        self.operations: dict[str, list[str]] = defaultdict(list)
+        self._function = "(none)"
+        self._patch: contextlib.ExitStack | None = None
+
+    @contextlib.contextmanager
+    def as_function(self, name: str) -> Iterator[None]:
+        previous, self._function = self._function, name
+        try:
+            yield
+        finally:
+            self._function = previous
+
+    def __enter__(self) -> AwsCalls:
+        original = BaseClient._make_api_call
+        recorder = self
+
+        def recording(client: BaseClient, operation: str, params: dict[str, Any]) -> Any:
+            service = client.meta.service_model.service_name
+            recorder.operations[recorder._function].append(f"{service}:{operation}")
+            for pair in _actions(service, operation, params):
+                recorder.actions[recorder._function].add(pair)
+            return original(client, operation, params)
+
+        BaseClient._make_api_call = recording  # type: ignore[method-assign]
+        self._original = original
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        BaseClient._make_api_call = self._original  # type: ignore[method-assign]

@@ -1,0 +1,176 @@
+"""Every event of events/ through its function's handler, in-process, against moto's
+server (DynamoDB and SQS over HTTP), with the environment of events/env.json (its
+endpoints pointed at moto) and the AWS calls each function made recorded.
+
+Used by tests/integration/test_events.py (each answer is checked) and
+tests/integration/test_deploy_readiness.py (each function's role must allow the calls
+its code made). Run once per session: the events build on each other (facts stored,
+then recalled, merged, erased), in the order of ORDER, in a table of their own.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from taisce.api import services
+from taisce.credentials import bearer_secret, secret_hash
+from taisce.local.routes import load_template
+from tests.aws_calls import AwsCalls
+from tests.contract.factories import credential
+from tests.lambda_events import BEARER, EVENTS, PROJECT
+from tests.moto_server import AWS_ENV, TEMPLATE, shared_moto
+
+EVENTS_DIR = Path(__file__).resolve().parents[1] / "events"
+TABLE = "taisce-events"
+# The order the events run in: each finds what the ones before it stored.
+ORDER = [
+    "authorizer.json",
+    "health.json",
+    "openapi.json",
+    "facts-store.json",
+    "facts-list.json",
+    "messages-store.json",
+    "recall.json",
+    "entities-merge.json",
+    "entities-aliases.json",
+    "entities-proposals.json",
+    "worker-sqs.json",
+    "worker-schedule.json",
+    "facts-delete.json",
+    "erasures.json",
+]
+
+
+@dataclass(frozen=True)
+class Invocation:
+    event_file: str
+    function: str
+    answer: Any
+
+
+class Context:
+    """Lambda's context as the handlers and Powertools read it."""
+
+    def __init__(self, function: str, timeout: int) -> None:
+        self.function_name = function
+        self.aws_request_id = f"events-{function}"
+        self.memory_limit_in_mb = 512
+        self.invoked_function_arn = f"arn:aws:lambda:us-east-1:123456789012:function:{function}"
+        self._timeout = timeout
+
+    def get_remaining_time_in_millis(self) -> int:
+        return self._timeout * 1000
+
+
+def handler_of(function: str) -> Any:
+    props = load_template(TEMPLATE)["Resources"][function]["Properties"]
+    package = str(props["CodeUri"]).strip("/").replace("/", ".")
+    module, _, attribute = str(props["Handler"]).rpartition(".")
+    return getattr(importlib.import_module(f"{package}.{module}"), attribute)
+
+
+def timeout_of(function: str) -> int:
+    template = load_template(TEMPLATE)
+    props = template["Resources"][function]["Properties"]
+    return int(props.get("Timeout", template["Globals"]["Function"]["Timeout"]))
+
+
+def _reset() -> None:
+    from functions.worker import app as worker
+
+    services.cache_clear()
+    worker._once.cache_clear()
+    worker._ready.cache_clear()
+
+
+@contextmanager
+def environment(values: dict[str, str]) -> Iterator[None]:
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    _reset()
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        _reset()
+
+
+def env_file() -> dict[str, str]:
+    return json.loads((EVENTS_DIR / "env.json").read_text())["Parameters"]
+
+
+def function_env(function: str) -> dict[str, str]:
+    """The function's environment as `sam local invoke --env-vars events/env.json`
+    gives it: the template's variables (Globals, then the function's; a Ref to a
+    parameter is its default), then env.json's value for each variable declared."""
+    template = load_template(TEMPLATE)
+    declared: dict[str, Any] = {
+        **template["Globals"]["Function"]["Environment"]["Variables"],
+        **template["Resources"][function]["Properties"].get("Environment", {}).get("Variables", {}),
+    }
+    parameters = template["Parameters"]
+    env: dict[str, str] = {}
+    for name, value in declared.items():
+        if isinstance(value, dict) and set(value) == {"Ref"} and value["Ref"] in parameters:
+            value = parameters[value["Ref"]].get("Default", "")
+        if isinstance(value, str | int | float):
+            env[name] = str(value)
+    overrides = env_file()
+    env.update({k: v for k, v in overrides.items() if k in declared})
+    return env
+
+
+@functools.cache
+def run_events() -> tuple[list[Invocation], AwsCalls]:
+    """Run every event once; the answers in ORDER, and the calls each function made."""
+    moto = shared_moto().table_named(TABLE)
+    sqs = moto.shared_client  # a DynamoDB client; SQS needs its own
+    import boto3
+
+    sqs = boto3.session.Session(
+        aws_access_key_id=AWS_ENV["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=AWS_ENV["AWS_SECRET_ACCESS_KEY"],
+        aws_session_token=AWS_ENV["AWS_SESSION_TOKEN"],
+        region_name=AWS_ENV["AWS_DEFAULT_REGION"],
+    ).client("sqs", endpoint_url=moto.endpoint)
+    queue = sqs.create_queue(
+        QueueName="taisce-events.fifo",
+        Attributes={"FifoQueue": "true", "VisibilityTimeout": "0"},
+    )["QueueUrl"]
+    # The credential the events' Authorization header carries, for their project.
+    secret = bearer_secret(BEARER)
+    assert secret is not None
+    moto.store().add_credential(credential(PROJECT), secret_hash(secret))
+    # env.json's endpoints are the host as SAM's container sees it; here, moto's.
+    here = {
+        "TAISCE_DYNAMODB_TABLE": TABLE,
+        "TAISCE_DYNAMODB_ENDPOINT": moto.endpoint,
+        "TAISCE_WORK_QUEUE_URL": queue,
+        "TAISCE_SQS_ENDPOINT": moto.endpoint,
+        "TAISCE_REGION": AWS_ENV["AWS_DEFAULT_REGION"],
+    }
+    invocations: list[Invocation] = []
+    with AwsCalls() as calls:
+        for name in ORDER:
+            function, _ = EVENTS[name]
+            env = function_env(function)
+            # Always moto's endpoints, declared or not: never a call to AWS itself.
+            env = {**AWS_ENV, **env, **here}
+            event = json.loads((EVENTS_DIR / name).read_text())
+            with environment(env), calls.as_function(function):
+                answer = handler_of(function)(event, Context(function, timeout_of(function)))
+            invocations.append(Invocation(name, function, answer))
+    sqs.close()
+    return invocations, calls

@@ -1,0 +1,322 @@
+"""What a deploy needs, read from template.yaml as SAM's own translator turns it into
+CloudFormation (tests/sam_translate.py), for the parameter sets a deploy uses.
+
+Each function's role is checked against the calls its code makes:
+
+- DynamoDB and SQS: recorded, not listed by hand. Every event of events/ runs through
+  its handler against moto's server (tests/function_events.py) with botocore's calls
+  recorded (tests/aws_calls.py), and each recorded call (transactions as their items'
+  actions, with the partition key for dynamodb:LeadingKeys) must be allowed on the
+  table or queue the template makes.
+- Bedrock and OpenSearch cannot run here, so which function calls them is declared
+  below (from the code: who embeds, who extracts, who reads or writes vectors), and
+  the model and inference-profile ARNs a call would name are built as Bedrock does.
+
+Also: API Gateway's permission to invoke the authorizer, OpenSearch policy names
+within 32 characters for the longest collection name the parameter admits, timeouts
+within API Gateway's 30 s for routes, and the worker's timeout, queue visibility and
+idempotency window consistent with each other.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import re
+from typing import Any
+
+import pytest
+
+from functions.worker import app as worker
+from taisce.adapters.dynamodb_store import DynamoDbStore
+from taisce.adapters.extractors import BEDROCK_CALL_ATTEMPTS
+from taisce.api.work import FINISH_SECONDS, extraction_seconds
+from taisce.domain.memory import EXTRACTION_RETRY_WAIT
+from taisce.settings import Settings
+from tests import sam_translate
+from tests.cfn_eval import ACCOUNT, PARTITION, REGION, Stack
+from tests.function_events import run_events
+from tests.moto_server import TEMPLATE
+
+pytestmark = pytest.mark.skipif(
+    not sam_translate.available(),
+    reason="SAM's translator lives in .venv-sam: run `make sam-install` (make test does)",
+)
+
+# API Gateway's longest wait for an integration (HTTP API): 30 s.
+API_TIMEOUT = 30
+# Parameter sets a deploy uses: the default (no vectors, no extraction), Bedrock for
+# both with a model id, with an inference profile id, and the local model.
+PROFILE = "us.anthropic.claude-3-5-haiku-20241022-v1:0"
+SCENARIOS = {
+    "default": {},
+    "bedrock": {"Embeddings": "bedrock", "Extractor": "bedrock"},
+    "profile": {"Embeddings": "bedrock", "Extractor": "bedrock", "ExtractorModelId": PROFILE},
+    "local": {"Embeddings": "local", "Extractor": "bedrock"},
+}
+# Who calls what the tests cannot run (from the code): the embedding model is called by
+# whoever embeds (a recall's question, merge proposals' names, the worker's pending
+# vectors); the extractor only by the worker; vectors are read by recall and proposals,
+# written by the worker (which also creates the index) and deleted by erasure.
+EMBEDS = {"RecallFunction", "EntitiesFunction", "WorkerFunction"}
+EXTRACTS = {"WorkerFunction"}
+VECTOR_PERMISSIONS = {
+    "RecallFunction": {"aoss:ReadDocument", "aoss:DescribeIndex"},
+    "EntitiesFunction": {"aoss:ReadDocument", "aoss:DescribeIndex"},
+    "WorkerFunction": {"aoss:ReadDocument", "aoss:WriteDocument", "aoss:CreateIndex"},
+    "ErasuresFunction": {"aoss:ReadDocument", "aoss:WriteDocument"},
+}
+
+
+@functools.cache
+def translated() -> dict[str, Any]:
+    return sam_translate.translate(TEMPLATE)
+
+
+def stack(scenario: str = "default") -> Stack:
+    return Stack(translated(), SCENARIOS[scenario])
+
+
+def functions() -> list[str]:
+    return sorted(
+        k for k, v in translated()["Resources"].items() if v["Type"] == "AWS::Lambda::Function"
+    )
+
+
+def routes_of(function: str) -> list[str]:
+    source = sam_translate_source()["Resources"][function]["Properties"].get("Events", {})
+    return [e["Properties"]["Path"] for e in source.values() if e["Type"] == "HttpApi"]
+
+
+@functools.cache
+def sam_translate_source() -> dict[str, Any]:
+    from taisce.local.routes import load_template
+
+    return load_template(TEMPLATE)
+
+
+# -- API Gateway -----------------------------------------------------------------------
+
+
+def test_api_gateway_may_invoke_the_authorizer() -> None:
+    s = stack()
+    permissions = [
+        s.resolve(r["Properties"])
+        for r in translated()["Resources"].values()
+        if r["Type"] == "AWS::Lambda::Permission"
+    ]
+    authorizer_arn = s.attribute("AuthorizerFunction", "Arn")
+    allowed = [
+        p
+        for p in permissions
+        if p["FunctionName"] in (authorizer_arn, "AuthorizerFunction")
+        and p["Principal"] == "apigateway.amazonaws.com"
+        and p["Action"] == "lambda:InvokeFunction"
+        and ":Api/authorizers/" in p["SourceArn"]
+    ]
+    assert allowed, "no AWS::Lambda::Permission lets the HTTP API invoke the authorizer"
+
+
+def test_every_route_answers_within_api_gateways_30_seconds() -> None:
+    for function in functions():
+        if routes_of(function):
+            timeout = translated()["Resources"][function]["Properties"]["Timeout"]
+            assert timeout <= API_TIMEOUT - 1, f"{function} ({routes_of(function)}): {timeout} s"
+
+
+# -- DynamoDB and SQS: the calls the code made ---------------------------------------------
+
+
+def _resource_arn(s: Stack, action: str, name: str) -> str:
+    if action.startswith("dynamodb:"):
+        return s.attribute("Table", "Arn")
+    if action.startswith("sqs:"):
+        return s.attribute("WorkQueue", "Arn")
+    raise AssertionError(f"no resource known for {action} {name}")
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_each_role_allows_the_dynamodb_and_sqs_calls_its_code_makes(scenario: str) -> None:
+    invocations, calls = run_events()
+    assert {i.function for i in invocations} == set(functions())  # every function ran
+    s = stack(scenario)
+    refused = []
+    for function, made in sorted(calls.actions.items()):
+        for action, name, key in sorted(made, key=str):
+            context = {"dynamodb:LeadingKeys": [key]} if key else {}
+            if not s.allows(function, action, _resource_arn(s, action, name), context):
+                refused.append(f"{function}: {action} ({key or 'no single key'})")
+    assert refused == []
+
+
+def test_no_role_may_scan_the_table_unless_its_code_still_does() -> None:
+    """A Scan reads every tenant's items. Only the functions whose code path still
+    Scans may (entities and erasures, while the store lists names with a Scan); once
+    the store no longer calls scan, no role may."""
+    _, calls = run_events()
+    s = stack("bedrock")
+    table = s.attribute("Table", "Arn")
+    store_scans = "client.scan(" in inspect.getsource(DynamoDbStore)
+    may_scan = {"EntitiesFunction", "ErasuresFunction"} if store_scans else set()
+    for function in functions():
+        scans = any(a == "dynamodb:Scan" for a, _, _ in calls.actions.get(function, ()))
+        if s.allows(function, "dynamodb:Scan", table):
+            assert scans or function in may_scan, f"{function} may Scan the table"
+
+
+def test_the_authorizer_reads_credentials_and_nothing_else() -> None:
+    s = stack()
+    table = s.attribute("Table", "Arn")
+    assert s.allows(
+        "AuthorizerFunction", "dynamodb:GetItem", table, {"dynamodb:LeadingKeys": ["CRED#ab12"]}
+    )
+    assert not s.allows(
+        "AuthorizerFunction",
+        "dynamodb:GetItem",
+        table,
+        {"dynamodb:LeadingKeys": ["P#demo#E#atlas"]},
+    )
+    for action in ("dynamodb:Query", "dynamodb:Scan", "dynamodb:PutItem", "dynamodb:BatchGetItem"):
+        assert not s.allows(
+            "AuthorizerFunction", action, table, {"dynamodb:LeadingKeys": ["CRED#ab12"]}
+        )
+
+
+def test_the_worker_may_receive_from_its_queue() -> None:
+    s = stack()
+    arns = s.managed_arns("WorkerFunction")
+    assert f"arn:{PARTITION}:iam::aws:policy/service-role/AWSLambdaSQSQueueExecutionRole" in arns
+    mapping = next(
+        r["Properties"]
+        for r in translated()["Resources"].values()
+        if r["Type"] == "AWS::Lambda::EventSourceMapping"
+    )
+    assert s.resolve(mapping["EventSourceArn"]) == s.attribute("WorkQueue", "Arn")
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+
+
+# -- Bedrock -------------------------------------------------------------------------------
+
+
+def _model_arn(model: str) -> str:
+    return f"arn:{PARTITION}:bedrock:{REGION}::foundation-model/{model}"
+
+
+def _profile_arn(profile: str) -> str:
+    return f"arn:{PARTITION}:bedrock:{REGION}:{ACCOUNT}:inference-profile/{profile}"
+
+
+def _bedrock_calls(model: str) -> list[tuple[str, dict[str, list[str]]]]:
+    """The (resource, context) pairs IAM checks for one InvokeModel/Converse call: a
+    model id names the model; a profile id names the profile, then the model in the
+    region the profile routes to (here another one), with the profile in the context."""
+    if re.match(r"^(us|eu|apac|us-gov|global)\.", model):
+        routed = f"arn:{PARTITION}:bedrock:us-west-2::foundation-model/{model.split('.', 1)[1]}"
+        return [
+            (_profile_arn(model), {}),
+            (routed, {"bedrock:InferenceProfileArn": [_profile_arn(model)]}),
+        ]
+    return [(_model_arn(model), {})]
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_bedrock_rights_cover_the_models_and_profiles_each_function_calls(scenario: str) -> None:
+    s = stack(scenario)
+    wanted: dict[str, list[str]] = {f: [] for f in functions()}
+    if s.parameter("Embeddings") == "bedrock":
+        for function in EMBEDS:
+            wanted[function].append(s.parameter("EmbeddingModelId"))
+    if s.parameter("Extractor") == "bedrock":
+        for function in EXTRACTS:
+            wanted[function].append(s.parameter("ExtractorModelId"))
+    for function, models in wanted.items():
+        for model in models:
+            for resource, context in _bedrock_calls(model):
+                assert s.allows(function, "bedrock:InvokeModel", resource, context), (
+                    f"{function} may not invoke {resource}"
+                )
+        # Least privilege: no other model, unless called through the configured profile.
+        other = _model_arn("anthropic.claude-3-opus-20240229-v1:0")
+        assert not s.allows(function, "bedrock:InvokeModel", other)
+        if not models:
+            assert not s.allows(function, "bedrock:InvokeModel", _model_arn("*"))
+
+
+# -- OpenSearch Serverless -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_vector_readers_and_writers_have_api_access_and_a_data_access_rule(scenario: str) -> None:
+    s = stack(scenario)
+    if not s.exists("VectorCollection"):
+        assert not any(s.allows(f, "aoss:APIAccessAll", "*") for f in functions())
+        return
+    collection = s.attribute("VectorCollection", "Arn")
+    policy = json.loads(
+        s.resolve(translated()["Resources"]["VectorAccessPolicy"]["Properties"]["Policy"])
+    )
+    granted: dict[str, set[str]] = {}
+    name = s.parameter("VectorCollectionName")
+    for rule_set in policy:
+        for rule in rule_set["Rules"]:
+            assert rule["Resource"] == [f"index/{name}/*"]
+            for principal in rule_set["Principal"]:
+                granted.setdefault(principal, set()).update(rule["Permission"])
+    for function in functions():
+        role = s.attribute(s.role_of(function), "Arn")
+        needed = VECTOR_PERMISSIONS.get(function, set())
+        assert s.allows(function, "aoss:APIAccessAll", collection) == bool(needed), function
+        assert needed <= granted.get(role, set()), (
+            f"{function} lacks {needed - granted.get(role, set())}"
+        )
+        if not needed:
+            assert role not in granted, f"{function} is a data-access principal it does not need"
+
+
+def test_the_vector_collection_outlives_the_stack() -> None:
+    collection = translated()["Resources"]["VectorCollection"]
+    assert collection["DeletionPolicy"] == "Retain"
+    assert collection["UpdateReplacePolicy"] == "Retain"
+
+
+def _longest(pattern: str) -> int:
+    import re._parser as parser  # the regex parser's own width computation
+
+    return int(parser.parse(pattern).getwidth()[1])
+
+
+def test_opensearch_names_fit_for_the_longest_collection_name_allowed() -> None:
+    parameter = translated()["Parameters"]["VectorCollectionName"]
+    longest = "a" * _longest(parameter["AllowedPattern"])
+    assert re.fullmatch(parameter["AllowedPattern"], longest)
+    s = Stack(translated(), {"Embeddings": "bedrock", "VectorCollectionName": longest})
+    names = {
+        logical: s.resolve(r["Properties"]["Name"])
+        for logical, r in translated()["Resources"].items()
+        if r["Type"].startswith("AWS::OpenSearchServerless::")
+    }
+    assert len(names) == 4
+    for logical, name in names.items():
+        assert 3 <= len(name) <= 32, f"{logical}: {name!r} has {len(name)} characters (limit 32)"
+
+
+# -- the worker's time -------------------------------------------------------------------
+
+
+def test_the_worker_timeout_queue_visibility_and_idempotency_agree() -> None:
+    resources = translated()["Resources"]
+    timeout = resources["WorkerFunction"]["Properties"]["Timeout"]
+    queue = resources["WorkQueue"]["Properties"]
+    visibility = queue["VisibilityTimeout"]
+    receives = queue["RedrivePolicy"]["maxReceiveCount"]
+    # One extraction at the settings' timeout, with the time to finish, fits a pass.
+    one = extraction_seconds(
+        Settings().extractor_timeout, BEDROCK_CALL_ATTEMPTS, EXTRACTION_RETRY_WAIT
+    )
+    assert timeout <= 900
+    assert timeout >= one + FINISH_SECONDS
+    # AWS refuses an SQS event source whose visibility is below the function's timeout.
+    assert visibility >= timeout
+    # A message is processed once while it can still be delivered.
+    assert visibility * receives <= worker.IDEMPOTENCY_SECONDS

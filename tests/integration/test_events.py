@@ -1,0 +1,123 @@
+"""The `sam local invoke` events (events/): every one runs through its function's
+handler in-process, against moto's server, with events/env.json's environment
+(tests/function_events.py), and its answer is checked here."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from functions.authorizer import app as authorizer
+from taisce.local.routes import load_template
+from tests.function_events import ORDER, Invocation, environment, function_env, run_events
+from tests.lambda_events import ENV, EVENTS, HERE
+from tests.moto_server import AWS_ENV, TEMPLATE, shared_moto
+
+
+def answers() -> dict[str, Invocation]:
+    invocations, _ = run_events()
+    return {i.event_file: i for i in invocations}
+
+
+def body(name: str) -> Any:
+    answer = answers()[name].answer
+    return json.loads(answer["body"]) if answer.get("body") else None
+
+
+def status(name: str) -> int:
+    return int(answers()[name].answer["statusCode"])
+
+
+def test_the_committed_events_are_what_lambda_events_writes() -> None:
+    for name, (function, event) in EVENTS.items():
+        assert json.loads((HERE / name).read_text()) == event, (
+            f"events/{name}: rerun tests/lambda_events.py"
+        )
+        assert function in load_template(TEMPLATE)["Resources"], name
+    assert json.loads((HERE / "env.json").read_text()) == ENV
+    assert sorted(ORDER) == sorted(EVENTS)
+
+
+def test_every_function_has_an_event_and_env_json_sets_only_declared_variables() -> None:
+    resources = load_template(TEMPLATE)["Resources"]
+    functions = {k for k, v in resources.items() if v["Type"] == "AWS::Serverless::Function"}
+    assert {function for function, _ in EVENTS.values()} == functions
+    declared = set(load_template(TEMPLATE)["Globals"]["Function"]["Environment"]["Variables"])
+    for function in functions:
+        declared |= set(
+            resources[function]["Properties"].get("Environment", {}).get("Variables", {})
+        )
+    # sam local invoke passes only variables the template declares: others would be lost.
+    assert set(ENV["Parameters"]) <= declared
+    assert function_env("HealthFunction")["TAISCE_DYNAMODB_TABLE"] == "taisce-local"
+
+
+def test_the_authorizer_event_is_authorized_for_its_project() -> None:
+    assert answers()["authorizer.json"].answer == {
+        "isAuthorized": True,
+        "context": {"project": "demo"},
+    }
+
+
+def test_a_refused_credential_raises_unauthorized_for_api_gateways_401() -> None:
+    """API Gateway answers 401 {"message": "Unauthorized"} when the authorizer fails with
+    exactly "Unauthorized" (a simple response's false would be a 403)."""
+    run_events()  # the events' table and credential exist
+    event = json.loads((HERE / "authorizer.json").read_text())
+    event["headers"]["authorization"] = "Bearer tsk_not-a-real-credential"
+    moto = shared_moto().table_named("taisce-events")
+    env = {
+        **AWS_ENV,
+        **function_env("AuthorizerFunction"),
+        "TAISCE_DYNAMODB_TABLE": moto.table,
+        "TAISCE_DYNAMODB_ENDPOINT": moto.endpoint,
+    }
+    with environment(env):
+        for header in ("Bearer tsk_not-a-real-credential", "Basic abc", ""):
+            event["headers"]["authorization"] = header
+            with pytest.raises(authorizer.Unauthorized) as refused:
+                authorizer.lambda_handler(event, None)
+            assert str(refused.value) == "Unauthorized"
+
+
+def test_health_and_openapi_answer_without_a_credential() -> None:
+    assert status("health.json") == 200
+    assert body("health.json")["store"] == "dynamodb"
+    assert status("openapi.json") == 200
+    assert body("openapi.json")["openapi"].startswith("3.1")
+
+
+def test_facts_are_stored_listed_recalled_and_an_unknown_id_is_not_found() -> None:
+    assert status("facts-store.json") == 201
+    (stored,) = body("facts-store.json")["facts"]
+    listed = body("facts-list.json")["facts"]
+    assert [(f["id"], f["object"]) for f in listed] == [(stored["id"], "Acme Corp")]
+    assert status("recall.json") == 200
+    recalled = body("recall.json")
+    assert recalled["controls"]["hops"] == 2
+    assert stored["id"] in [f["id"] for f in recalled["facts"]]
+    assert status("facts-delete.json") == 404
+    assert body("facts-delete.json")["error"]["code"] == "not_found"
+
+
+def test_messages_are_accepted_and_the_worker_does_the_projects_work() -> None:
+    assert status("messages-store.json") == 202
+    assert len(body("messages-store.json")["messages"]) == 2
+    assert answers()["worker-sqs.json"].answer == {"batchItemFailures": []}
+    # The SQS pass did the project's work: the sweep finds no project left with marks.
+    assert answers()["worker-schedule.json"].answer == {"projects": 0}
+
+
+def test_entities_merge_list_aliases_and_answer_proposals() -> None:
+    assert body("entities-merge.json")["into"] == "Atlas"
+    assert {"alias": "A. Atlas", "into": "Atlas"} in body("entities-aliases.json")["aliases"]
+    proposals = body("entities-proposals.json")
+    assert proposals["proposals"] == [] and proposals["degraded"] == ["proposals"]
+
+
+def test_the_erasure_erases_what_the_events_stored() -> None:
+    assert status("erasures.json") == 200
+    erased = body("erasures.json")["erased"]
+    assert erased["facts"] == 1 and erased["messages"] == 2
