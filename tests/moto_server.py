@@ -102,13 +102,35 @@ class MotoDynamoDb:
     def client(self) -> Any:
         """A botocore DynamoDB client for this server, with the dummy credentials."""
         import boto3
+        from botocore.config import Config
 
         client = boto3.session.Session(
             aws_access_key_id=AWS_ENV["AWS_ACCESS_KEY_ID"],
             aws_secret_access_key=AWS_ENV["AWS_SECRET_ACCESS_KEY"],
             aws_session_token=AWS_ENV["AWS_SESSION_TOKEN"],
             region_name=AWS_ENV["AWS_DEFAULT_REGION"],
-        ).client("dynamodb", endpoint_url=self.endpoint)
+        ).client(
+            "dynamodb",
+            endpoint_url=self.endpoint,
+            # The adapter's parallel reads (a wave) keep their connections.
+            config=Config(max_pool_connections=32),
+        )
+        self._clients.append(client)
+        return client
+
+    def observer_client(self) -> Any:
+        """A client for a test's own look at the table (e.g. every item of a project,
+        by Scan): its calls are recorded apart from the code's, so they do not count
+        as a path that Scans (tests/conftest.py)."""
+        import boto3
+        from botocore.config import Config
+
+        client = boto3.session.Session(
+            aws_access_key_id=AWS_ENV["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=AWS_ENV["AWS_SECRET_ACCESS_KEY"],
+            aws_session_token=AWS_ENV["AWS_SESSION_TOKEN"],
+            region_name=AWS_ENV["AWS_DEFAULT_REGION"],
+        ).client("dynamodb", endpoint_url=self.endpoint, config=Config(user_agent_extra=OBSERVER))
         self._clients.append(client)
         return client
 
@@ -256,16 +278,41 @@ def _snapshot_only_touched_items() -> None:
     models.DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]
 
 
+# Where the server records the DynamoDB operations it serves (one name a line), so the
+# test session can check that no request or worker path Scans the table
+# (tests/conftest.py). Set by the session; unset, nothing is recorded.
+OPERATIONS_LOG = "TAISCE_MOTO_OPERATIONS"
+# A test's own inspection of the table (observer_client) is recorded apart.
+OBSERVER = "taisce-test-observer"
+
+
 class _OneAtATime:
-    """A WSGI app that serves one request at a time (see the module docstring)."""
+    """A WSGI app that serves one request at a time (see the module docstring), and
+    records each operation's name when OPERATIONS_LOG names a file."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
         self.lock = threading.Lock()
+        self.log = os.environ.get(OPERATIONS_LOG)
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> list[bytes]:
         with self.lock:
+            if self.log:
+                operation = environ.get("HTTP_X_AMZ_TARGET", "").rpartition(".")[2]
+                if OBSERVER in environ.get("HTTP_USER_AGENT", ""):
+                    operation = f"{OBSERVER}:{operation}"  # a test looking, not a path
+                with open(self.log, "a", encoding="utf-8") as log:
+                    log.write(operation + "\n")
             return list(self.app(environ, start_response))
+
+
+def operations(log: Path) -> dict[str, int]:
+    """How many times each operation was served, from an operations log."""
+    counts: dict[str, int] = {}
+    if log.exists():
+        for line in log.read_text(encoding="utf-8").split():
+            counts[line] = counts.get(line, 0) + 1
+    return counts
 
 
 def main(argv: list[str] | None = None) -> None:
