@@ -2220,6 +2220,40 @@ class DynamoDbStore:
                 if self._code(error) != "ConditionalCheckFailedException":
                     raise
 
+    # -- reindexing (the `taisce reindex` command) -------------------------------------
+
+    def mark_everything(self, project: str | None = None) -> int:
+        """Mark every passage and every live name for indexing, and every entity for a
+        report rebuild (to index what was stored while no model was configured, or to
+        rebuild a lost vector collection). Reads the projects' listings, never a Scan;
+        without a project, every project that holds a credential. Returns how many
+        vector marks were written."""
+        if project is None:
+            projects = sorted({c.project for c in self.list_credentials()})
+        else:
+            projects = [project]
+        return sum(self._mark_project(p) for p in projects)
+
+    def _mark_project(self, project: str) -> int:
+        unit = _Unit(claim={}, items=[])
+        token = secrets.token_hex(4)
+        for key, item in self._name_items(project):
+            if _ALIAS_OF in item or "n" not in item:
+                continue
+            for role in ROLES:
+                if int(item.get(_count_attribute(role), {}).get("N", "0")) > 0:
+                    self._mark_dirty(project, unit, role, [key], token)
+                    entity = f"{role}:{key}"
+                    self._mark_vector(project, unit, "entity", entity, item["n"]["S"], role)
+        ids = [i["id"]["S"] for i in self._listing(project, LIST_MESSAGES)]
+        for passages in self.passages_of_messages(project, ids).values():
+            for p in passages:
+                self._mark_vector(project, unit, "passage", p.id, p.quote, p.role)
+        self._batch_write([{"PutRequest": {"Item": m}} for m in unit.marks.values()], ordered=False)
+        for prefix, p in unit.work.items():
+            self.client.update_item(TableName=self.table_name, **_work_touch(prefix, p))
+        return sum(1 for sk in unit.marks if sk[1].startswith(f"{VECTORS}#"))
+
     # -- pending vectors ---------------------------------------------------------------
 
     def vector_projects(self) -> list[str]:
