@@ -37,7 +37,7 @@ import random
 import secrets
 import threading
 import time
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import islice
@@ -2219,6 +2219,45 @@ class DynamoDbStore:
             except Exception as error:
                 if self._code(error) != "ConditionalCheckFailedException":
                     raise
+
+    # -- OpenSearch document ids (adapters/opensearch_index.py, DocumentIds) ------------
+    # P#<p>#VDOC#<kind> / <item id>: `d`, the `_id`s OpenSearch assigned to the item's
+    # documents, so a delete finds them by id before a search could.
+
+    def _document_key(self, project: str, kind: str, item_id: str) -> Item:
+        return _key(f"{_project(project)}VDOC#{kind}", _tail(item_id))
+
+    def document_ids(
+        self, project: str, kind: str, item_ids: Collection[str]
+    ) -> dict[str, list[str]]:
+        keys = [self._document_key(project, kind, i) for i in dict.fromkeys(item_ids)]
+        return {i["i"]["S"]: json.loads(i["d"]["S"]) for i in self._batch_get(keys)}
+
+    def set_document_ids(self, project: str, kind: str, ids: Mapping[str, list[str]]) -> None:
+        self._batch_write(
+            [
+                {
+                    "PutRequest": {
+                        "Item": {
+                            **self._document_key(project, kind, item_id),
+                            "i": {"S": item_id},
+                            "d": {"S": json.dumps(doc_ids)},
+                        }
+                    }
+                }
+                for item_id, doc_ids in ids.items()
+            ],
+            ordered=False,
+        )
+
+    def drop_document_ids(self, project: str, kind: str, item_ids: Collection[str]) -> None:
+        self._batch_write(
+            [
+                {"DeleteRequest": {"Key": self._document_key(project, kind, i)}}
+                for i in dict.fromkeys(item_ids)
+            ],
+            ordered=False,
+        )
 
     # -- reindexing (the `taisce reindex` command) -------------------------------------
 
