@@ -16,8 +16,10 @@ The process (`python -m tests.moto_server`) serves the same WSGI app as
 - A transaction's rollback copies only the items it touches. moto copies the whole
   table, once per item (a 100-item transaction copied a table of a few thousand
   items 100 times: seconds per call, growing with the table the tests share).
+- A Query reads only its partition. moto walks and sorts the whole table for each
+  Query, so its time grew with every test's data (and a benchmark's project).
 
-moto is the test database, not a speed reference: its Query sorts the whole table.
+moto is the test database, not a speed reference.
 """
 
 from __future__ import annotations
@@ -286,6 +288,32 @@ OPERATIONS_LOG = "TAISCE_MOTO_OPERATIONS"
 OBSERVER = "taisce-test-observer"
 
 
+def _query_reads_one_partition() -> None:
+    """moto's Query walks (and sorts) the whole table to find one partition's items, so
+    its time grows with every test's data and a benchmark's large project. Hand it the
+    partition instead (DynamoDB reads only the partition too); the rest of moto's Query
+    (key conditions, filters, paging, order) is unchanged. Skipped if moto's internals
+    are not what this expects."""
+    from moto.dynamodb.models.table import Table
+
+    if not hasattr(Table, "all_items") or "all_items" in vars(Table.query):
+        return
+    original = Table.query
+
+    def query(self: Any, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
+        index_name = args[6] if len(args) > 6 else kwargs.get("index_name")
+        if index_name is not None or hash_key is None or not self.range_key_attr:
+            return original(self, hash_key, *args, **kwargs)
+        partition = list(self.items.get(hash_key, {}).values())
+        self.all_items = lambda: sorted(partition, key=lambda item: item.range_key)
+        try:
+            return original(self, hash_key, *args, **kwargs)
+        finally:
+            del self.all_items
+
+    Table.query = query  # type: ignore[method-assign]
+
+
 class _OneAtATime:
     """A WSGI app that serves one request at a time (see the module docstring), and
     records each operation's name when OPERATIONS_LOG names a file."""
@@ -329,6 +357,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     _snapshot_only_touched_items()
+    _query_reads_one_partition()
     app = _OneAtATime(DomainDispatcherApplication(create_backend_app))
     server = make_server(
         args.host, args.port, app, threaded=True, request_handler=MotoRequestHandler
