@@ -184,9 +184,12 @@ def test_candidate_names_cost_one_batch_get_per_100(metered: tuple[Memory, Meter
     spans = len({s.key for s in candidate_spans(question)})
     assert spans > 200
     meter.reset()
+    meter.latency = 0.02  # so that calls sent together surely overlap
     _recall(memory, project, question, hops=1)
     assert meter.sent == {"BatchGetItem": math.ceil(spans / 100), "Query": 1}
     assert meter.read_units == spans + 1
+    # The BatchGetItem calls go out together: one wave for the names, one for the facts.
+    assert meter.waves() == 2
 
 
 # -- figures ---------------------------------------------------------------------------

@@ -258,7 +258,8 @@ def _listing_pks(project: str, kind: str) -> list[str]:
 # shards) go out at once from a thread pool: botocore clients are thread-safe. A task
 # that itself fans out runs its sub-calls inline (no pool waits on its own workers).
 
-PARALLEL = 16
+# Calls in flight at once: a hop's entities (a hub has dozens of neighbours) in one wave.
+PARALLEL = 64
 _POOL = ThreadPoolExecutor(max_workers=PARALLEL, thread_name_prefix="dynamodb")
 _IN_POOL = threading.local()
 _T = TypeVar("_T")
