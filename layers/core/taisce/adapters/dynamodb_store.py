@@ -1901,8 +1901,7 @@ class DynamoDbStore:
         # so it drops what is left of their reports too.
         dropped = self._erase_reports(project, touched)
         self._erase_facts(project, plan.fact_ids, erased)
-        # Each message in its own steps (passages, then the message), messages in parallel.
-        parallel(lambda r: self._redact(project, r), plan.redactions)
+        self._redact_all(project, plan.redactions)
         gone = [_key(pk, NAME_SK) for pk in erased]
         gone += [listing_key(project, LIST_ENTITIES, k) for k in plan.entity_keys]
         self._batch_write([{"DeleteRequest": {"Key": k}} for k in gone], ordered=False)
@@ -1968,9 +1967,9 @@ class DynamoDbStore:
         units.sort(key=lambda u: sorted(u.names))
         parallel(lambda group: self._commit(group, undo=True), list(self._groups(units)))
 
-    def _redact(self, project: str, r: Any) -> None:
-        """Passages first, the message last: until the message is rewritten it still
-        names the entity, so a retry finds it and finishes."""
+    def _redaction_writes(self, project: str, r: Any) -> tuple[list[Item], Item]:
+        """The passage writes (DeleteRequest/PutRequest) and the message's Update of
+        one redaction."""
         pk = message_pk(project, r.message_id)
         writes: list[Item] = [
             {"DeleteRequest": {"Key": _key(pk, _passage_sk(p.start))}} for p in r.dropped
@@ -1988,8 +1987,10 @@ class DynamoDbStore:
             if p.source is not None:
                 item["source"] = {"S": p.source}
             writes.append({"PutRequest": {"Item": item}})
-        self._batch_write(writes)
         update: dict[str, Any] = {
+            "Key": _key(pk, MESSAGE_SK),
+            "ConditionExpression": "attribute_exists(PK)",
+            "ExpressionAttributeNames": {"#s": "source"},
             "UpdateExpression": "SET content = :c",
             "ExpressionAttributeValues": {":c": {"S": r.content}},
         }
@@ -1998,13 +1999,60 @@ class DynamoDbStore:
         else:
             update["UpdateExpression"] += ", #s = :s"
             update["ExpressionAttributeValues"][":s"] = {"S": r.source}
-        self.client.update_item(
-            TableName=self.table_name,
-            Key=_key(pk, MESSAGE_SK),
-            ConditionExpression="attribute_exists(PK)",
-            ExpressionAttributeNames={"#s": "source"},
-            **update,
-        )
+        return writes, update
+
+    def _redact_all(self, project: str, redactions: Sequence[Any]) -> None:
+        """Several messages per transaction (each message with its passage writes, up to
+        100 items and ~4 MB), the transactions in parallel: all of a message or none.
+        A message too large for that, or in a transaction that fails its condition (the
+        message is gone), is redacted by itself (_redact)."""
+        table = self.table_name
+        groups: list[tuple[list[Any], list[Item]]] = []
+        alone: list[Any] = []
+        ops: list[Item] = []
+        members: list[Any] = []
+        size = 0
+        for r in redactions:
+            writes, update = self._redaction_writes(project, r)
+            mine: list[Item] = [
+                {"Delete": {"TableName": table, "Key": w["DeleteRequest"]["Key"]}}
+                if "DeleteRequest" in w
+                else {"Put": {"TableName": table, "Item": w["PutRequest"]["Item"]}}
+                for w in writes
+            ]
+            mine.append({"Update": {"TableName": table, **update}})
+            cost = sum(item_size(w["PutRequest"]["Item"]) for w in writes if "PutRequest" in w)
+            cost += len(r.content.encode("utf-8")) + 512 * len(mine)
+            if len(mine) > TRANSACTION_ITEMS or cost > _TRANSACTION_BUDGET:
+                alone.append(r)
+                continue
+            if len(ops) + len(mine) > TRANSACTION_ITEMS or size + cost > _TRANSACTION_BUDGET:
+                groups.append((members, ops))
+                ops, members, size = [], [], 0
+            ops += mine
+            members.append(r)
+            size += cost
+        if members:
+            groups.append((members, ops))
+
+        def commit(group: tuple[list[Any], list[Item]]) -> None:
+            try:
+                self._transact(group[1])
+            except Exception as error:
+                if self._code(error) != "TransactionCanceledException":
+                    raise
+                for r in group[0]:  # one by one: the message that is gone raises
+                    self._redact(project, r)
+
+        parallel(commit, groups)
+        parallel(lambda r: self._redact(project, r), alone)
+
+    def _redact(self, project: str, r: Any) -> None:
+        """Passages first, the message last: until the message is rewritten it still
+        names the entity, so a retry finds it and finishes."""
+        writes, update = self._redaction_writes(project, r)
+        self._batch_write(writes)
+        self.client.update_item(TableName=self.table_name, **update)
 
     def add_erasure(self, record: ErasureRecord) -> None:
         item: Item = {
