@@ -2,6 +2,7 @@
 
     .venv/bin/python -m bench.erasure_bench [--facts 1000] [--passages 10000]
                                             [--background 10000] [--repeat 3] [--dynamodb]
+                                            [--latency-ms 5]
 
 In a fresh store per run, one entity ("Atlas Example") gets `--facts` facts (half as
 subject, half as entity object, across all four roles) and `--passages` passages
@@ -10,7 +11,9 @@ and as many passages that do not name it, so the scans have something to read pa
 Reports are built (as the worker would) before the erasure, so it drops them too.
 Then `Memory.erase` is timed on the domain, as the erasures handler runs it, with
 embeddings off. `--dynamodb` also runs it once on DynamoDB through moto's server
-over HTTP (moto is the test database, not a speed reference).
+over HTTP, with `--latency-ms` slept before every call of the erasure (5 ms: about
+an in-region round trip; moto answers in well under that, but serves one request at
+a time, so its own time adds too). API Gateway gives a synchronous route 30 s.
 
 It prints figures and asserts none: timings belong to the machine.
 """
@@ -21,6 +24,7 @@ import argparse
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -89,15 +93,35 @@ def load(store: Any, facts: int, passages: int, background: int) -> None:
             store.put_messages(PROJECT, batch, [p for m in batch for p in split_passages(m)])
 
 
+class _Calls:
+    """Counts the store's DynamoDB calls, and sleeps `latency` seconds before each is
+    sent (an in-region round trip; calls made in parallel sleep at once)."""
+
+    def __init__(self, store: Any, latency: float) -> None:
+        self.count = 0
+        self.latency = latency
+        self._lock = threading.Lock()
+        store.client.meta.events.register("before-send.dynamodb", self._send)
+
+    def _send(self, **_: Any) -> None:
+        with self._lock:
+            self.count += 1
+        if self.latency:
+            time.sleep(self.latency)
+
+
 def run(open_store: Callable[[], Any], args: argparse.Namespace) -> tuple[float, dict[str, int]]:
     store = open_store()
     memory = Memory(store, Limits(bundle_characters=16_000, max_rows=200))
     load(store, args.facts, args.passages, args.background)
     if hasattr(store, "dirty_entities"):  # DynamoDB keeps no reports yet
         memory.rebuild_reports(PROJECT)
+    calls = _Calls(store, args.latency_ms / 1000) if hasattr(store, "client") else None
     started = time.perf_counter()
     counts = memory.erase(PROJECT, NAME)
     elapsed = time.perf_counter() - started
+    if calls is not None:
+        counts = {**counts, "calls": calls.count}
     close = getattr(store, "close", None)
     if close:
         close()
@@ -111,6 +135,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--background", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--dynamodb", action="store_true", help="also once on moto's server")
+    parser.add_argument(
+        "--latency-ms",
+        type=float,
+        default=5.0,
+        help="on DynamoDB, slept before every call of the erasure (an in-region round trip)",
+    )
     parser.add_argument("--no-sqlite", action="store_true", help="skip the embedded store")
     args = parser.parse_args(argv)
 
@@ -139,7 +169,8 @@ def main(argv: list[str] | None = None) -> int:
             elapsed, counts = run(moto.store, args)
         finally:
             moto.stop()
-        _row("DynamoDB on moto (HTTP)", [elapsed], counts)
+        _row(f"DynamoDB on moto (HTTP), {args.latency_ms:g} ms a call", [elapsed], counts)
+        print(f"\nDynamoDB calls during the erasure: {counts['calls']:,}")
     return 0
 
 

@@ -16,8 +16,10 @@ The process (`python -m tests.moto_server`) serves the same WSGI app as
 - A transaction's rollback copies only the items it touches. moto copies the whole
   table, once per item (a 100-item transaction copied a table of a few thousand
   items 100 times: seconds per call, growing with the table the tests share).
+- A Query reads only its partition. moto walks and sorts the whole table for each
+  Query, so its time grew with every test's data (and a benchmark's project).
 
-moto is the test database, not a speed reference: its Query sorts the whole table.
+moto is the test database, not a speed reference.
 """
 
 from __future__ import annotations
@@ -102,13 +104,35 @@ class MotoDynamoDb:
     def client(self) -> Any:
         """A botocore DynamoDB client for this server, with the dummy credentials."""
         import boto3
+        from botocore.config import Config
 
         client = boto3.session.Session(
             aws_access_key_id=AWS_ENV["AWS_ACCESS_KEY_ID"],
             aws_secret_access_key=AWS_ENV["AWS_SECRET_ACCESS_KEY"],
             aws_session_token=AWS_ENV["AWS_SESSION_TOKEN"],
             region_name=AWS_ENV["AWS_DEFAULT_REGION"],
-        ).client("dynamodb", endpoint_url=self.endpoint)
+        ).client(
+            "dynamodb",
+            endpoint_url=self.endpoint,
+            # The adapter's parallel reads (a wave) keep their connections.
+            config=Config(max_pool_connections=32),
+        )
+        self._clients.append(client)
+        return client
+
+    def observer_client(self) -> Any:
+        """A client for a test's own look at the table (e.g. every item of a project,
+        by Scan): its calls are recorded apart from the code's, so they do not count
+        as a path that Scans (tests/conftest.py)."""
+        import boto3
+        from botocore.config import Config
+
+        client = boto3.session.Session(
+            aws_access_key_id=AWS_ENV["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=AWS_ENV["AWS_SECRET_ACCESS_KEY"],
+            aws_session_token=AWS_ENV["AWS_SESSION_TOKEN"],
+            region_name=AWS_ENV["AWS_DEFAULT_REGION"],
+        ).client("dynamodb", endpoint_url=self.endpoint, config=Config(user_agent_extra=OBSERVER))
         self._clients.append(client)
         return client
 
@@ -256,16 +280,67 @@ def _snapshot_only_touched_items() -> None:
     models.DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]
 
 
+# Where the server records the DynamoDB operations it serves (one name a line), so the
+# test session can check that no request or worker path Scans the table
+# (tests/conftest.py). Set by the session; unset, nothing is recorded.
+OPERATIONS_LOG = "TAISCE_MOTO_OPERATIONS"
+# A test's own inspection of the table (observer_client) is recorded apart.
+OBSERVER = "taisce-test-observer"
+
+
+def _query_reads_one_partition() -> None:
+    """moto's Query walks (and sorts) the whole table to find one partition's items, so
+    its time grows with every test's data and a benchmark's large project. Hand it the
+    partition instead (DynamoDB reads only the partition too); the rest of moto's Query
+    (key conditions, filters, paging, order) is unchanged. Skipped if moto's internals
+    are not what this expects."""
+    from moto.dynamodb.models.table import Table
+
+    if not hasattr(Table, "all_items") or "all_items" in vars(Table.query):
+        return
+    original = Table.query
+
+    def query(self: Any, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
+        index_name = args[6] if len(args) > 6 else kwargs.get("index_name")
+        if index_name is not None or hash_key is None or not self.range_key_attr:
+            return original(self, hash_key, *args, **kwargs)
+        partition = list(self.items.get(hash_key, {}).values())
+        self.all_items = lambda: sorted(partition, key=lambda item: item.range_key)
+        try:
+            return original(self, hash_key, *args, **kwargs)
+        finally:
+            del self.all_items
+
+    Table.query = query  # type: ignore[method-assign]
+
+
 class _OneAtATime:
-    """A WSGI app that serves one request at a time (see the module docstring)."""
+    """A WSGI app that serves one request at a time (see the module docstring), and
+    records each operation's name when OPERATIONS_LOG names a file."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
         self.lock = threading.Lock()
+        self.log = os.environ.get(OPERATIONS_LOG)
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> list[bytes]:
         with self.lock:
+            if self.log:
+                operation = environ.get("HTTP_X_AMZ_TARGET", "").rpartition(".")[2]
+                if OBSERVER in environ.get("HTTP_USER_AGENT", ""):
+                    operation = f"{OBSERVER}:{operation}"  # a test looking, not a path
+                with open(self.log, "a", encoding="utf-8") as log:
+                    log.write(operation + "\n")
             return list(self.app(environ, start_response))
+
+
+def operations(log: Path) -> dict[str, int]:
+    """How many times each operation was served, from an operations log."""
+    counts: dict[str, int] = {}
+    if log.exists():
+        for line in log.read_text(encoding="utf-8").split():
+            counts[line] = counts.get(line, 0) + 1
+    return counts
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -282,6 +357,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     _snapshot_only_touched_items()
+    _query_reads_one_partition()
     app = _OneAtATime(DomainDispatcherApplication(create_backend_app))
     server = make_server(
         args.host, args.port, app, threaded=True, request_handler=MotoRequestHandler

@@ -12,6 +12,7 @@ Run as a script for the README's figures (the bench's synthetic graph, through t
 domain as the recall handler runs it):
 
     .venv/bin/python -m tests.contract.test_dynamodb_costs [--facts 1000] [--recalls 200]
+                                                           [--latency-ms 5]
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import json
 import math
 import random
 import statistics
+import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any
@@ -42,31 +45,62 @@ DOLLARS_PER_MILLION_READ_UNITS = 0.25
 
 
 class Meter:
-    """Counts one client's round trips (HTTP requests, retries included) per operation
-    and the read units its reads consume, from the items they return."""
+    """Counts one client's round trips (HTTP requests, retries included) per operation,
+    the read units its reads consume (from the items they return), and the waves: calls
+    whose spans overlap in time went out together (the adapter's parallel reads), so a
+    recall's waves are its sequential steps. `latency` (seconds) is slept before every
+    request is sent, as an in-region round trip would add (calls made in parallel sleep
+    at once)."""
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Any, latency: float = 0.0) -> None:
         self.sent: Counter[str] = Counter()
         self.read_units = 0.0  # strongly consistent
-        self._asked: list[int] = []
+        self.latency = latency
+        self._asked = threading.local()  # keys asked by this thread's BatchGetItem
+        self._spans: list[tuple[float, float]] = []
+        self._started = threading.local()
+        self._lock = threading.Lock()
         events = client.meta.events
+        events.register("before-call.dynamodb", self._begin)
         events.register("before-send.dynamodb", self._send)
         events.register("provide-client-params.dynamodb.BatchGetItem", self._batch_params)
         events.register("after-call.dynamodb", self._after)
 
     def reset(self) -> None:
-        self.sent.clear()
-        self.read_units = 0.0
+        with self._lock:
+            self.sent.clear()
+            self.read_units = 0.0
+            self._spans.clear()
+
+    def waves(self) -> int:
+        """Groups of calls whose spans overlap: one per sequential step."""
+        count, end = 0, -1.0
+        for start, stop in sorted(self._spans):
+            if start > end:
+                count += 1
+            end = max(end, stop)
+        return count
+
+    def _begin(self, **_: Any) -> None:
+        self._started.at = time.perf_counter()
 
     def _send(self, request: Any, **_: Any) -> None:
         target = request.headers.get("X-Amz-Target", b"")
         name = target.decode() if isinstance(target, bytes) else target
-        self.sent[name.rpartition(".")[2]] += 1
+        with self._lock:
+            self.sent[name.rpartition(".")[2]] += 1
+        if self.latency:
+            time.sleep(self.latency)
 
     def _batch_params(self, params: dict[str, Any], **_: Any) -> None:
-        self._asked.append(sum(len(t["Keys"]) for t in params["RequestItems"].values()))
+        self._asked.keys = sum(len(t["Keys"]) for t in params["RequestItems"].values())
 
     def _after(self, parsed: dict[str, Any], model: Any, **_: Any) -> None:
+        with self._lock:
+            self._spans.append((self._started.at, time.perf_counter()))
+            self._count(parsed, model)
+
+    def _count(self, parsed: dict[str, Any], model: Any) -> None:
         if model.name == "Query":
             size = sum(item_size(i) for i in parsed.get("Items", []))
             self.read_units += max(1, math.ceil(size / READ_UNIT))
@@ -75,7 +109,7 @@ class Meter:
             self.read_units += max(1, math.ceil(item_size(item) / READ_UNIT)) if item else 1
         elif model.name == "BatchGetItem":
             found = [i for items in parsed.get("Responses", {}).values() for i in items]
-            asked = self._asked.pop(0) if self._asked else len(found)
+            asked = getattr(self._asked, "keys", len(found))
             self.read_units += sum(max(1, math.ceil(item_size(i) / READ_UNIT)) for i in found)
             self.read_units += asked - len(found)  # a key with no item costs one unit
 
@@ -150,16 +184,28 @@ def test_candidate_names_cost_one_batch_get_per_100(metered: tuple[Memory, Meter
     spans = len({s.key for s in candidate_spans(question)})
     assert spans > 200
     meter.reset()
+    meter.latency = 0.02  # so that calls sent together surely overlap
     _recall(memory, project, question, hops=1)
     assert meter.sent == {"BatchGetItem": math.ceil(spans / 100), "Query": 1}
     assert meter.read_units == spans + 1
+    # The BatchGetItem calls go out together: one wave for the names, one for the facts.
+    assert meter.waves() == 2
 
 
 # -- figures ---------------------------------------------------------------------------
 
 
-def figures(moto: MotoDynamoDb, n_facts: int, n_recalls: int, seed: int = 7) -> dict[str, Any]:
-    """Round trips and read units per recall, hops 1 and 2, on the bench's graph."""
+def _percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, math.ceil(share * len(ordered)) - 1)]
+
+
+def figures(
+    moto: MotoDynamoDb, n_facts: int, n_recalls: int, latency: float = 0.005, seed: int = 7
+) -> dict[str, Any]:
+    """Per recall, hops 1 and 2, on the bench's graph: round trips, waves and read
+    units; and the recall's time (p50/p95) as is and with `latency` seconds slept before
+    every call (waves are counted there: calls of one wave then surely overlap)."""
     from bench.recall_bench import make_corpus, make_questions
 
     corpus = make_corpus(n_facts, 0, seed)
@@ -175,13 +221,20 @@ def figures(moto: MotoDynamoDb, n_facts: int, n_recalls: int, seed: int = 7) -> 
     for hops in (1, 2):
         trips: list[int] = []
         units: list[float] = []
+        waves: list[int] = []
         by_operation: Counter[str] = Counter()
         returned: list[int] = []
+        timings: dict[float, list[float]] = {0.0: [], latency: []}
         truncated = 0
         names = []
         for question in questions:
-            meter.reset()
-            body = _recall(memory, project, question, hops)
+            for injected in timings:
+                meter.latency = injected
+                meter.reset()
+                started = time.perf_counter()
+                body = _recall(memory, project, question, hops)
+                timings[injected].append((time.perf_counter() - started) * 1000)
+            waves.append(meter.waves())
             trips.append(meter.round_trips())
             units.append(meter.read_units)
             by_operation.update(meter.sent)
@@ -192,6 +245,8 @@ def figures(moto: MotoDynamoDb, n_facts: int, n_recalls: int, seed: int = 7) -> 
         rows.append(
             {
                 "hops": hops,
+                "waves_mean": round(statistics.fmean(waves), 2),
+                "waves_max": max(waves),
                 "round_trips_mean": round(statistics.fmean(trips), 2),
                 "round_trips_max": max(trips),
                 "per_operation_mean": {
@@ -202,6 +257,12 @@ def figures(moto: MotoDynamoDb, n_facts: int, n_recalls: int, seed: int = 7) -> 
                 "candidate_names_mean": round(statistics.fmean(names), 1),
                 "facts_returned_mean": round(statistics.fmean(returned), 1),
                 "truncated_share": round(truncated / len(questions), 3),
+                "ms_p50_p95_no_latency": [
+                    round(_percentile(timings[0.0], q), 1) for q in (0.5, 0.95)
+                ],
+                f"ms_p50_p95_{latency * 1000:g}ms_per_call": [
+                    round(_percentile(timings[latency], q), 1) for q in (0.5, 0.95)
+                ],
                 "dollars_per_million_recalls_strong": round(
                     mean_units * DOLLARS_PER_MILLION_READ_UNITS, 2
                 ),
@@ -218,6 +279,7 @@ def figures(moto: MotoDynamoDb, n_facts: int, n_recalls: int, seed: int = 7) -> 
         "degree_median_max": [degrees[len(degrees) // 2], degrees[-1]],
         "recalls_per_row": n_recalls,
         "settings": "source_roles all four, bundle 16000 characters, max_rows 200",
+        "latency_injected_ms": latency * 1000,
         "price": f"${DOLLARS_PER_MILLION_READ_UNITS} per million read request units "
         "(on demand, us-east-1, 2025)",
         "rows": rows,
@@ -225,22 +287,28 @@ def figures(moto: MotoDynamoDb, n_facts: int, n_recalls: int, seed: int = 7) -> 
 
 
 def test_figures_on_a_small_graph(moto: MotoDynamoDb) -> None:
-    result = figures(moto, n_facts=300, n_recalls=20)
+    # 20 ms a call keeps the calls of one wave overlapping on a loaded machine.
+    result = figures(moto, n_facts=300, n_recalls=20, latency=0.02)
     hop1, hop2 = result["rows"]
     assert hop1["per_operation_mean"]["BatchGetItem"] == 1
     assert 1 <= hop1["per_operation_mean"]["Query"] <= 2  # questions name 1 or 2 entities
     assert hop2["round_trips_mean"] > hop1["round_trips_mean"]
     assert hop1["read_units_mean"] >= hop1["candidate_names_mean"]
+    # The names in one wave, the matched entities in one, their neighbours in one.
+    assert hop1["waves_max"] <= 2
+    assert hop2["waves_max"] <= 3
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--facts", type=int, default=1000)
     parser.add_argument("--recalls", type=int, default=200)
+    parser.add_argument("--latency-ms", type=float, default=5.0)
     args = parser.parse_args(argv)
     moto = shared_moto()
     try:
-        print(json.dumps(figures(moto, args.facts, args.recalls), indent=2))
+        result = figures(moto, args.facts, args.recalls, args.latency_ms / 1000)
+        print(json.dumps(result, indent=2))
     finally:
         moto.stop()
 

@@ -210,6 +210,53 @@ def test_delete_removes_every_stored_copy(replay: Callable[[str], OpenSearchVect
     replay("delete").delete("p", "passage", ["a", "missing", "a"])
 
 
+class Ledger:
+    """The DocumentIds port in memory (the DynamoDB store's is tested on moto)."""
+
+    def __init__(self) -> None:
+        self.ids: dict[tuple[str, str, str], list[str]] = {}
+
+    def document_ids(self, project: str, kind: str, item_ids: Any) -> dict[str, list[str]]:
+        return {i: self.ids[project, kind, i] for i in item_ids if (project, kind, i) in self.ids}
+
+    def set_document_ids(self, project: str, kind: str, ids: Any) -> None:
+        self.ids.update({(project, kind, i): list(d) for i, d in ids.items()})
+
+    def drop_document_ids(self, project: str, kind: str, item_ids: Any) -> None:
+        for i in item_ids:
+            self.ids.pop((project, kind, i), None)
+
+
+def test_a_delete_right_after_indexing_finds_the_documents_by_their_ids(
+    replay: Callable[[str], OpenSearchVectorIndex],
+) -> None:
+    """Within the refresh interval a search cannot see new documents: the ids the
+    service assigned, recorded from the _bulk answer, are deleted instead."""
+    ledger = Ledger()
+    upsert = replay("upsert-replaces")
+    upsert.ledger = ledger
+    upsert.upsert(  # the items of test_upsert_replaces_stored_copies_in_one_bulk
+        "p",
+        "passage",
+        [
+            VectorItem("a", A, "user", "Dana moved to Galway in March."),
+            VectorItem(
+                "b", np.asarray(B, np.float32).tolist(), "user", "The Galway office opened in 2019."
+            ),
+            VectorItem("c", C, "tool"),
+        ],
+    )
+    assert ledger.ids == {
+        ("p", "passage", "a"): ["1%3A0%3AnD3kYJQBq1vQ2L0xF9bG"],
+        ("p", "passage", "b"): ["1%3A0%3AnT3kYJQBq1vQ2L0xG1cH"],
+        ("p", "passage", "c"): ["1%3A0%3AoD3kYJQBq1vQ2L0xH3dI"],
+    }
+    delete = replay("delete-by-recorded-ids")  # its lookup search finds nothing
+    delete.ledger = ledger
+    delete.delete("p", "passage", ["a", "b"])
+    assert ledger.ids == {("p", "passage", "c"): ["1%3A0%3AoD3kYJQBq1vQ2L0xH3dI"]}
+
+
 def test_nothing_to_write_or_find_sends_nothing(
     replay: Callable[[str], OpenSearchVectorIndex],
 ) -> None:

@@ -137,6 +137,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_reindex(args: argparse.Namespace) -> int:
     """Index what was stored while no model was configured, with the model now set."""
+    from .adapters.dynamodb_store import DynamoDbStore
     from .adapters.sqlite_store import SqliteStore
     from .api.wiring import services
     from .local.worker import Worker
@@ -144,9 +145,10 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     _use_data(args)
     memory = services().memory
     store = memory.store
-    if memory.semantic is None or not isinstance(store, SqliteStore):
+    if memory.semantic is None or not isinstance(store, SqliteStore | DynamoDbStore):
         print(
-            "error: reindex needs TAISCE_EMBEDDINGS set to a model and the embedded store",
+            "error: reindex needs TAISCE_EMBEDDINGS set to a model and the embedded or "
+            "the DynamoDB store",
             file=sys.stderr,
         )
         return 2

@@ -177,7 +177,7 @@ class Store(Protocol):
         """Up to `limit` entities named by a live fact (not aliases), by key."""
         ...
 
-    # Erasure (domain/erasure.py): scans of a whole project to find what names an
+    # Erasure (domain/erasure.py): reads of a whole project to find what names an
     # entity, one step that applies the plan, tombstones and the audit record. Nothing
     # here holds a name: tombstones and records are hashes (erasure.subject_hash).
 
@@ -190,6 +190,12 @@ class Store(Protocol):
         ...
 
     def project_messages(self, project: str) -> Iterator[Message]: ...
+
+    def passages_of_messages(
+        self, project: str, message_ids: Sequence[str]
+    ) -> dict[str, list[Passage]]:
+        """passages_of for each of these messages (read at once where the store can)."""
+        ...
 
     def erase(self, project: str, plan: ErasurePlan) -> int:
         """Apply the plan: the tombstone, then delete its facts (with their name counts

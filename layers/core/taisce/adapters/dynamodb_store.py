@@ -37,10 +37,11 @@ import random
 import secrets
 import threading
 import time
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any
+from typing import Any, TypeVar
 
 from ..domain.aliases import (
     Alias,
@@ -205,6 +206,7 @@ def _work_ops(table: str, units: Sequence[Any]) -> list[Item]:
     work: dict[str, str] = {}
     for unit in units:
         marks.update(unit.marks)
+        marks.update(unit.listed)
         work.update(unit.work)
     ops: list[Item] = [{"Put": {"TableName": table, "Item": m}} for m in marks.values()]
     ops += [{"Update": {"TableName": table, **_work_touch(sk, p)}} for sk, p in work.items()]
@@ -222,6 +224,63 @@ def _work_touch(prefix: str, project: str) -> Item:
         "ExpressionAttributeNames": {"#p": "project", "#t": "t"},
         "ExpressionAttributeValues": {":p": {"S": project}, ":t": {"S": secrets.token_hex(8)}},
     }
+
+
+# -- project listings: what a project holds, read without a Scan ---------------------
+# P#<p>#L#F#<shard> / <fact id>      a full copy of the fact (short names, no "d")
+# P#<p>#L#E#<shard> / <entity key>   `k`: an entity name item of the project exists
+# P#<p>#L#M#<shard> / <message id>   `id`: a message of the project
+# Written in the same transactions as the records they list; erasure, merge proposals
+# and reindexing read a project with one Query per shard (in parallel), never a Scan of
+# the multi-tenant table. Shards spread a busy project's writes over partitions.
+
+LISTING_SHARDS = 4
+LIST_FACTS = "F"
+LIST_ENTITIES = "E"
+LIST_MESSAGES = "M"
+
+
+def listing_pk(project: str, kind: str, item_id: str) -> str:
+    shard = int(_digest(item_id)[:8], 16) % LISTING_SHARDS
+    return f"{_project(project)}L#{kind}#{shard}"
+
+
+def listing_key(project: str, kind: str, item_id: str) -> Item:
+    return _key(listing_pk(project, kind, item_id), _tail(item_id))
+
+
+def _listing_pks(project: str, kind: str) -> list[str]:
+    return [f"{_project(project)}L#{kind}#{n}" for n in range(LISTING_SHARDS)]
+
+
+# -- parallel reads ----------------------------------------------------------------
+# The calls of one "wave" (first pages of several entities, BatchGetItem chunks, listing
+# shards) go out at once from a thread pool: botocore clients are thread-safe. A task
+# that itself fans out runs its sub-calls inline (no pool waits on its own workers).
+
+# Calls in flight at once: a hop's entities (a hub has dozens of neighbours) in one wave.
+PARALLEL = 64
+_POOL = ThreadPoolExecutor(max_workers=PARALLEL, thread_name_prefix="dynamodb")
+_IN_POOL = threading.local()
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+
+
+def _pooled(fn: Callable[[_T], _R], item: _T) -> _R:
+    _IN_POOL.active = True
+    try:
+        return fn(item)
+    finally:
+        _IN_POOL.active = False
+
+
+def parallel(fn: Callable[[_T], _R], items: Iterable[_T]) -> list[_R]:
+    """fn over items, at most PARALLEL at once, results in the order of items."""
+    todo = list(items)
+    if len(todo) <= 1 or getattr(_IN_POOL, "active", False):
+        return [fn(i) for i in todo]
+    futures = [_POOL.submit(_pooled, fn, i) for i in todo]
+    return [f.result() for f in futures]
 
 
 FACT_SK = "FACT"
@@ -243,9 +302,10 @@ _PASSAGES_PREFIX = "S#"
 _ALIAS_OF = "a"
 _ALIASES = "ALIAS"
 _ALIAS_PREFIX = "A#"
-# Facts moved per transaction by a merge: each is at most 4 items (the alias's copy
-# deleted, up to two copies put, the claim updated), plus the two name items.
-_MERGE_FACTS = 20
+# Facts moved per transaction by a merge: each is at most 5 items (the alias's copy
+# deleted, up to two copies and the listing copy put, the claim updated), plus the two
+# name items and the work marks.
+_MERGE_FACTS = 16
 _REPOINT_ALIASES = 45
 
 
@@ -400,6 +460,9 @@ class _Unit:
     # index of projects with work.
     marks: dict[tuple[str, str], Item] = field(default_factory=dict)
     work: dict[str, str] = field(default_factory=dict)
+    # Listing items of the entities it names (put, never undone: a listed entity whose
+    # name item is gone is skipped by the readers).
+    listed: dict[tuple[str, str], Item] = field(default_factory=dict)
 
     def item_keys(self) -> list[Item]:
         return [_key(i["PK"]["S"], i["SK"]["S"]) for i in (self.claim, *self.items)]
@@ -503,6 +566,8 @@ class DynamoDbStore:
             read_timeout=5,
             retries={"mode": "standard", "max_attempts": 4},
             tcp_keepalive=True,
+            # A wave of parallel reads keeps its connections (botocore's default: 10).
+            max_pool_connections=2 * PARALLEL,
         )
         session = boto3.session.Session()
         return session.client("dynamodb", endpoint_url=self.endpoint_url, config=config)
@@ -530,40 +595,56 @@ class DynamoDbStore:
         return self.client.get_item(**params).get("Item")
 
     def _batch_get(self, keys: Sequence[Item], projection: str | None = None) -> list[Item]:
-        """Items of these keys (missing ones left out), 100 keys per BatchGetItem."""
+        """Items of these keys (missing ones left out): 100 keys per BatchGetItem, the
+        calls in parallel (one wave however many names a question has)."""
+        chunks = [keys[n : n + BATCH_GET_KEYS] for n in range(0, len(keys), BATCH_GET_KEYS)]
+        found = parallel(lambda chunk: self._batch_get_chunk(chunk, projection), chunks)
+        return [i for items in found for i in items]
+
+    def _batch_get_chunk(self, keys: Sequence[Item], projection: str | None) -> list[Item]:
+        request: dict[str, Any] = {"Keys": list(keys), "ConsistentRead": self.consistent_reads}
+        if projection:
+            request["ProjectionExpression"] = projection
         found: list[Item] = []
-        for start in range(0, len(keys), BATCH_GET_KEYS):
-            request: dict[str, Any] = {
-                "Keys": list(keys[start : start + BATCH_GET_KEYS]),
-                "ConsistentRead": self.consistent_reads,
-            }
-            if projection:
-                request["ProjectionExpression"] = projection
-            attempt = 0
-            while request["Keys"]:
-                reply = self.client.batch_get_item(
-                    RequestItems={self.table_name: request}, ReturnConsumedCapacity="TOTAL"
-                )
-                found += reply.get("Responses", {}).get(self.table_name, [])
-                left = reply.get("UnprocessedKeys", {}).get(self.table_name)
-                if not left:
-                    break
-                request = left
-                _backoff(attempt)
-                attempt += 1
+        attempt = 0
+        while request["Keys"]:
+            reply = self.client.batch_get_item(
+                RequestItems={self.table_name: request}, ReturnConsumedCapacity="TOTAL"
+            )
+            found += reply.get("Responses", {}).get(self.table_name, [])
+            left = reply.get("UnprocessedKeys", {}).get(self.table_name)
+            if not left:
+                break
+            if attempt >= _ATTEMPTS:
+                raise RuntimeError("DynamoDB left keys unprocessed after every retry")
+            request = left
+            _backoff(attempt)
+            attempt += 1
         return found
 
-    def _batch_write(self, requests: Sequence[Item]) -> None:
-        """PutRequest/DeleteRequest items, 25 per BatchWriteItem, unprocessed retried."""
-        for start in range(0, len(requests), BATCH_WRITE_ITEMS):
-            pending = list(requests[start : start + BATCH_WRITE_ITEMS])
-            attempt = 0
-            while pending:
-                reply = self.client.batch_write_item(RequestItems={self.table_name: pending})
-                pending = reply.get("UnprocessedItems", {}).get(self.table_name, [])
-                if pending:
-                    _backoff(attempt)
-                    attempt += 1
+    def _batch_write(self, requests: Sequence[Item], *, ordered: bool = True) -> None:
+        """PutRequest/DeleteRequest items, 25 per BatchWriteItem, unprocessed retried.
+        In order unless `ordered` is False: then the calls go out in parallel."""
+        chunks = [
+            list(requests[n : n + BATCH_WRITE_ITEMS])
+            for n in range(0, len(requests), BATCH_WRITE_ITEMS)
+        ]
+        if ordered:
+            for chunk in chunks:
+                self._batch_write_chunk(chunk)
+        else:
+            parallel(self._batch_write_chunk, chunks)
+
+    def _batch_write_chunk(self, pending: list[Item]) -> None:
+        attempt = 0
+        while pending:
+            reply = self.client.batch_write_item(RequestItems={self.table_name: pending})
+            pending = reply.get("UnprocessedItems", {}).get(self.table_name, [])
+            if pending:
+                if attempt >= _ATTEMPTS:
+                    raise RuntimeError("DynamoDB left writes unprocessed after every retry")
+                _backoff(attempt)
+                attempt += 1
 
     def _query(self, **params: Any) -> Iterator[Item]:
         """Every item of a Query, page by page, read only as far as the caller goes."""
@@ -639,7 +720,7 @@ class DynamoDbStore:
     @staticmethod
     def _op_count(units: Sequence[_Unit]) -> int:
         names = {pk for u in units for pk in u.names}
-        marks = {k for u in units for k in u.marks}
+        marks = {k for u in units for k in (*u.marks, *u.listed)}
         work = {k for u in units for k in u.work}
         return (
             sum(1 + len(u.items) + len(u.updates) for u in units)
@@ -778,8 +859,13 @@ class DynamoDbStore:
             else:
                 names[object_pk] = ({"S": f.object}, {f.source_role: 1})
                 items.append({"PK": {"S": object_pk}, "SK": {"S": sk}, "d": {"S": "O"}, **copy})
+        items.append({**listing_key(project, LIST_FACTS, f.id), **copy})
         unit = _Unit(claim, items, names)
         unit.size = sum(item_size(i) for i in (claim, *items)) + 256 * len(names)
+        for key in {f.subject_key, *([f.object_key] if f.object_key is not None else [])}:
+            listed = {**listing_key(project, LIST_ENTITIES, key), "k": {"S": key}}
+            unit.listed[(listed["PK"]["S"], listed["SK"]["S"])] = listed
+            unit.size += item_size(listed) + 128
         return unit
 
     def put_facts(self, project: str, facts: Sequence[Fact]) -> None:
@@ -880,8 +966,9 @@ class DynamoDbStore:
         ends = {entity_pk(project, old.subject_key)}
         if old.object_key is not None:
             ends.add(entity_pk(project, old.object_key))
-        for pk in sorted(ends):
-            key = _key(pk, sk)
+        keys = [_key(pk, sk) for pk in sorted(ends)]
+        keys.append(listing_key(project, LIST_FACTS, old.id))  # the project's listing copy
+        for key in keys:
             values: Item = {":new": {"S": sortable(closing.valid_to)}}
             if old.valid_to is None:
                 condition = "attribute_exists(PK) AND attribute_not_exists(#vt)"
@@ -908,16 +995,14 @@ class DynamoDbStore:
         closed_ends = [old.subject_key] + ([old.object_key] if old.object_key else [])
         self._mark_dirty(project, unit, old.source_role, closed_ends, secrets.token_hex(4))
 
-    def _entity_facts(
+    def _facts_query(
         self,
         project: str,
         key: str,
         roles: Collection[Role],
-        first_page: int,
         filters: FactFilter | None = None,
-    ) -> Iterator[Fact]:
-        """The facts of one entity partition, in storing order, fetched page by page
-        (each page one Query), only as far as the caller reads."""
+    ) -> dict[str, Any]:
+        """The Query of one entity partition's facts, with the roles and filters."""
         params: dict[str, Any] = {
             "KeyConditionExpression": "PK = :pk AND begins_with(SK, :f)",
             "ExpressionAttributeValues": {
@@ -939,22 +1024,23 @@ class DynamoDbStore:
         if conditions:
             params["FilterExpression"] = " AND ".join(conditions)
             params["ExpressionAttributeNames"] = names
-        page = first_page
-        while True:
-            params["Limit"] = page
-            reply = self.client.query(
-                TableName=self.table_name,
-                ConsistentRead=self.consistent_reads,
-                ReturnConsumedCapacity="TOTAL",
-                **params,
-            )
-            for item in reply.get("Items", []):
-                yield _fact(item)
-            last = reply.get("LastEvaluatedKey")
-            if not last:
-                return
-            params["ExclusiveStartKey"] = last
-            page = min(page * 4, MAX_PAGE)
+        return params
+
+    def _facts_page(
+        self, params: dict[str, Any], page: int, start: Item | None
+    ) -> tuple[list[Fact], Item | None]:
+        """One page (one Query) of an entity's facts, and where the next one starts."""
+        extra: dict[str, Any] = {"Limit": page}
+        if start is not None:
+            extra["ExclusiveStartKey"] = start
+        reply = self.client.query(
+            TableName=self.table_name,
+            ConsistentRead=self.consistent_reads,
+            ReturnConsumedCapacity="TOTAL",
+            **params,
+            **extra,
+        )
+        return [_fact(i) for i in reply.get("Items", [])], reply.get("LastEvaluatedKey")
 
     def facts_about(
         self,
@@ -965,23 +1051,36 @@ class DynamoDbStore:
         exclude: Collection[str] = (),
         filters: FactFilter | None = None,
     ) -> Iterator[Fact]:
+        """The facts of these entities, entity after entity, each in storing order.
+
+        The first pages of up to PARALLEL entities go out at once (one wave), read
+        when the caller asks for the first fact; an entity with more facts than its
+        first page is read on page by page (pages of 50, 200, 800, 1000) only as far
+        as the caller reads, and the next wave only if the limit is not reached."""
         if not roles or limit <= 0:
             return
         seen = set(exclude)
-        done: set[str] = set()
         count = 0
-        for key in keys:
-            if key in done:
-                continue  # its facts were all listed already
-            done.add(key)
-            first_page = max(MIN_PAGE, min(FIRST_PAGE, limit - count))
-            for fact in self._entity_facts(project, key, roles, first_page, filters):
-                if fact.id not in seen:
-                    seen.add(fact.id)
-                    yield fact
-                    count += 1
-                    if count >= limit:
-                        return
+        order = list(dict.fromkeys(keys))
+        for at in range(0, len(order), PARALLEL):
+            chunk = order[at : at + PARALLEL]
+            first = max(MIN_PAGE, min(FIRST_PAGE, limit - count))
+            queries = [self._facts_query(project, k, roles, filters) for k in chunk]
+            pages = parallel(lambda q, first=first: self._facts_page(q, first, None), queries)
+            for params, (facts, last) in zip(queries, pages, strict=True):
+                page = first
+                while True:
+                    for fact in facts:
+                        if fact.id not in seen:
+                            seen.add(fact.id)
+                            yield fact
+                            count += 1
+                            if count >= limit:
+                                return
+                    if not last:
+                        break
+                    page = min(page * 4, MAX_PAGE)
+                    facts, last = self._facts_page(params, page, last)
 
     def facts_with_subject(self, project: str, key: str) -> list[Fact]:
         items = self._query(
@@ -1022,6 +1121,12 @@ class DynamoDbStore:
                 }
             },
             *({"Delete": {"TableName": self.table_name, "Key": _key(pk, sk)}} for pk in counts),
+            {
+                "Delete": {
+                    "TableName": self.table_name,
+                    "Key": listing_key(project, LIST_FACTS, fact_id),
+                }
+            },
             *(
                 {"Update": {"TableName": self.table_name, **_name_update(pk, None, {role: n})}}
                 for pk, n in counts.items()
@@ -1080,6 +1185,9 @@ class DynamoDbStore:
             unit = self._message_unit(project, m, list(by_message[m.id].values()), token)
             # Passages first: _mark_passages reads unit.items as the message's passages.
             self._mark_passages(project, unit)
+            listed = {**listing_key(project, LIST_MESSAGES, m.id), "id": {"S": m.id}}
+            unit.items.append(listed)
+            unit.size += item_size(listed)
             if self.mark_extractions:
                 mark = self._extraction_item(EXTRACTIONS_PENDING_PK, project, m.id)
                 unit.items.append(mark)
@@ -1515,6 +1623,9 @@ class DynamoDbStore:
             requests.append(
                 {"DeleteRequest": {"Key": _key(entity_pk(project, item["k"]["S"]), NAME_SK)}}
             )
+            requests.append(
+                {"DeleteRequest": {"Key": listing_key(project, LIST_ENTITIES, item["k"]["S"])}}
+            )
         self._batch_write(requests)
         return len(gone)
 
@@ -1612,6 +1723,8 @@ class DynamoDbStore:
                     side = {"S": "S" if n == 0 else "O"}
                     item = {"PK": {"S": pk}, "SK": {"S": sk}, "d": side, **attributes}
                     ops.append({"Put": {"TableName": table, "Item": item}})
+                listed = {**listing_key(project, LIST_FACTS, fact.id), **attributes}
+                ops.append({"Put": {"TableName": table, "Item": listed}})
                 claim_update = "SET sn = :sn, w = :w" + (", #on = :on" if on else "")
                 values: Item = {
                     ":sn": {"S": sn},
@@ -1691,89 +1804,60 @@ class DynamoDbStore:
         ]
         return sorted(found, key=lambda a: a.alias_key)
 
-    def entity_names(self, project: str, limit: int) -> list[EntityName]:
-        """A Scan of the table for the project's name items: rare (proposals), and
-        priced as such; DynamoDB has no listing of a project's entities otherwise."""
-        params: dict[str, Any] = {
-            "TableName": self.table_name,
-            "FilterExpression": "begins_with(PK, :e) AND SK = :n AND attribute_not_exists(#a)",
-            "ExpressionAttributeNames": {"#a": _ALIAS_OF},
-            "ExpressionAttributeValues": {
-                ":e": {"S": entity_pk(project, "")},
-                ":n": {"S": NAME_SK},
-            },
+    def _listing(self, project: str, kind: str) -> list[Item]:
+        """Every listing item of one kind: one Query per shard, the shards in parallel."""
+
+        def shard(pk: str) -> list[Item]:
+            return list(
+                self._query(
+                    KeyConditionExpression="PK = :pk",
+                    ExpressionAttributeValues={":pk": {"S": pk}},
+                )
+            )
+
+        return [i for items in parallel(shard, _listing_pks(project, kind)) for i in items]
+
+    def _name_items(self, project: str) -> list[tuple[str, Item]]:
+        """(key, name item) of the project's entities (aliases too), from its listing;
+        a listed key whose name item is gone (erased, undone) is left out."""
+        by_pk = {
+            entity_pk(project, i["k"]["S"]): i["k"]["S"]
+            for i in self._listing(project, LIST_ENTITIES)
         }
+        items = self._batch_get([_key(pk, NAME_SK) for pk in by_pk])
+        return [(by_pk[i["PK"]["S"]], i) for i in items]
+
+    def entity_names(self, project: str, limit: int) -> list[EntityName]:
+        """The project's live entities (not aliases): its listing, then the name items
+        (BatchGetItem, in parallel chunks). Never a Scan of the table."""
         found: list[EntityName] = []
-        while True:
-            reply = self.client.scan(**params)
-            for item in reply.get("Items", []):
-                facts = sum(int(v["N"]) for k, v in item.items() if k.startswith("c_"))
-                if facts > 0 and "n" in item:
-                    found.append(EntityName(normalize_name(item["n"]["S"]), item["n"]["S"], facts))
-            last = reply.get("LastEvaluatedKey")
-            if not last:
-                break
-            params["ExclusiveStartKey"] = last
+        for _, item in self._name_items(project):
+            if _ALIAS_OF in item:
+                continue
+            facts = sum(int(v["N"]) for k, v in item.items() if k.startswith("c_"))
+            if facts > 0 and "n" in item:
+                found.append(EntityName(normalize_name(item["n"]["S"]), item["n"]["S"], facts))
         return sorted(found, key=lambda e: e.key)[:limit]
 
     # -- erasure -------------------------------------------------------------------------
     # Keys: P#<p>#ERASED / T#<subject hash> (tombstones), P#<p>#ERASED_VECTORS /
     # <kind>#<id> (vectors still to delete), ERASURES / <erased_at>#<id> (the audit
     # records of every project, as CREDS lists credentials). Finding what names an
-    # entity needs the whole project: a Scan of the table (erasure is rare; see
-    # docs/dynamodb.md). erase() runs in idempotent steps, each commit point last, so a
-    # retry of the same erasure after a failure part-way finishes the job.
-
-    def _scan(self, filter_expression: str, values: Item) -> Iterator[Item]:
-        params: dict[str, Any] = {
-            "TableName": self.table_name,
-            "ConsistentRead": self.consistent_reads,
-            "FilterExpression": filter_expression,
-            "ExpressionAttributeValues": values,
-        }
-        while True:
-            reply = self.client.scan(**params)
-            yield from reply.get("Items", [])
-            last = reply.get("LastEvaluatedKey")
-            if not last:
-                return
-            params["ExclusiveStartKey"] = last
+    # entity reads the whole project from its listings (never a Scan of the table).
+    # erase() runs in idempotent steps, each commit point last, so a retry of the same
+    # erasure after a failure part-way finishes the job.
 
     def project_facts(self, project: str) -> Iterator[Fact]:
-        # Each fact once: its copy under its subject.
-        items = self._scan(
-            "begins_with(PK, :e) AND begins_with(SK, :f) AND d = :s",
-            {
-                ":e": {"S": _project(project) + "E#"},
-                ":f": {"S": _FACTS_PREFIX},
-                ":s": {"S": "S"},
-            },
-        )
-        for item in items:
+        for item in self._listing(project, LIST_FACTS):
             yield _fact(item)
 
     def project_entities(self, project: str) -> Iterator[str]:
-        prefix = _project(project) + "E#"
-        items = self._scan(
-            "begins_with(PK, :e) AND SK = :n", {":e": {"S": prefix}, ":n": {"S": NAME_SK}}
-        )
-        for item in items:
-            if "n" in item:
-                yield normalize_name(item["n"]["S"])
-                continue
-            # A name item made only by a count update: its key is in the PK, unless hashed.
-            tail = item["PK"]["S"][len(prefix) :]
-            if not tail.startswith("~"):
-                yield tail
-            elif tail.startswith("~~"):  # an escaped "~", not a hash
-                yield tail[1:]
+        for key, _ in self._name_items(project):
+            yield key
 
     def project_messages(self, project: str) -> Iterator[Message]:
-        items = self._scan(
-            "begins_with(PK, :m) AND SK = :s",
-            {":m": {"S": _project(project) + "M#"}, ":s": {"S": MESSAGE_SK}},
-        )
-        for item in items:
+        ids = [i["id"]["S"] for i in self._listing(project, LIST_MESSAGES)]
+        for item in self._batch_get([_key(message_pk(project, i), MESSAGE_SK) for i in ids]):
             yield Message(
                 id=item["id"]["S"],
                 role=item["role"]["S"],
@@ -1782,6 +1866,14 @@ class DynamoDbStore:
                 occurred_at=item["occurred_at"]["S"],
                 recorded_at=item["recorded_at"]["S"],
             )
+
+    def passages_of_messages(
+        self, project: str, message_ids: Sequence[str]
+    ) -> dict[str, list[Passage]]:
+        """passages_of for several messages: their Queries in parallel."""
+        ids = list(dict.fromkeys(message_ids))
+        found = parallel(lambda m: self.passages_of(project, m), ids)
+        return dict(zip(ids, found, strict=True))
 
     def _erased_pk(self, project: str) -> str:
         return _project(project) + "ERASED"
@@ -1801,16 +1893,18 @@ class DynamoDbStore:
             [
                 {"PutRequest": {"Item": _key(self._erased_vectors_pk(project), f"{kind}#{i}")}}
                 for kind, i in vectors
-            ]
+            ],
+            ordered=False,
         )
         touched = set(plan.entity_keys) | self._fact_ends(project, plan.fact_ids)
         # Reports before facts: a retry after a failure part-way finds the facts again,
         # so it drops what is left of their reports too.
         dropped = self._erase_reports(project, touched)
         self._erase_facts(project, plan.fact_ids, erased)
-        for r in plan.redactions:
-            self._redact(project, r)
-        self._batch_write([{"DeleteRequest": {"Key": _key(pk, NAME_SK)}} for pk in erased])
+        self._redact_all(project, plan.redactions)
+        gone = [_key(pk, NAME_SK) for pk in erased]
+        gone += [listing_key(project, LIST_ENTITIES, k) for k in plan.entity_keys]
+        self._batch_write([{"DeleteRequest": {"Key": k}} for k in gone], ordered=False)
         return dropped
 
     def _fact_ends(self, project: str, fact_ids: Sequence[str]) -> set[str]:
@@ -1829,18 +1923,17 @@ class DynamoDbStore:
         for role in ROLES:
             components = self.report_components(project, role, keys)
             members: set[str] = set(keys)
-            for component in components:
-                for listing in self._query(
-                    KeyConditionExpression="PK = :pk",
-                    ExpressionAttributeValues={
-                        ":pk": {"S": report_list_pk(project, role, component)}
-                    },
-                    ConsistentRead=True,
-                ):
-                    members.update(json.loads(listing["entity_keys"]["S"]))
+            listings = parallel(
+                lambda c, r=role: self._listed_reports(project, r, c), sorted(components)
+            )
+            for listed in listings:
+                for _, held in listed:
+                    members.update(held)
             unit = _Unit(claim={}, items=[])
             self._mark_dirty(project, unit, role, sorted(members), token)
-            self._batch_write([{"PutRequest": {"Item": m}} for m in unit.marks.values()])
+            self._batch_write(
+                [{"PutRequest": {"Item": m}} for m in unit.marks.values()], ordered=False
+            )
             for prefix, p in unit.work.items():
                 self.client.update_item(TableName=self.table_name, **_work_touch(prefix, p))
             if components:
@@ -1850,7 +1943,8 @@ class DynamoDbStore:
     def _erase_facts(self, project: str, fact_ids: Sequence[str], erased: set[str]) -> None:
         """Each fact's claim, copies and the counts of its ends that stay, removed in
         transactions as a failed batch is undone (a claim already gone is skipped)."""
-        claims = self._batch_get([_key(fact_pk(project, i), FACT_SK) for i in fact_ids])
+        ids = {fact_pk(project, i): i for i in fact_ids}
+        claims = self._batch_get([_key(pk, FACT_SK) for pk in ids])
         units: list[_Unit] = []
         for claim in claims:
             sk = _FACTS_PREFIX + claim["sq"]["S"]
@@ -1864,15 +1958,18 @@ class DynamoDbStore:
                     counts = names.setdefault(pk, ({"S": ""}, {role: 0}))[1]
                     counts[role] += 1
             copies = [_key(pk, sk) for pk in dict.fromkeys(ends)]
+            copies.append(listing_key(project, LIST_FACTS, ids[claim["PK"]["S"]]))
             unit = _Unit(claim, copies, names)
             unit.size = sum(item_size(i) for i in (claim, *copies)) + 256 * len(names)
             units.append(unit)
-        for group in self._groups(units):
-            self._commit(group, undo=True)
+        # Facts that share a name item go in the same transaction (fewer conflicts
+        # between the transactions, which run in parallel).
+        units.sort(key=lambda u: sorted(u.names))
+        parallel(lambda group: self._commit(group, undo=True), list(self._groups(units)))
 
-    def _redact(self, project: str, r: Any) -> None:
-        """Passages first, the message last: until the message is rewritten it still
-        names the entity, so a retry finds it and finishes."""
+    def _redaction_writes(self, project: str, r: Any) -> tuple[list[Item], Item]:
+        """The passage writes (DeleteRequest/PutRequest) and the message's Update of
+        one redaction."""
         pk = message_pk(project, r.message_id)
         writes: list[Item] = [
             {"DeleteRequest": {"Key": _key(pk, _passage_sk(p.start))}} for p in r.dropped
@@ -1890,8 +1987,10 @@ class DynamoDbStore:
             if p.source is not None:
                 item["source"] = {"S": p.source}
             writes.append({"PutRequest": {"Item": item}})
-        self._batch_write(writes)
         update: dict[str, Any] = {
+            "Key": _key(pk, MESSAGE_SK),
+            "ConditionExpression": "attribute_exists(PK)",
+            "ExpressionAttributeNames": {"#s": "source"},
             "UpdateExpression": "SET content = :c",
             "ExpressionAttributeValues": {":c": {"S": r.content}},
         }
@@ -1900,13 +1999,60 @@ class DynamoDbStore:
         else:
             update["UpdateExpression"] += ", #s = :s"
             update["ExpressionAttributeValues"][":s"] = {"S": r.source}
-        self.client.update_item(
-            TableName=self.table_name,
-            Key=_key(pk, MESSAGE_SK),
-            ConditionExpression="attribute_exists(PK)",
-            ExpressionAttributeNames={"#s": "source"},
-            **update,
-        )
+        return writes, update
+
+    def _redact_all(self, project: str, redactions: Sequence[Any]) -> None:
+        """Several messages per transaction (each message with its passage writes, up to
+        100 items and ~4 MB), the transactions in parallel: all of a message or none.
+        A message too large for that, or in a transaction that fails its condition (the
+        message is gone), is redacted by itself (_redact)."""
+        table = self.table_name
+        groups: list[tuple[list[Any], list[Item]]] = []
+        alone: list[Any] = []
+        ops: list[Item] = []
+        members: list[Any] = []
+        size = 0
+        for r in redactions:
+            writes, update = self._redaction_writes(project, r)
+            mine: list[Item] = [
+                {"Delete": {"TableName": table, "Key": w["DeleteRequest"]["Key"]}}
+                if "DeleteRequest" in w
+                else {"Put": {"TableName": table, "Item": w["PutRequest"]["Item"]}}
+                for w in writes
+            ]
+            mine.append({"Update": {"TableName": table, **update}})
+            cost = sum(item_size(w["PutRequest"]["Item"]) for w in writes if "PutRequest" in w)
+            cost += len(r.content.encode("utf-8")) + 512 * len(mine)
+            if len(mine) > TRANSACTION_ITEMS or cost > _TRANSACTION_BUDGET:
+                alone.append(r)
+                continue
+            if len(ops) + len(mine) > TRANSACTION_ITEMS or size + cost > _TRANSACTION_BUDGET:
+                groups.append((members, ops))
+                ops, members, size = [], [], 0
+            ops += mine
+            members.append(r)
+            size += cost
+        if members:
+            groups.append((members, ops))
+
+        def commit(group: tuple[list[Any], list[Item]]) -> None:
+            try:
+                self._transact(group[1])
+            except Exception as error:
+                if self._code(error) != "TransactionCanceledException":
+                    raise
+                for r in group[0]:  # one by one: the message that is gone raises
+                    self._redact(project, r)
+
+        parallel(commit, groups)
+        parallel(lambda r: self._redact(project, r), alone)
+
+    def _redact(self, project: str, r: Any) -> None:
+        """Passages first, the message last: until the message is rewritten it still
+        names the entity, so a retry finds it and finishes."""
+        writes, update = self._redaction_writes(project, r)
+        self._batch_write(writes)
+        self.client.update_item(TableName=self.table_name, **update)
 
     def add_erasure(self, record: ErasureRecord) -> None:
         item: Item = {
@@ -1966,7 +2112,8 @@ class DynamoDbStore:
     def clear_erased_vectors(self, project: str, items: Sequence[tuple[VectorKind, str]]) -> None:
         pk = self._erased_vectors_pk(project)
         self._batch_write(
-            [{"DeleteRequest": {"Key": _key(pk, f"{k}#{i}")}} for k, i in dict.fromkeys(items)]
+            [{"DeleteRequest": {"Key": _key(pk, f"{k}#{i}")}} for k, i in dict.fromkeys(items)],
+            ordered=False,
         )
 
     # == work marks, pending vectors and reports ===========================================
@@ -2122,6 +2269,79 @@ class DynamoDbStore:
                 if self._code(error) != "ConditionalCheckFailedException":
                     raise
 
+    # -- OpenSearch document ids (adapters/opensearch_index.py, DocumentIds) ------------
+    # P#<p>#VDOC#<kind> / <item id>: `d`, the `_id`s OpenSearch assigned to the item's
+    # documents, so a delete finds them by id before a search could.
+
+    def _document_key(self, project: str, kind: str, item_id: str) -> Item:
+        return _key(f"{_project(project)}VDOC#{kind}", _tail(item_id))
+
+    def document_ids(
+        self, project: str, kind: str, item_ids: Collection[str]
+    ) -> dict[str, list[str]]:
+        keys = [self._document_key(project, kind, i) for i in dict.fromkeys(item_ids)]
+        return {i["i"]["S"]: json.loads(i["d"]["S"]) for i in self._batch_get(keys)}
+
+    def set_document_ids(self, project: str, kind: str, ids: Mapping[str, list[str]]) -> None:
+        self._batch_write(
+            [
+                {
+                    "PutRequest": {
+                        "Item": {
+                            **self._document_key(project, kind, item_id),
+                            "i": {"S": item_id},
+                            "d": {"S": json.dumps(doc_ids)},
+                        }
+                    }
+                }
+                for item_id, doc_ids in ids.items()
+            ],
+            ordered=False,
+        )
+
+    def drop_document_ids(self, project: str, kind: str, item_ids: Collection[str]) -> None:
+        self._batch_write(
+            [
+                {"DeleteRequest": {"Key": self._document_key(project, kind, i)}}
+                for i in dict.fromkeys(item_ids)
+            ],
+            ordered=False,
+        )
+
+    # -- reindexing (the `taisce reindex` command) -------------------------------------
+
+    def mark_everything(self, project: str | None = None) -> int:
+        """Mark every passage and every live name for indexing, and every entity for a
+        report rebuild (to index what was stored while no model was configured, or to
+        rebuild a lost vector collection). Reads the projects' listings, never a Scan;
+        without a project, every project that holds a credential. Returns how many
+        vector marks were written."""
+        if project is None:
+            projects = sorted({c.project for c in self.list_credentials()})
+        else:
+            projects = [project]
+        return sum(self._mark_project(p) for p in projects)
+
+    def _mark_project(self, project: str) -> int:
+        unit = _Unit(claim={}, items=[])
+        token = secrets.token_hex(4)
+        for key, item in self._name_items(project):
+            if _ALIAS_OF in item or "n" not in item:
+                continue
+            for role in ROLES:
+                if int(item.get(_count_attribute(role), {}).get("N", "0")) > 0:
+                    self._mark_dirty(project, unit, role, [key], token)
+                    entity = f"{role}:{key}"
+                    self._mark_vector(project, unit, "entity", entity, item["n"]["S"], role)
+        ids = [i["id"]["S"] for i in self._listing(project, LIST_MESSAGES)]
+        for passages in self.passages_of_messages(project, ids).values():
+            for p in passages:
+                self._mark_vector(project, unit, "passage", p.id, p.quote, p.role)
+        self._batch_write([{"PutRequest": {"Item": m}} for m in unit.marks.values()], ordered=False)
+        for prefix, p in unit.work.items():
+            self.client.update_item(TableName=self.table_name, **_work_touch(prefix, p))
+        return sum(1 for sk in unit.marks if sk[1].startswith(f"{VECTORS}#"))
+
     # -- pending vectors ---------------------------------------------------------------
 
     def vector_projects(self) -> list[str]:
@@ -2162,50 +2382,107 @@ class DynamoDbStore:
         )
         return {i["component"]["S"] for i in pointers}
 
+    def _listed_reports(
+        self, project: str, role: str, component: str
+    ) -> list[tuple[Item, tuple[str, ...]]]:
+        """(listing item, entity keys) of a component's reports: one Query of its
+        listing partition, which holds the listing items and their key chunks."""
+        items = list(
+            self._query(
+                KeyConditionExpression="PK = :pk",
+                ExpressionAttributeValues={":pk": {"S": report_list_pk(project, role, component)}},
+                ConsistentRead=True,
+            )
+        )
+        chunks = _key_chunks(items)
+        return [
+            (i, _keys_of(i, chunks.get(i["SK"]["S"], [])))
+            for i in items
+            if "id" in i  # not a key chunk
+        ]
+
     def replace_reports(
         self, project: str, role: Role, components: Collection[str], reports: Sequence[Report]
     ) -> list[str]:
         """Drop the reports of `components` and store `reports`; returns the ids dropped.
 
-        Not one transaction (a component's reports can be thousands of items). The
-        order keeps every stored report reachable from a pointer of its keys, so a pass
-        that dies part-way is finished by the next (its dirty marks are cleared only
-        after this returns): old items first (report, member copies, then its listing,
-        pointers last), then new pointers, listings, reports and member copies."""
-        old: list[Item] = []
-        for component in dict.fromkeys(components):
-            old += self._query(
-                KeyConditionExpression="PK = :pk",
-                ExpressionAttributeValues={":pk": {"S": report_list_pk(project, role, component)}},
-                ConsistentRead=True,
+        Not one transaction (a component's reports can be thousands of items). Every
+        item is built and checked against DynamoDB's item limit before the first write
+        (a component's entity keys are split over items of at most ~100 KB). New items
+        are written before old ones are deleted, so a failure part-way leaves the old
+        reports readable, and the pass that follows (its dirty marks are cleared only
+        after this returns) finds the same components and finishes: (1) new listings,
+        reports and member copies; (2) old items not rewritten: reports and member
+        copies, then listings; (3) pointers, new ones put and old ones not rewritten
+        deleted, last (the next pass finds components through the pointers)."""
+        old = [
+            entry
+            for listed in parallel(
+                lambda c: self._listed_reports(project, role, c), list(dict.fromkeys(components))
             )
+            for entry in listed
+        ]
         new_items = _report_items(project, role, reports)
         rewritten = {(i["PK"]["S"], i["SK"]["S"]) for _, i in new_items}
 
         def delete(keys: Sequence[tuple[str, str]]) -> None:
             gone = [k for k in dict.fromkeys(keys) if k not in rewritten]
-            self._batch_write([{"DeleteRequest": {"Key": _key(pk, sk)}} for pk, sk in gone])
-
-        old_keys = {k for i in old for k in json.loads(i["entity_keys"]["S"])}
-        for i in old:
-            report = i["id"]["S"]
-            members = json.loads(i["entity_keys"]["S"]) if i["level"]["N"] == "0" else []
-            delete(
-                [
-                    (report_pk(project, report), REPORT_SK),
-                    *((entity_pk(project, k), report_member_sk(role, report)) for k in members),
-                    (i["PK"]["S"], i["SK"]["S"]),
-                ]
+            self._batch_write(
+                [{"DeleteRequest": {"Key": _key(pk, sk)}} for pk, sk in gone], ordered=False
             )
+
+        self._batch_write(
+            [{"PutRequest": {"Item": i}} for s, i in new_items if s == "report"], ordered=False
+        )
+        old_keys: set[str] = set()
+        reports_gone: list[tuple[str, str]] = []
+        listings_gone: list[tuple[str, str]] = []
+        for listing, keys in old:
+            old_keys.update(keys)
+            report = listing["id"]["S"]
+            members = keys if listing["level"]["N"] == "0" else ()
+            reports_gone.append((report_pk(project, report), REPORT_SK))
+            reports_gone += [
+                (report_pk(project, report), _chunk_sk("", n)) for n in range(_chunk_count(listing))
+            ]
+            reports_gone += [
+                (entity_pk(project, k), report_member_sk(role, report)) for k in members
+            ]
+            pk, sk = listing["PK"]["S"], listing["SK"]["S"]
+            listings_gone.append((pk, sk))
+            listings_gone += [(pk, _chunk_sk(sk, n)) for n in range(_chunk_count(listing))]
+        delete(reports_gone)
+        delete(listings_gone)
+        self._batch_write(
+            [{"PutRequest": {"Item": i}} for s, i in new_items if s == "pointer"], ordered=False
+        )
         delete([(entity_pk(project, k), report_pointer_sk(role)) for k in sorted(old_keys)])
-        for stage in ("pointer", "listing", "report"):
-            self._batch_write([{"PutRequest": {"Item": i}} for s, i in new_items if s == stage])
         kept = {r.id for r in reports}
-        return [i["id"]["S"] for i in old if i["id"]["S"] not in kept]
+        return [i["id"]["S"] for i, _ in old if i["id"]["S"] not in kept]
 
     def reports_by_ids(self, project: str, ids: Sequence[str]) -> list[Report]:
+        """BatchGetItem of the report items; a report whose keys did not fit its item
+        reads them from its chunks (a Query of its partition, in parallel)."""
         keys = [_key(report_pk(project, i), REPORT_SK) for i in dict.fromkeys(ids)]
-        found = {r.id: r for r in map(_report, self._batch_get(keys))}
+        items = self._batch_get(keys)
+        split = [i for i in items if _chunk_count(i)]
+
+        def chunks(item: Item) -> list[Item]:
+            return list(
+                self._query(
+                    KeyConditionExpression="PK = :pk AND begins_with(SK, :k)",
+                    ExpressionAttributeValues={
+                        ":pk": item["PK"],
+                        ":k": {"S": "K#"},
+                    },
+                )
+            )
+
+        keys_of = {
+            i["PK"]["S"]: _keys_of(i, c)
+            for i, c in zip(split, parallel(chunks, split), strict=True)
+        }
+        found = {r.id: r for r in (_report(i, keys_of.get(i["PK"]["S"])) for i in items)}
         return [found[i] for i in ids if i in found]
 
     def reports_of_entity(self, project: str, key: str, roles: Collection[Role]) -> list[Report]:
@@ -2226,6 +2503,74 @@ class DynamoDbStore:
 
 REPORT_SK = "R"
 REPORT_MEMBER_PREFIX = "RM#"
+REPORT_LISTING_PREFIX = "R#"
+# A report's entity keys are held in its items as JSON up to this size, and beyond it
+# in chunk items of this size ("K#<n>" beside the report, "<listing SK>#K#<n>" beside
+# its listing item): a component reaches tens of thousands of entities, and DynamoDB
+# refuses items over 400 KB.
+KEYS_INLINE_BYTES = 64 * 1024
+KEYS_CHUNK_BYTES = 100 * 1024
+
+
+def _chunk_sk(owner_sk: str, n: int) -> str:
+    """The sort key of key chunk n of a report ("" ) or of a listing item (its SK)."""
+    return f"{owner_sk}#K#{n:04d}" if owner_sk else f"K#{n:04d}"
+
+
+def _chunk_count(item: Item) -> int:
+    return int(item["kc"]["N"]) if "kc" in item else 0
+
+
+def _split_keys(keys: Sequence[str]) -> list[list[str]]:
+    """Keys in runs whose JSON stays within KEYS_CHUNK_BYTES."""
+    runs: list[list[str]] = [[]]
+    size = 2
+    for k in keys:
+        cost = len(json.dumps(k, ensure_ascii=False).encode("utf-8")) + 1
+        if runs[-1] and size + cost > KEYS_CHUNK_BYTES:
+            runs.append([])
+            size = 2
+        runs[-1].append(k)
+        size += cost
+    return runs
+
+
+def _with_keys(item: Item, keys: Sequence[str], owner_sk: str) -> list[Item]:
+    """The item with its keys inline, or with `kc` and the chunk items that hold them."""
+    encoded = json.dumps(list(keys), ensure_ascii=False)
+    if len(encoded.encode("utf-8")) <= KEYS_INLINE_BYTES:
+        return [{**item, "entity_keys": {"S": encoded}}]
+    runs = _split_keys(keys)
+    chunks = [
+        {
+            "PK": item["PK"],
+            "SK": {"S": _chunk_sk(owner_sk, n)},
+            "keys": {"S": json.dumps(run, ensure_ascii=False)},
+        }
+        for n, run in enumerate(runs)
+    ]
+    return [{**item, "kc": {"N": str(len(runs))}}, *chunks]
+
+
+def _key_chunks(items: Sequence[Item]) -> dict[str, list[Item]]:
+    """Chunk items of a listing partition, by the sort key of the item they belong to."""
+    found: dict[str, list[Item]] = {}
+    for i in items:
+        owner, marker, _ = i["SK"]["S"].rpartition("#K#")
+        if marker and "keys" in i:
+            found.setdefault(owner, []).append(i)
+    return found
+
+
+def _keys_of(item: Item, chunks: Sequence[Item]) -> tuple[str, ...]:
+    """A report's or listing's entity keys: inline, or from all its chunks in order."""
+    inline = _s(item, "entity_keys")
+    if inline is not None:
+        return tuple(json.loads(inline))
+    ordered = sorted(chunks, key=lambda c: c["SK"]["S"])
+    if len(ordered) != _chunk_count(item):
+        raise RuntimeError(f"report keys incomplete for {item['SK']['S']}")
+    return tuple(k for c in ordered for k in json.loads(c["keys"]["S"]))
 
 
 def report_pk(project: str, report_id: str) -> str:
@@ -2244,7 +2589,7 @@ def report_pointer_sk(role: str) -> str:
     return f"RC#{role}"
 
 
-def _report_attributes(r: Report, *, with_keys: bool) -> Item:
+def _report_attributes(r: Report) -> Item:
     item: Item = {
         "id": {"S": r.id},
         "role": {"S": r.role},
@@ -2257,12 +2602,10 @@ def _report_attributes(r: Report, *, with_keys: bool) -> Item:
     }
     if r.parent_id is not None:
         item["parent_id"] = {"S": r.parent_id}
-    if with_keys:
-        item["entity_keys"] = {"S": json.dumps(list(r.entity_keys), ensure_ascii=False)}
     return item
 
 
-def _report(item: Item) -> Report:
+def _report(item: Item, keys_read: tuple[str, ...] | None = None) -> Report:
     keys = _s(item, "entity_keys")
     return Report(
         id=item["id"]["S"],
@@ -2275,46 +2618,36 @@ def _report(item: Item) -> Report:
         source_messages=tuple(json.loads(item["source_messages"]["S"])),
         # Member copies leave the keys out (a recall never reads them; a community can
         # be large): such a report comes back with none.
-        entity_keys=tuple(json.loads(keys)) if keys is not None else (),
+        entity_keys=keys_read
+        if keys_read is not None
+        else (tuple(json.loads(keys)) if keys is not None else ()),
         component=item["component"]["S"],
     )
 
 
 def _report_items(project: str, role: str, reports: Sequence[Report]) -> list[tuple[str, Item]]:
     """(stage, item) for each item that stores these reports: a pointer per entity and
-    role to its component, a listing per report in its component's partition, the report
-    by id, and a copy in the partition of each member of a level-0 report."""
+    role to its component ("pointer"); a listing per report in its component's
+    partition, the report by id (each with its keys inline or in chunks), and a copy in
+    the partition of each member of a level-0 report ("report"). Raises before anything
+    is written if an item would pass DynamoDB's item limit."""
     staged: list[tuple[str, Item]] = []
     pointers: dict[str, str] = {}
     for r in reports:
         for k in r.entity_keys:
             pointers.setdefault(k, r.component)
-    for k, component in pointers.items():
-        pointer = {
-            **_key(entity_pk(project, k), report_pointer_sk(role)),
-            "component": {"S": component},
-        }
-        staged.append(("pointer", pointer))
     for r in reports:
+        listing_sk = f"{REPORT_LISTING_PREFIX}{_tail(r.id)}"
         listing = {
-            **_key(report_list_pk(project, role, r.component), f"R#{_tail(r.id)}"),
+            **_key(report_list_pk(project, role, r.component), listing_sk),
             "id": {"S": r.id},
             "level": {"N": str(r.level)},
-            "entity_keys": {"S": json.dumps(list(r.entity_keys), ensure_ascii=False)},
         }
-        staged.append(("listing", listing))
-    for r in reports:
-        staged.append(
-            (
-                "report",
-                {
-                    **_key(report_pk(project, r.id), REPORT_SK),
-                    **_report_attributes(r, with_keys=True),
-                },
-            )
-        )
+        staged += [("report", i) for i in _with_keys(listing, r.entity_keys, listing_sk)]
+        report = {**_key(report_pk(project, r.id), REPORT_SK), **_report_attributes(r)}
+        staged += [("report", i) for i in _with_keys(report, r.entity_keys, "")]
         if r.level == 0:
-            copy = _report_attributes(r, with_keys=False)
+            copy = _report_attributes(r)
             for k in r.entity_keys:
                 staged.append(
                     (
@@ -2322,4 +2655,13 @@ def _report_items(project: str, role: str, reports: Sequence[Report]) -> list[tu
                         {**_key(entity_pk(project, k), report_member_sk(role, r.id)), **copy},
                     )
                 )
+    for k, component in pointers.items():
+        pointer = {
+            **_key(entity_pk(project, k), report_pointer_sk(role)),
+            "component": {"S": component},
+        }
+        staged.append(("pointer", pointer))
+    for _, item in staged:
+        if item_size(item) > ITEM_BYTES:
+            raise ValueError(f"report item {item['SK']['S']!r} over DynamoDB's item limit")
     return staged

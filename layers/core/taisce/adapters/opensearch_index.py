@@ -15,11 +15,16 @@ Choices forced or made for aoss:
   `_bulk` request that deletes those documents and indexes the new ones. A delete does
   the same lookup and bulk-deletes what it found.
 - Visibility. aoss makes writes searchable after its refresh interval (seconds), and
-  a refresh cannot be forced. A replacement or delete of an item written less than that
-  interval ago may not find it, leaving two copies for a while. Documents carry a
-  `written_at` stamp, and a search keeps only the newest copy of an item (searches
-  fetch twice k so that duplicates rarely push a real neighbour out); the next write of
-  that item removes the stale copy.
+  a refresh cannot be forced, so a lookup by search can miss a document written less
+  than that interval ago. With a ledger (`DocumentIds`; the DynamoDB store keeps one,
+  read strongly consistent), every `_id` the service assigned is recorded from the
+  `_bulk` answer, and deletes and replacements remove the ledger's `_id`s as well as
+  what the search finds: an erasure right after indexing deletes the new document by
+  its `_id` instead of missing it. Without a ledger (or for a document whose ledger
+  write was lost to a crash right after `_bulk`), documents carry a `written_at` stamp,
+  a search keeps only the newest copy of an item (searches fetch twice k so that
+  duplicates rarely push a real neighbour out), and the next write of that item
+  removes the stale copy.
 - Filtered k-NN. The `filter` inside the `knn` clause ("efficient filtering") narrows
   the graph search to one project, kind and role set while it runs, so k results come
   back whenever k matching items exist; a post-filter could return fewer or none. aoss
@@ -40,8 +45,8 @@ import json
 import random
 import re
 import time
-from collections.abc import Callable, Collection, Sequence
-from typing import Any
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 from opensearchpy import OpenSearch, Urllib3AWSV4SignerAuth, Urllib3HttpConnection
@@ -140,6 +145,21 @@ def _error_type(exc: TransportError) -> str:
     return error if isinstance(error, str) and _ERROR_TYPE.fullmatch(error) else ""
 
 
+class DocumentIds(Protocol):
+    """Where the `_id`s OpenSearch assigned are kept, per (project, kind, item id), so a
+    delete finds a document before a search can (see the module docstring)."""
+
+    def document_ids(
+        self, project: str, kind: str, item_ids: Collection[str]
+    ) -> dict[str, list[str]]: ...
+
+    def set_document_ids(self, project: str, kind: str, ids: Mapping[str, list[str]]) -> None:
+        """Replace the recorded `_id`s of these items."""
+        ...
+
+    def drop_document_ids(self, project: str, kind: str, item_ids: Collection[str]) -> None: ...
+
+
 class OpenSearchVectorIndex:
     def __init__(
         self,
@@ -153,8 +173,10 @@ class OpenSearchVectorIndex:
         sleep: Callable[[float], None] = time.sleep,
         jitter: Callable[[float, float], float] = random.uniform,
         clock: Callable[[], int] = time.time_ns,
+        ledger: DocumentIds | None = None,
     ) -> None:
         self.client = client
+        self.ledger = ledger
         self.index_name = index_name
         self.dimensions = dimensions
         self.max_attempts = max(1, max_attempts)
@@ -249,10 +271,12 @@ class OpenSearchVectorIndex:
 
     def _bulk(
         self, what: str, actions: list[tuple[dict[str, Any], dict[str, Any] | None, str]]
-    ) -> None:
+    ) -> dict[str, list[str]]:
         """One `_bulk` request for (action, source, item id) triples; failed items that
-        were throttled or hit a server error are sent again, with backoff."""
+        were throttled or hit a server error are sent again, with backoff. Returns the
+        `_id`s the service assigned to the indexed documents, by item id."""
         pending = actions
+        assigned: dict[str, list[str]] = {}
         for attempt in range(self.max_attempts):
             lines: list[str] = []
             for action, source, _ in pending:
@@ -265,9 +289,9 @@ class OpenSearchVectorIndex:
             )
             if not isinstance(response, dict):
                 raise VectorIndexError(f"OpenSearch {what} returned an unexpected response")
-            if not response.get("errors"):
-                return
             items = response.get("items")
+            if not response.get("errors") and not isinstance(items, list):
+                return assigned
             if not isinstance(items, list) or len(items) != len(pending):
                 raise VectorIndexError(f"OpenSearch {what} returned an unexpected response")
             failed: list[tuple[tuple[dict[str, Any], dict[str, Any] | None, str], int, str]] = []
@@ -275,12 +299,15 @@ class OpenSearchVectorIndex:
                 result = next(iter(item.values()), {}) if isinstance(item, dict) else {}
                 error = result.get("error") if isinstance(result, dict) else None
                 if error is None:
+                    doc_id = result.get("_id") if isinstance(result, dict) else None
+                    if "index" in sent[0] and isinstance(doc_id, str):
+                        assigned.setdefault(sent[2], []).append(doc_id)
                     continue
                 status = result.get("status")
                 kind = error.get("type", "") if isinstance(error, dict) else ""
                 failed.append((sent, status if isinstance(status, int) else 0, str(kind)))
             if not failed:
-                return
+                return assigned
             retryable = all(status == 429 or status >= 500 for _, status, _ in failed)
             if retryable and attempt + 1 < self.max_attempts:
                 pending = [sent for sent, _, _ in failed]
@@ -311,7 +338,7 @@ class OpenSearchVectorIndex:
             return
         latest = {item.id: item for item in items}  # the last of repeated ids wins
         vectors = {item_id: self._vector(item.vector) for item_id, item in latest.items()}
-        stored = self._stored(project, kind, list(latest))
+        stored = self._known(project, kind, list(latest))
         written_at = self._clock() // 1000  # microseconds
         actions: list[tuple[dict[str, Any], dict[str, Any] | None, str]] = [
             ({"delete": {"_id": doc_id}}, None, item_id) for doc_id, item_id in stored
@@ -329,18 +356,34 @@ class OpenSearchVectorIndex:
             if item.text:
                 source["text"] = item.text
             actions.append(({"index": {}}, source, item_id))
-        self._bulk("upsert", actions)
+        assigned = self._bulk("upsert", actions)
+        if self.ledger is not None:
+            self.ledger.set_document_ids(project, kind, assigned)
 
     def delete(self, project: str, kind: VectorKind, ids: Collection[str]) -> None:
+        """Delete every copy of these items: by the `_id`s the ledger recorded (found
+        even within the refresh interval) and those a search finds."""
         wanted = list(dict.fromkeys(ids))
         if not wanted:
             return
-        stored = self._stored(project, kind, wanted)
+        stored = self._known(project, kind, wanted)
         if stored:
             self._bulk(
                 "delete",
                 [({"delete": {"_id": doc_id}}, None, item_id) for doc_id, item_id in stored],
             )
+        if self.ledger is not None:
+            self.ledger.drop_document_ids(project, kind, wanted)
+
+    def _known(self, project: str, kind: str, ids: list[str]) -> list[tuple[str, str]]:
+        """(document _id, item id) of every copy: the ledger's, then the search's."""
+        found: dict[str, str] = {}
+        if self.ledger is not None:
+            for item_id, doc_ids in self.ledger.document_ids(project, kind, ids).items():
+                found.update(dict.fromkeys(doc_ids, item_id))
+        for doc_id, item_id in self._stored(project, kind, ids):
+            found.setdefault(doc_id, item_id)
+        return list(found.items())
 
     def _filters(
         self, project: str, kind: str, roles: Collection[Role] | None

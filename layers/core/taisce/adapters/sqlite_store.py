@@ -658,6 +658,11 @@ class SqliteStore:
         )
         return [Passage(**dict(r)) for r in rows]
 
+    def passages_of_messages(
+        self, project: str, message_ids: Sequence[str]
+    ) -> dict[str, list[Passage]]:
+        return {m: self.passages_of(project, m) for m in dict.fromkeys(message_ids)}
+
     # -- reports ---------------------------------------------------------------
 
     def dirty_projects(self) -> list[str]:

@@ -29,12 +29,12 @@ class Services:
     queue: WorkQueue | None = None
 
 
-def open_semantic(settings: Settings) -> Semantic | None:
+def open_semantic(settings: Settings, store: object = None) -> Semantic | None:
     """The embedding model and vector index, or None when embeddings are off."""
     if settings.embeddings == "none":
         return None
     if settings.store == "dynamodb":
-        return open_opensearch_semantic(settings)
+        return open_opensearch_semantic(settings, store)
     embedder = make_embedder(settings.embeddings)
     if embedder is None:
         return None
@@ -42,8 +42,9 @@ def open_semantic(settings: Settings) -> Semantic | None:
     return Semantic(embedder=embedder, index=index)
 
 
-def open_opensearch_semantic(settings: Settings) -> Semantic | None:
-    """Beside DynamoDB, vectors live in an OpenSearch Serverless collection."""
+def open_opensearch_semantic(settings: Settings, store: object = None) -> Semantic | None:
+    """Beside DynamoDB, vectors live in an OpenSearch Serverless collection; the store
+    keeps the document ids it assigns, so deletes find new documents by id."""
     if not settings.opensearch_endpoint or not settings.region:
         raise SettingsError(
             "invalid setting: TAISCE_OPENSEARCH_ENDPOINT and TAISCE_REGION are needed with "
@@ -55,7 +56,12 @@ def open_opensearch_semantic(settings: Settings) -> Semantic | None:
     from ..adapters.opensearch_index import OpenSearchVectorIndex, make_client
 
     client = make_client(settings.opensearch_endpoint, settings.region)
-    index = OpenSearchVectorIndex(client, settings.opensearch_index, embedder.dimensions)
+    from ..adapters.dynamodb_store import DynamoDbStore
+
+    ledger = store if isinstance(store, DynamoDbStore) else None
+    index = OpenSearchVectorIndex(
+        client, settings.opensearch_index, embedder.dimensions, ledger=ledger
+    )
     return Semantic(embedder=embedder, index=index)
 
 
@@ -118,7 +124,7 @@ def build_services(settings: Settings) -> Services:
     memory = Memory(
         store,
         settings.limits,
-        semantic=open_semantic(settings),
+        semantic=open_semantic(settings, store),
         extractor=extractor,
         summary_model=summary_model(settings, extractor),
     )

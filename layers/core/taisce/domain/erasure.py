@@ -283,13 +283,18 @@ def plan_erasure(store: Store, project: str, key: str) -> ErasurePlan:
     """Everything held about the entity `key` in the project, as a plan for the store."""
     fact_ids = [f.id for f in store.project_facts(project) if fact_names_it(f, key)]
     entity_keys = [k for k in store.project_entities(project) if names_it(k, key)]
+    named = [
+        m
+        for m in store.project_messages(project)
+        if names_it(m.content, key) or names_it(m.source, key)
+    ]
+    # The passages of every message that names it, read at once.
+    passages = store.passages_of_messages(project, [m.id for m in named])
     redactions: list[Redaction] = []
-    for message in store.project_messages(project):
-        named = names_it(message.content, key) or names_it(message.source, key)
-        if named:
-            found = redact(message, store.passages_of(project, message.id), key)
-            if found is not None:
-                redactions.append(found)
+    for message in named:
+        found = redact(message, passages[message.id], key)
+        if found is not None:
+            redactions.append(found)
     return ErasurePlan(
         tombstone=subject_hash(project, key),
         fact_ids=tuple(fact_ids),
