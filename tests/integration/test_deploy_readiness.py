@@ -150,19 +150,15 @@ def test_each_role_allows_the_dynamodb_and_sqs_calls_its_code_makes(scenario: st
     assert refused == []
 
 
-def test_no_role_may_scan_the_table_unless_its_code_still_does() -> None:
-    """A Scan reads every tenant's items. Only the functions whose code path still
-    Scans may (entities and erasures, while the store lists names with a Scan); once
-    the store no longer calls scan, no role may."""
-    _, calls = run_events()
+def test_no_role_may_scan_the_table() -> None:
+    """A Scan reads every tenant's items, and no code path sends one (the store reads
+    a project through its listing partitions; tests/contract/test_no_scan.py): no
+    role may."""
     s = stack("bedrock")
     table = s.attribute("Table", "Arn")
-    store_scans = "client.scan(" in inspect.getsource(DynamoDbStore)
-    may_scan = {"EntitiesFunction", "ErasuresFunction"} if store_scans else set()
-    for function in functions():
-        scans = any(a == "dynamodb:Scan" for a, _, _ in calls.actions.get(function, ()))
-        if s.allows(function, "dynamodb:Scan", table):
-            assert scans or function in may_scan, f"{function} may Scan the table"
+    assert "client.scan(" not in inspect.getsource(DynamoDbStore)
+    allowed = [f for f in functions() if s.allows(f, "dynamodb:Scan", table)]
+    assert allowed == []
 
 
 def test_the_authorizer_reads_credentials_and_nothing_else() -> None:
