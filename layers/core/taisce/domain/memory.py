@@ -302,7 +302,12 @@ class Memory:
         """Delete from the vector index what erasures left recorded; raises if the index
         fails (the ids stay recorded, so the next erasure retries them)."""
         items = self.store.erased_vectors(project)
-        if not items or self.semantic is None:
+        if not items:
+            return 0
+        if self.semantic is None:
+            # No index to delete from; kept, the ids (an entity's holds its name) would
+            # outlive the erasure.
+            self.store.clear_erased_vectors(project, items)
             return 0
         by_kind: dict[VectorKind, list[str]] = {}
         for kind, item_id in items:
