@@ -103,8 +103,7 @@ def _tokens(words: list[str]) -> set[str]:
     tokenizer (adapters/sqlite_vectors.py)."""
     db = sqlite3.connect(":memory:")
     db.execute(
-        "CREATE VIRTUAL TABLE t USING fts5(text, "
-        "tokenize = 'porter unicode61 remove_diacritics 2')"
+        "CREATE VIRTUAL TABLE t USING fts5(text, tokenize = 'porter unicode61 remove_diacritics 2')"
     )
     db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'row')")
     db.executemany("INSERT INTO t (text) VALUES (?)", [(w,) for w in words])
