@@ -134,6 +134,7 @@ class Memory:
         while pending := self.store.pending_vectors(project, batch):
             try:
                 self._index(project, pending)
+                self._unindex_vanished(project, pending)
             except Exception:
                 logger.exception("indexing failed; %d items stay pending", len(pending))
                 break
@@ -142,6 +143,29 @@ class Memory:
             if len(pending) < batch:
                 break
         return done
+
+    def _unindex_vanished(self, project: str, items: Sequence[PendingVector]) -> None:
+        """Delete the vectors just written of items no longer held. An erasure that
+        committed while they were embedded found nothing to delete in the index yet;
+        one that commits after this check deletes them itself."""
+        assert self.semantic is not None
+        by_kind: dict[VectorKind, list[str]] = {}
+        for item in items:
+            by_kind.setdefault(item.kind, []).append(item.id)
+        held: set[str] = set()
+        if ids := by_kind.get("passage"):
+            held.update(p.id for p in self.store.passages_by_ids(project, ids))
+        if ids := by_kind.get("report"):
+            held.update(r.id for r in self.store.reports_by_ids(project, ids))
+        if ids := by_kind.get("entity"):
+            # An entity's id is "<role>:<name>"; its name row goes only with an erasure
+            # (or a merge, whose alias's vector may go too: recall resolves aliases).
+            names = self.store.known_names(project, {i.partition(":")[2] for i in ids})
+            held.update(i for i in ids if i.partition(":")[2] in names)
+        for kind, ids in by_kind.items():
+            gone = [i for i in ids if i not in held]
+            if gone:
+                self.semantic.index.delete(project, kind, gone)
 
     def delete_fact(self, project: str, fact_id: str) -> None:
         if not re.fullmatch(ID_PATTERN, fact_id):
@@ -228,14 +252,17 @@ class Memory:
             if self.semantic is not None:
                 try:
                     self.semantic.index.delete(project, "report", dropped)
-                    if reports:
-                        self._index(
-                            project,
-                            [
-                                PendingVector("report", r.id, f"{r.title}. {r.summary}", r.role)
-                                for r in reports
-                            ],
-                        )
+                    # Only what was stored: a store may refuse reports that name an
+                    # entity erased since the facts were read.
+                    ids = [r.id for r in reports]
+                    stored = self.store.reports_by_ids(project, ids) if ids else []
+                    if stored:
+                        items = [
+                            PendingVector("report", r.id, f"{r.title}. {r.summary}", r.role)
+                            for r in stored
+                        ]
+                        self._index(project, items)
+                        self._unindex_vanished(project, items)
                 except Exception:
                     # The marks stay, so the next pass rebuilds and indexes them again.
                     logger.exception("indexing reports failed")
