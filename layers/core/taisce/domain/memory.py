@@ -98,11 +98,13 @@ class Memory:
     def store_facts(self, project: str, request: FactsRequest) -> list[str]:
         recorded_at = timestamp(self.clock())
         facts = [make_fact(given, recorded_at) for given in request.facts]
+        # Facts stored on purpose about an erased name bring it back: its tombstone is
+        # lifted first, so a worker that rebuilds their reports at once is not refused
+        # them (the embedded store refuses reports holding a tombstoned name).
+        self._lift_tombstones(project, facts)
         # The store marks names new to a role, and passages, for the worker to embed:
         # storing never waits on the model.
         self.store.put_facts(project, facts)
-        # Facts stored on purpose about an erased name bring it back: lift its tombstone.
-        self._lift_tombstones(project, facts)
         return [f.id for f in facts]
 
     def store_messages(self, project: str, request: MessagesRequest) -> list[str]:
