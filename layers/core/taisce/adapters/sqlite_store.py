@@ -301,6 +301,7 @@ class SqliteStore:
         )
         self.path = self.file.path
         self._add_fact_columns()
+        self._drain_erased_vectors()
 
     def _db(self) -> sqlite3.Connection:
         return self.file.db()
@@ -1204,6 +1205,19 @@ class SqliteStore:
             by_kind.setdefault(kind, []).append(item_id)
         for kind, ids in by_kind.items():
             sqlite_vectors.delete_rows(db, project, kind, sorted(set(ids)))
+
+    def _drain_erased_vectors(self) -> None:
+        """Ids an older version left in erased_vectors (an entity's holds its name):
+        their vectors and the rows go, and the file is purged, once, at open."""
+        if self._db().execute("SELECT 1 FROM erased_vectors LIMIT 1").fetchone() is None:
+            return
+        with self._write() as db:
+            projects = [r[0] for r in db.execute("SELECT DISTINCT project FROM erased_vectors")]
+            for project in projects:
+                self._erase_vectors(db, project, [])
+            if sqlite_vectors.held_in(db):
+                sqlite_vectors.purge_text(db)
+        self.file.purge()
 
     def _drop_reports(
         self,
