@@ -6,7 +6,7 @@ DATA ?= data
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: install run test lint audit openapi bench bench-quick bench-quality bench-extraction bench-erasure bench-load bench-load-quick clean sam-install sam-validate sam cold-start
+.PHONY: install run test lint audit openapi bench bench-quick bench-quality bench-extraction bench-erasure bench-secure-delete bench-load bench-load-quick clean sam-install sam-validate sam cold-start
 
 install: $(VENV)/.installed
 
@@ -59,6 +59,10 @@ bench-extraction: install
 # Erasing an entity with 1k facts and 10k passages (embedded store; DynamoDB on moto).
 bench-erasure: install
 	$(BIN)/python -m bench.erasure_bench --dynamodb
+
+# What secure_delete and the purge after an erasure cost: before vs after, one run.
+bench-secure-delete: install
+	$(BIN)/python -m bench.secure_delete_bench
 
 # -- AWS: the SAM CLI in its own venv (its pins differ from the dev venv's) --
 SAM_VENV := .venv-sam

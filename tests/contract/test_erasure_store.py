@@ -8,11 +8,15 @@ from typing import Any
 import pytest
 
 from taisce.adapters.dynamodb_store import DynamoDbStore
+from taisce.adapters.sqlite_store import SqliteStore
+from taisce.adapters.sqlite_vectors import SqliteVectorIndex
 from taisce.domain.controls import Limits, RecallRequest
-from taisce.domain.erasure import subject_hash
+from taisce.domain.erasure import plan_erasure, subject_hash
 from taisce.domain.ingest import FactsRequest
 from taisce.domain.memory import Memory
 from taisce.domain.names import candidate_spans
+from taisce.domain.reports import build_reports
+from taisce.ports import VectorItem
 from tests.contract.factories import fact, message, unique, with_passages
 from tests.moto_server import shared_moto
 
@@ -213,18 +217,61 @@ def test_a_failure_part_way_then_a_retry_finishes_the_erasure(
     assert memory.erase(project, "Atlas")["facts"] == 0
 
 
-def test_erased_vectors_are_recorded_until_cleared(
+def test_without_an_index_no_erased_vector_id_is_kept(
     store: Any, memory: Memory, project: str
 ) -> None:
+    seed(store, project)
+    memory.erase(project, "Atlas")  # no vector index: nothing to delete, nothing kept
+    # An entity's vector id holds its name ("user:atlas"): none may outlive the erasure.
+    assert store.erased_vectors(project) == []
+
+
+def test_on_dynamodb_erased_vector_ids_are_recorded_until_cleared(store: Any, project: str) -> None:
+    if not isinstance(store, DynamoDbStore):
+        pytest.skip("the embedded store deletes the vectors in the erasure's transaction")
     held = seed(store, project)
     before = {p.id for p in store.passages_of(project, held["m1"].id)}
-    memory.erase(project, "Atlas")  # no vector index here: the ids stay recorded
+    store.erase(project, plan_erasure(store, project, "atlas"))
     recorded = store.erased_vectors(project)
     assert ("entity", "user:atlas") in recorded and ("entity", "tool:atlas corp") in recorded
     gone = before - {p.id for p in store.passages_of(project, held["m1"].id)}
-    assert {("passage", i) for i in gone} <= set(recorded)
+    assert gone and {("passage", i) for i in gone} <= set(recorded)
     store.clear_erased_vectors(project, recorded)
     assert store.erased_vectors(project) == []
+
+
+def test_the_embedded_store_erases_vectors_and_their_text_in_its_transaction(
+    store: Any, memory: Memory, project: str
+) -> None:
+    if not isinstance(store, SqliteStore):
+        pytest.skip("the vector index shares the embedded store's file")
+    held = seed(store, project)
+    index = SqliteVectorIndex(store.path, 2)
+    passages = store.passages_of(project, held["m1"].id)
+    items = {
+        "entity": [
+            VectorItem("user:atlas", [1.0, 0.0], "user", "Atlas"),
+            VectorItem("assistant:atlas corp", [1.0, 0.0], "assistant", "Atlas Corp"),
+            VectorItem("user:maya okafor", [0.0, 1.0], "user", "Maya Okafor"),
+        ],
+        "passage": [VectorItem(p.id, [1.0, 0.0], p.role, p.quote) for p in passages],
+    }
+    for kind, batch in items.items():
+        index.upsert(project, kind, batch)  # type: ignore[arg-type]
+        assert index.search(project, kind, [1.0, 0.0], 10)  # the matrix is loaded
+    assert index.search_text(project, "passage", "Atlas started", 10)
+
+    memory.erase(project, "Atlas")  # no semantic side given: the store does it
+
+    assert store.erased_vectors(project) == []
+    entities = {h.id for h in index.search(project, "entity", [1.0, 0.0], 10)}
+    assert entities == {"user:maya okafor"}
+    named = index.search_text(project, "entity", "Atlas Corp Maya", 10)
+    assert [h.id for h in named] == ["user:maya okafor"]
+    kept = {p.id for p in store.passages_of(project, held["m1"].id)}
+    assert {h.id for h in index.search(project, "passage", [1.0, 0.0], 10)} == kept
+    assert index.search_text(project, "passage", "Atlas started", 10) == []
+    index.close()
 
 
 @pytest.mark.parametrize("erase_by", ["Robert Smith", "Bob"])
@@ -283,3 +330,27 @@ def test_reports_naming_the_entity_go_and_are_rebuilt_without_it(
     assert memory.rebuild_reports(project) > 0
     rebuilt = report_texts()
     assert "acme corp" in rebuilt and "atlas" not in rebuilt
+
+
+def test_a_rebuild_racing_the_erasure_writes_no_report_naming_it(
+    store: Any, memory: Memory, project: str
+) -> None:
+    """A worker's rebuild that read the facts before the erasure and writes after it:
+    the embedded store checks the tombstones in the write's transaction. (On DynamoDB
+    the erasure marks the erased names, and the worker's next pass drops such reports.)"""
+    if not isinstance(store, SqliteStore):
+        pytest.skip("the embedded store checks tombstones when it writes reports")
+    atlas = fact("Atlas", "prefers", "email", kind="value")
+    maya = fact("Maya Okafor", "lives in", "Galway")
+    store.put_facts(project, [atlas, maya])
+    read_before = build_reports([atlas, maya])  # the rebuild read the facts
+    assert {k for r in read_before for k in r.entity_keys} >= {"atlas", "maya okafor"}
+
+    memory.erase(project, "Atlas")
+    store.replace_reports(project, "user", {r.component for r in read_before}, read_before)
+
+    assert store.reports_of_entity(project, "atlas", ["user"]) == []
+    kept = store.reports_of_entity(project, "maya okafor", ["user"])
+    assert kept and all("atlas" not in (r.title + r.summary).casefold() for r in kept)
+    # And no mark holds the erased name in plain text (the worker would keep it).
+    assert all(key != "atlas" for _, key, _ in store.dirty_entities(project))

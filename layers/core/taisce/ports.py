@@ -203,11 +203,15 @@ class Store(Protocol):
         redact its messages (content and source rewritten, passages deleted or given
         the new source), drop the reports of every component its facts belonged to
         (marking their members for a rebuild) and record the ids of every vector to
-        delete. All or nothing, or in steps that a retry of the same erasure
-        completes. Returns how many reports were dropped."""
+        delete (or delete them, where the vector index shares the store's file). All or
+        nothing, or in steps that a retry of the same erasure completes. Returns how
+        many reports were dropped."""
         ...
 
-    def add_erasure(self, record: ErasureRecord) -> None: ...
+    def add_erasure(self, record: ErasureRecord) -> None:
+        """The audit record: an erasure's last step. A store that keeps copies of
+        deleted data (SQLite's WAL, its full-text segments) purges them here."""
+        ...
 
     def remove_aliases(self, project: str, keys: Collection[str]) -> int:
         """Forget every alias whose own name or whose entity is one of `keys` (erasure);

@@ -1,9 +1,15 @@
 """One SQLite file shared by the embedded adapters: a connection per thread (as
 sqlite3 requires), WAL so readers run beside the one writer, and short IMMEDIATE
-write transactions that are all or nothing."""
+write transactions that are all or nothing.
+
+Deleted content is overwritten with zeros (`secure_delete` ON, on every connection:
+the setting is per connection). FAST would not do: it leaves deleted content on
+freelist pages. The WAL still holds older copies of every page it logged until it is
+checkpointed and truncated: `purge()` does that, after an erasure."""
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -16,6 +22,10 @@ from pathlib import Path
 # it at once. Other processes (the CLI beside a server) still meet the busy timeout.
 _WRITERS: dict[Path, threading.RLock] = {}
 _WRITERS_LOCK = threading.Lock()
+# Tries of a TRUNCATE checkpoint; each waits up to the busy timeout for readers.
+_PURGE_TRIES = 3
+
+logger = logging.getLogger(__name__)
 
 
 def _writer_lock(path: Path) -> threading.RLock:
@@ -40,6 +50,7 @@ class SqliteFile:
             db.row_factory = sqlite3.Row
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("PRAGMA secure_delete=ON")
             self._local.db = db
         return db
 
@@ -57,6 +68,19 @@ class SqliteFile:
                 if db.in_transaction:
                     db.execute("ROLLBACK")
                 raise
+
+    def purge(self) -> bool:
+        """Copy the WAL into the file and truncate it to zero bytes, so that no older
+        copy of a page (holding what was deleted since) stays in it. Waits for readers
+        (the busy timeout, a few times); returns whether the WAL was truncated."""
+        db = self.db()
+        with self._writer:
+            for _ in range(_PURGE_TRIES):
+                busy, _, _ = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                if not busy:
+                    return True
+        logger.warning("the WAL of %s could not be truncated: readers kept it busy", self.path)
+        return False
 
     def close(self) -> None:
         db = getattr(self._local, "db", None)

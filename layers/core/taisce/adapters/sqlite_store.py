@@ -19,12 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from ..domain.aliases import Alias, EntityName, MergeResult, NameState, plan_merge, rekeyed
-from ..domain.erasure import ErasurePlan, ErasureRecord
+from ..domain.erasure import ErasurePlan, ErasureRecord, tombstone_hashes
 from ..domain.filters import FactFilter, MessageFilter
 from ..domain.model import ROLES, Fact, Message, Passage, Role
 from ..domain.reports import Report
 from ..domain.validity import contradiction_key, plan_closings, sortable, start_of
 from ..ports import Credential, ExtractionFailure, PendingVector, VectorKind
+from . import sqlite_vectors
 from .sqlite_file import SqliteFile
 
 SCHEMA_VERSION = 6
@@ -173,8 +174,10 @@ CREATE TABLE IF NOT EXISTS aliases (
 CREATE INDEX IF NOT EXISTS aliases_by_target ON aliases (project, target);
 """
 
-# Erasure (domain/erasure.py): tombstones, vectors still to delete, the audit record.
-# None holds a name: subjects are hashes of the project and the normalised name.
+# Erasure (domain/erasure.py): tombstones, the audit record. Neither holds a name:
+# subjects are hashes of the project and the normalised name. `erased_vectors` is no
+# longer written (the vectors go in the erasure's transaction: they are in this file);
+# rows an older version left there (entity ids hold names) are drained by erase().
 _ERASURE_SCHEMA = """
 CREATE TABLE IF NOT EXISTS erased_subjects (
     project TEXT NOT NULL,
@@ -298,6 +301,7 @@ class SqliteStore:
         )
         self.path = self.file.path
         self._add_fact_columns()
+        self._drain_erased_vectors()
 
     def _db(self) -> sqlite3.Connection:
         return self.file.db()
@@ -706,6 +710,7 @@ class SqliteStore:
         Returns the ids of the reports dropped (whose vectors must go too)."""
         dropped: list[str] = []
         with self._write() as db:
+            reports = self._not_erased(db, project, reports)
             for component in components:
                 ids = [
                     r[0]
@@ -746,6 +751,33 @@ class SqliteStore:
                 )
         kept = {r.id for r in reports}
         return [i for i in dropped if i not in kept]
+
+    @staticmethod
+    def _not_erased(
+        db: sqlite3.Connection, project: str, reports: Sequence[Report]
+    ) -> Sequence[Report]:
+        """The reports without those of a component that holds an erased name: built
+        from facts read before an erasure and written after it. Checked in the write's
+        transaction, after the tombstone (written first) is committed; the erasure
+        marked the members that stay, so the next pass rebuilds the component."""
+        keys = {k for r in reports for k in r.entity_keys}
+        if not keys:
+            return reports
+        hashes = tombstone_hashes(project, keys)
+        wanted = list(hashes)
+        erased: set[str] = set()
+        for i in range(0, len(wanted), _CHUNK):
+            chunk = wanted[i : i + _CHUNK]
+            rows = db.execute(
+                "SELECT hash FROM erased_subjects WHERE project = ? "
+                f"AND hash IN ({','.join('?' * len(chunk))})",
+                (project, *chunk),
+            )
+            erased.update(hashes[r[0]] for r in rows)
+        if not erased:
+            return reports
+        tainted = {r.component for r in reports if erased.intersection(r.entity_keys)}
+        return [r for r in reports if r.component not in tainted]
 
     def _reports(self, project: str, where: str, params: tuple[object, ...]) -> list[Report]:
         rows = self._db().execute(
@@ -1155,16 +1187,50 @@ class SqliteStore:
                 vectors += [("passage", p.id) for p in r.dropped]
             # Reports of every component the erased facts reached: dropped now, their
             # members marked so the worker rebuilds them from the facts that remain.
-            dropped = self._drop_reports(db, project, touched, token)
+            dropped = self._drop_reports(db, project, touched, erased, token)
             vectors += [("report", i) for i in dropped]
-            db.executemany(
-                "INSERT OR IGNORE INTO erased_vectors (project, kind, id) VALUES (?, ?, ?)",
-                [(project, kind, i) for kind, i in vectors],
-            )
+            self._erase_vectors(db, project, vectors)
         return len(dropped)
 
+    @staticmethod
+    def _erase_vectors(
+        db: sqlite3.Connection, project: str, vectors: list[tuple[str, str]]
+    ) -> None:
+        """The vectors and indexed text of erased items, deleted in the erasure's own
+        transaction: the vector index lives in this file (if embeddings were ever on),
+        so nothing, not even the ids (an entity's holds its name), is kept for later.
+        Ids an older version left in erased_vectors go too."""
+        legacy = db.execute(
+            "DELETE FROM erased_vectors WHERE project = ? RETURNING kind, id", (project,)
+        ).fetchall()
+        if not sqlite_vectors.held_in(db):
+            return
+        by_kind: dict[str, list[str]] = {}
+        for kind, item_id in [*vectors, *legacy]:
+            by_kind.setdefault(kind, []).append(item_id)
+        for kind, ids in by_kind.items():
+            sqlite_vectors.delete_rows(db, project, kind, sorted(set(ids)))
+
+    def _drain_erased_vectors(self) -> None:
+        """Ids an older version left in erased_vectors (an entity's holds its name):
+        their vectors and the rows go, and the file is purged, once, at open."""
+        if self._db().execute("SELECT 1 FROM erased_vectors LIMIT 1").fetchone() is None:
+            return
+        with self._write() as db:
+            projects = [r[0] for r in db.execute("SELECT DISTINCT project FROM erased_vectors")]
+            for project in projects:
+                self._erase_vectors(db, project, [])
+            if sqlite_vectors.held_in(db):
+                sqlite_vectors.purge_text(db)
+        self.file.purge()
+
     def _drop_reports(
-        self, db: sqlite3.Connection, project: str, touched: dict[str, set[str]], token: str
+        self,
+        db: sqlite3.Connection,
+        project: str,
+        touched: dict[str, set[str]],
+        erased: set[str],
+        token: str,
     ) -> list[str]:
         dropped: list[str] = []
         for role, keys in touched.items():
@@ -1195,12 +1261,31 @@ class SqliteStore:
                         "AND report_id = ?",
                         (project, role, report_id),
                     )
-            # The erased keys are marked too: a rebuild that read the facts before this
-            # transaction and writes after it is then dropped by the next pass.
-            db.executemany(_MARK_DIRTY, [(project, role, k, token) for k in members])
+            # The members that stay are marked, the erased names never (a mark would keep
+            # the name in plain text until the worker's pass); their marks go. A rebuild
+            # that read the facts before this transaction and writes after it is stopped
+            # by the tombstones (replace_reports) and redone from the members' marks.
+            db.executemany(
+                _MARK_DIRTY, [(project, role, k, token) for k in members if k not in erased]
+            )
+            db.executemany(
+                "DELETE FROM dirty_entities WHERE project = ? AND role = ? AND key = ?",
+                [(project, role, k) for k in sorted(erased)],
+            )
         return dropped
 
     def add_erasure(self, record: ErasureRecord) -> None:
+        """The audit record, the erasure's last step; then what SQLite keeps of deleted
+        rows is purged: the full-text index's deleted terms (merged away) and the WAL's
+        older page copies (checkpointed, truncated). Deleted content in the file itself
+        was zeroed as it went (secure_delete)."""
+        self._write_erasure(record)
+        with self._write() as db:
+            if sqlite_vectors.held_in(db):
+                sqlite_vectors.purge_text(db)
+        self.file.purge()
+
+    def _write_erasure(self, record: ErasureRecord) -> None:
         with self._write() as db:
             db.execute(
                 "INSERT INTO erasures (id, project, subject_hash, erased_at, facts, entities, "

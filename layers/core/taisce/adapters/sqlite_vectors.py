@@ -181,6 +181,56 @@ def _match_query(scope: str, text: str) -> str | None:
     return f"scope:{scope} AND ({terms})"
 
 
+def _drop_text(db: sqlite3.Connection, project: str, kind: str, ids: list[str]) -> None:
+    for item_id in ids:
+        row = db.execute(
+            "DELETE FROM vector_text_rows WHERE project = ? AND kind = ? AND id = ? RETURNING row",
+            (project, kind, item_id),
+        ).fetchone()
+        if row is not None:
+            db.execute("DELETE FROM vector_text WHERE rowid = ?", (row[0],))
+
+
+def _bump(db: sqlite3.Connection, project: str, kind: str) -> int:
+    row = db.execute(
+        "INSERT INTO vector_versions (project, kind, version) VALUES (?, ?, 1) "
+        "ON CONFLICT (project, kind) DO UPDATE SET version = version + 1 "
+        "RETURNING version",
+        (project, kind),
+    ).fetchone()
+    return int(row[0])
+
+
+def delete_rows(db: sqlite3.Connection, project: str, kind: str, ids: list[str]) -> int:
+    """Delete these items' vectors and indexed text inside the caller's transaction
+    (the embedded store erases them with what they index); returns the new version,
+    which makes every process reload its matrix of (project, kind)."""
+    db.executemany(
+        "DELETE FROM vectors WHERE project = ? AND kind = ? AND id = ?",
+        [(project, kind, i) for i in ids],
+    )
+    _drop_text(db, project, kind, ids)
+    return _bump(db, project, kind)
+
+
+def held_in(db: sqlite3.Connection) -> bool:
+    """Whether this file holds the vector index's tables (embeddings were on once)."""
+    return (
+        db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vector_text'"
+        ).fetchone()
+        is not None
+    )
+
+
+def purge_text(db: sqlite3.Connection) -> None:
+    """Merge the full-text index into one b-tree ('optimize'): a deleted row leaves
+    its terms in older segments, and delete markers naming them, until a merge drops
+    both. With secure_delete the segments it replaces are zeroed. Costs a rewrite of
+    the whole index, so it runs after an erasure, not after every delete."""
+    db.execute("INSERT INTO vector_text (vector_text) VALUES ('optimize')")
+
+
 def _blob(vector: Sequence[float], dimensions: int) -> np.ndarray:
     array = np.asarray(vector, dtype=np.float32)
     if array.shape != (dimensions,):
@@ -194,27 +244,6 @@ class SqliteVectorIndex:
         self.dimensions = dimensions
         self._lock = threading.Lock()
         self._matrices: dict[tuple[str, str], _Matrix] = {}
-
-    @staticmethod
-    def _drop_text(db: sqlite3.Connection, project: str, kind: str, ids: list[str]) -> None:
-        for item_id in ids:
-            row = db.execute(
-                "DELETE FROM vector_text_rows WHERE project = ? AND kind = ? AND id = ? "
-                "RETURNING row",
-                (project, kind, item_id),
-            ).fetchone()
-            if row is not None:
-                db.execute("DELETE FROM vector_text WHERE rowid = ?", (row[0],))
-
-    @staticmethod
-    def _bump(db: sqlite3.Connection, project: str, kind: str) -> int:
-        row = db.execute(
-            "INSERT INTO vector_versions (project, kind, version) VALUES (?, ?, 1) "
-            "ON CONFLICT (project, kind) DO UPDATE SET version = version + 1 "
-            "RETURNING version",
-            (project, kind),
-        ).fetchone()
-        return int(row[0])
 
     def upsert(self, project: str, kind: VectorKind, items: Sequence[VectorItem]) -> None:
         if not items:
@@ -231,7 +260,7 @@ class SqliteVectorIndex:
                         for item, array in zip(items, arrays, strict=True)
                     ],
                 )
-                self._drop_text(db, project, kind, [item.id for item in items])
+                _drop_text(db, project, kind, [item.id for item in items])
                 scope = _scope(project, kind)
                 for item in items:
                     if item.text:
@@ -244,7 +273,7 @@ class SqliteVectorIndex:
                             "VALUES (?, ?, ?, ?)",
                             (project, kind, item.id, row),
                         )
-                version = self._bump(db, project, kind)
+                version = _bump(db, project, kind)
             # Only once committed: a failed COMMIT must not leave the matrix holding
             # rows the file does not (a later write's version would then match it).
             matrix = self._matrices.get((project, kind))
@@ -259,12 +288,7 @@ class SqliteVectorIndex:
             return
         with self._lock:
             with self.file.write() as db:
-                db.executemany(
-                    "DELETE FROM vectors WHERE project = ? AND kind = ? AND id = ?",
-                    [(project, kind, i) for i in wanted],
-                )
-                self._drop_text(db, project, kind, wanted)
-                version = self._bump(db, project, kind)
+                version = delete_rows(db, project, kind, wanted)
             # Only once committed: a failed COMMIT must not leave the matrix holding
             # rows the file does not (a later write's version would then match it).
             matrix = self._matrices.get((project, kind))

@@ -98,11 +98,13 @@ class Memory:
     def store_facts(self, project: str, request: FactsRequest) -> list[str]:
         recorded_at = timestamp(self.clock())
         facts = [make_fact(given, recorded_at) for given in request.facts]
+        # Facts stored on purpose about an erased name bring it back: its tombstone is
+        # lifted first, so a worker that rebuilds their reports at once is not refused
+        # them (the embedded store refuses reports holding a tombstoned name).
+        self._lift_tombstones(project, facts)
         # The store marks names new to a role, and passages, for the worker to embed:
         # storing never waits on the model.
         self.store.put_facts(project, facts)
-        # Facts stored on purpose about an erased name bring it back: lift its tombstone.
-        self._lift_tombstones(project, facts)
         return [f.id for f in facts]
 
     def store_messages(self, project: str, request: MessagesRequest) -> list[str]:
@@ -134,6 +136,7 @@ class Memory:
         while pending := self.store.pending_vectors(project, batch):
             try:
                 self._index(project, pending)
+                self._unindex_vanished(project, pending)
             except Exception:
                 logger.exception("indexing failed; %d items stay pending", len(pending))
                 break
@@ -142,6 +145,29 @@ class Memory:
             if len(pending) < batch:
                 break
         return done
+
+    def _unindex_vanished(self, project: str, items: Sequence[PendingVector]) -> None:
+        """Delete the vectors just written of items no longer held. An erasure that
+        committed while they were embedded found nothing to delete in the index yet;
+        one that commits after this check deletes them itself."""
+        assert self.semantic is not None
+        by_kind: dict[VectorKind, list[str]] = {}
+        for item in items:
+            by_kind.setdefault(item.kind, []).append(item.id)
+        held: set[str] = set()
+        if ids := by_kind.get("passage"):
+            held.update(p.id for p in self.store.passages_by_ids(project, ids))
+        if ids := by_kind.get("report"):
+            held.update(r.id for r in self.store.reports_by_ids(project, ids))
+        if ids := by_kind.get("entity"):
+            # An entity's id is "<role>:<name>"; its name row goes only with an erasure
+            # (or a merge, whose alias's vector may go too: recall resolves aliases).
+            names = self.store.known_names(project, {i.partition(":")[2] for i in ids})
+            held.update(i for i in ids if i.partition(":")[2] in names)
+        for kind, ids in by_kind.items():
+            gone = [i for i in ids if i not in held]
+            if gone:
+                self.semantic.index.delete(project, kind, gone)
 
     def delete_fact(self, project: str, fact_id: str) -> None:
         if not re.fullmatch(ID_PATTERN, fact_id):
@@ -228,14 +254,17 @@ class Memory:
             if self.semantic is not None:
                 try:
                     self.semantic.index.delete(project, "report", dropped)
-                    if reports:
-                        self._index(
-                            project,
-                            [
-                                PendingVector("report", r.id, f"{r.title}. {r.summary}", r.role)
-                                for r in reports
-                            ],
-                        )
+                    # Only what was stored: a store may refuse reports that name an
+                    # entity erased since the facts were read.
+                    ids = [r.id for r in reports]
+                    stored = self.store.reports_by_ids(project, ids) if ids else []
+                    if stored:
+                        items = [
+                            PendingVector("report", r.id, f"{r.title}. {r.summary}", r.role)
+                            for r in stored
+                        ]
+                        self._index(project, items)
+                        self._unindex_vanished(project, items)
                 except Exception:
                     # The marks stay, so the next pass rebuilds and indexes them again.
                     logger.exception("indexing reports failed")
@@ -302,7 +331,12 @@ class Memory:
         """Delete from the vector index what erasures left recorded; raises if the index
         fails (the ids stay recorded, so the next erasure retries them)."""
         items = self.store.erased_vectors(project)
-        if not items or self.semantic is None:
+        if not items:
+            return 0
+        if self.semantic is None:
+            # No index to delete from; kept, the ids (an entity's holds its name) would
+            # outlive the erasure.
+            self.store.clear_erased_vectors(project, items)
             return 0
         by_kind: dict[VectorKind, list[str]] = {}
         for kind, item_id in items:
