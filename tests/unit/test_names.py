@@ -8,7 +8,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from taisce.domain.names import MAX_NAME_TOKENS, candidate_spans, normalize_name, pick_matches
+from taisce.domain.names import (
+    MAX_CANDIDATES,
+    MAX_NAME_TOKENS,
+    QuestionNames,
+    candidate_keys,
+    candidate_spans,
+    normalize_name,
+    pick_matches,
+)
 
 
 def found(question: str, *names: str) -> list[str]:
@@ -239,3 +247,41 @@ def test_found_names_are_distinct_known_and_in_question(words: list[str], known:
     # Every known single-token word of the question is found, or covered by a longer name.
     for word in {normalize_name(w) for w in words} & known:
         assert any(word == k or f" {word} " in f" {k} " for k in keys)
+
+
+# -- cost: linear in the question, a bounded number of keys (issue 15) -------------------
+
+
+def test_keys_are_distinct_and_capped_shortest_first() -> None:
+    assert candidate_keys("😀" * 10_000) == ["😀" * n for n in range(1, MAX_NAME_TOKENS + 1)]
+    question = " ".join(f"w{n}" for n in range(2_000))
+    # More distinct words than the cap: the first 1,000 words, one token each.
+    assert candidate_keys(question) == [f"w{n}" for n in range(MAX_CANDIDATES)]
+    question = " ".join(f"w{n}" for n in range(600))
+    keys = candidate_keys(question)
+    assert len(keys) == MAX_CANDIDATES == len(set(keys))
+    assert keys[:600] == [f"w{n}" for n in range(600)]
+    assert keys[600:] == [f"w{n} w{n + 1}" for n in range(MAX_CANDIDATES - 600)]
+    every = {s.key for s in candidate_spans(question)}
+    assert len(candidate_keys(question, cap=None)) == len(every)
+
+
+def test_a_short_question_keeps_every_run() -> None:
+    question = "Where does  ATLAS work?"
+    assert sorted(candidate_keys(question)) == sorted({s.key for s in candidate_spans(question)})
+
+
+def test_matching_a_repeated_name_reads_each_token_a_bounded_number_of_times() -> None:
+    # The quadratic case: a known name repeated 10,000 times. Only runs as long as a
+    # known key are made, and pick_matches checks each found span's own tokens.
+    names = QuestionNames("😀" * 10_000)
+    spans = list(names.spans({"😀"}))
+    assert len(spans) == 10_000
+    assert names.matches({"😀"}) == ["😀"]
+    assert names.matches({"😀😀", "😀"}) == ["😀😀"]
+    assert len(list(names.spans({"😀😀"}))) == 9_999
+
+
+def test_the_longest_name_wins_over_overlaps_at_either_end() -> None:
+    assert found("a b c d", "a b", "b c d", "c") == ["b c d"]
+    assert found("a b c d", "a b", "c d", "b c") == ["a b", "c d"]

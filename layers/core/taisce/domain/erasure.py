@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import BaseModel, ConfigDict, StringConstraints, field_validator
 
 from .model import Fact, Message, Passage
-from .names import candidate_spans, find_name, normalize_name
+from .names import candidate_keys, find_name, normalize_name
 
 if TYPE_CHECKING:
     from ..ports import Store
@@ -313,7 +313,7 @@ def fact_keys(fact: Fact) -> set[str]:
         fact.context,
     ):
         if text:
-            keys.update(s.key for s in candidate_spans(text))
+            keys.update(candidate_keys(text, cap=None))
     return keys
 
 

@@ -22,7 +22,7 @@ from .budget import Bundle, fact_characters
 from .controls import RecallControls
 from .filters import FactFilter
 from .model import Fact, Passage, Role
-from .names import candidate_spans, pick_matches
+from .names import QuestionNames, candidate_spans
 from .reports import Report
 
 logger = logging.getLogger(__name__)
@@ -156,12 +156,12 @@ def recall(
     bundle = Bundle(controls.max_characters, controls.max_rows)
     surfaces = controls.surfaces
     filters = controls.fact_filter(now)
-    spans = candidate_spans(question)
+    names = QuestionNames(question)
     # Only names that facts of the asked roles use count: what was not asked for
     # cannot shape the answer (a tool's longer name cannot hide the user's).
     # An alias found in the question stands for its entity (domain/aliases.py).
-    found = store.resolve_names(project, {s.key for s in spans}, controls.source_roles)
-    matched = list(dict.fromkeys(found[k] for k in pick_matches(spans, found)))
+    found = store.resolve_names(project, names.keys(), controls.source_roles)
+    matched = list(dict.fromkeys(found[k] for k in names.matches(found)))
     if matched and "facts" in surfaces:
         _fill_facts(store, project, matched, controls, bundle, filters)
     if semantic is None:
