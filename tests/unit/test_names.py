@@ -7,13 +7,18 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
+from taisce.domain.aliases import MergeRequest
+from taisce.domain.erasure import ErasureRequest
+from taisce.domain.ingest import FactIn
 from taisce.domain.names import (
     MAX_CANDIDATES,
     MAX_NAME_TOKENS,
     QuestionNames,
     candidate_keys,
     candidate_spans,
+    has_letter_or_digit,
     normalize_name,
     pick_matches,
 )
@@ -285,3 +290,36 @@ def test_matching_a_repeated_name_reads_each_token_a_bounded_number_of_times() -
 def test_the_longest_name_wins_over_overlaps_at_either_end() -> None:
     assert found("a b c d", "a b", "b c d", "c") == ["b c d"]
     assert found("a b c d", "a b", "c d", "b c") == ["a b", "c d"]
+
+
+# -- a name needs a letter or a digit (issue 15) ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name", [".", "\u0000", "-", "_", "?!", "\u200b", "\u00ad", "😀", "\u0301"]
+)
+def test_a_name_without_a_letter_or_digit_is_not_a_name(name: str) -> None:
+    assert not has_letter_or_digit(name)
+    with pytest.raises(ValidationError, match="letter or digit"):
+        ErasureRequest.model_validate({"subject": name})
+    with pytest.raises(ValidationError, match="letter or digit"):
+        MergeRequest.model_validate({"alias": name, "into": "Atlas"})
+    with pytest.raises(ValidationError, match="letter or digit"):
+        MergeRequest.model_validate({"alias": "Atlas", "into": name})
+    fact = {"subject": "Atlas", "predicate": "p", "object": "Bo", "source_role": "user"}
+    for field in ("subject", "object"):
+        with pytest.raises(ValidationError, match="letter or digit"):
+            FactIn.model_validate({**fact, field: name})
+    # A value is not a name: anything non-blank goes.
+    if name.strip():
+        FactIn.model_validate({**fact, "object": name, "object_kind": "value"})
+
+
+@pytest.mark.parametrize("name", ["X", "7", "½", "Ω", "北京", "R2-D2", "a.b", "हिन्दी", "😀 Labs"])
+def test_a_name_with_a_letter_or_digit_is_a_name(name: str) -> None:
+    assert has_letter_or_digit(name)
+    ErasureRequest.model_validate({"subject": name})
+    MergeRequest.model_validate({"alias": name, "into": "Atlas"})
+    FactIn.model_validate(
+        {"subject": name, "predicate": "p", "object": name, "source_role": "user"}
+    )

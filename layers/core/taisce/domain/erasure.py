@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import BaseModel, ConfigDict, StringConstraints, field_validator
 
 from .model import Fact, Message, Passage
-from .names import candidate_keys, find_name, normalize_name
+from .names import NOT_A_NAME, candidate_keys, find_name, has_letter_or_digit, normalize_name
 
 if TYPE_CHECKING:
     from ..ports import Store
@@ -59,8 +59,8 @@ class ErasureRequest(BaseModel):
     @field_validator("subject")
     @classmethod
     def _named(cls, value: str) -> str:
-        if not normalize_name(value):
-            raise ValueError("must name an entity (not blank)")
+        if not has_letter_or_digit(value):
+            raise ValueError(NOT_A_NAME)
         return value
 
 

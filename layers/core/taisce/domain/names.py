@@ -43,6 +43,15 @@ def normalize_name(name: str) -> str:
     return _SPACE.sub(" ", folded).strip()
 
 
+def has_letter_or_digit(name: str) -> bool:
+    """Whether a name can name an entity: "." or "\u0000" has no letter or digit, so
+    it is not a name (it would match punctuation everywhere, as whole tokens)."""
+    return any(char.isalnum() for char in normalize_name(name))
+
+
+NOT_A_NAME = "must be a name: at least one letter or digit"
+
+
 @dataclass(frozen=True, slots=True)
 class Span:
     key: str
