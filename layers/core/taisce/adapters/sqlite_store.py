@@ -26,6 +26,7 @@ from ..domain.reports import Report
 from ..domain.validity import contradiction_key, plan_closings, sortable, start_of
 from ..ports import Credential, ExtractionFailure, PendingVector, VectorKind
 from .sqlite_file import SqliteFile
+from .sqlite_name_keys import migrate_name_keys, name_keys_current
 
 SCHEMA_VERSION = 6
 
@@ -298,6 +299,9 @@ class SqliteStore:
         )
         self.path = self.file.path
         self._add_fact_columns()
+        if not name_keys_current(self._db()):  # keys of an older rule: sqlite_name_keys.py
+            with self._write() as db:
+                migrate_name_keys(db, mark_vectors=mark_vectors)
 
     def _db(self) -> sqlite3.Connection:
         return self.file.db()

@@ -1,8 +1,13 @@
 """Entity names: how they are normalised and found in a question.
 
 Names match after Unicode NFKC normalisation and case folding, with runs of white
-space collapsed. A name is found only as whole words, and where found names
-overlap the longest wins.
+space collapsed, as people read them: invisible characters are dropped (format and
+default-ignorable ones: soft hyphen, joiners, word joiner, byte order mark, bidi
+controls, variation selectors), a zero width space counts as a space, and a hyphen,
+underscore, period or slash between two parts of a name counts as a space too, so
+"Xanthe-Morrow", "Xanthe_Morrow", "Xanthe.Morrow", "Xanthe/Morrow" and
+"Xanthe\u200bMorrow" are all "xanthe morrow", and "X\u00adanthe" is "xanthe". A name
+is found only as whole words, and where found names overlap the longest wins.
 """
 
 from __future__ import annotations
@@ -38,9 +43,72 @@ def _in_word(char: str) -> bool:
     )
 
 
+# Characters nobody sees: Unicode's Default_Ignorable_Code_Point and the format
+# characters (Cf), but for the prepended concatenation marks (U+0600-0605 and kin),
+# which are visible. U+200B, the zero width space, is a word break: it reads as a space.
+_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb"
+    "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0000-\U000e0fff]"
+)
+_ZERO_WIDTH_SPACE = "\u200b"
+# Between two parts of a name ("Jean-Luc", "snake_case", "acme.com", "AC/DC") these
+# count as a space; elsewhere ("Acme Corp.", "-5", "a - b") they stay as they are.
+_SEPARATORS = re.compile("[-_./\u2010]+")
+
+
+def continues_cluster(char: str) -> bool:
+    """An invisible character that is not a word break: it belongs with what precedes it."""
+    return char != _ZERO_WIDTH_SPACE and _INVISIBLE.fullmatch(char) is not None
+
+
+def _visible(text: str) -> str:
+    if text.isascii():
+        return text
+    return _INVISIBLE.sub("", text.replace(_ZERO_WIDTH_SPACE, " "))
+
+
+def fold_piece(text: str) -> str:
+    """NFKC, case folding and NFKC again, without invisible characters: what a name
+    is made of before white space and separators are counted (erasure maps each piece
+    of a text back to where it came from)."""
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", _visible(text)).casefold())
+    return _visible(folded)
+
+
+def _part(char: str) -> bool:
+    """A character of a name's part: a letter, digit or mark (not a separator)."""
+    return char.isalnum() or unicodedata.category(char).startswith("M")
+
+
+def separator_runs(text: str) -> list[tuple[int, int]]:
+    """Spans of separators that stand between two parts of a name in `text`."""
+    return [
+        m.span()
+        for m in _SEPARATORS.finditer(text)
+        if m.start() > 0
+        and m.end() < len(text)
+        and _part(text[m.start() - 1])
+        and _part(text[m.end()])
+    ]
+
+
+def fold_separators(text: str) -> str:
+    runs = separator_runs(text)
+    if not runs:
+        return text
+    parts: list[str] = []
+    at = 0
+    for start, end in runs:
+        parts += [text[at:start], " "]
+        at = end
+    parts.append(text[at:])
+    return "".join(parts)
+
+
 def normalize_name(name: str) -> str:
-    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
-    return _SPACE.sub(" ", folded).strip()
+    return fold_separators(_SPACE.sub(" ", fold_piece(name)).strip())
 
 
 def has_letter_or_digit(name: str) -> bool:
