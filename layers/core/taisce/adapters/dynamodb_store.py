@@ -1691,6 +1691,11 @@ class DynamoDbStore:
         ]
         return sorted(found, key=lambda a: a.alias_key)
 
+    def entity_keys(self, project: str, limit: int) -> list[str]:
+        # The table has no per-project listing of names yet: entity_names' Scan until
+        # one lands (issue 12 asks for per-project listings instead of Scans).
+        return [e.key for e in self.entity_names(project, limit)]
+
     def entity_names(self, project: str, limit: int) -> list[EntityName]:
         """A Scan of the table for the project's name items: rare (proposals), and
         priced as such; DynamoDB has no listing of a project's entities otherwise."""

@@ -1066,6 +1066,12 @@ class SqliteStore:
         )
         return [Alias(*r) for r in rows]
 
+    def entity_keys(self, project: str, limit: int) -> list[str]:
+        rows = self._db().execute(
+            "SELECT key FROM entities WHERE project = ? ORDER BY key LIMIT ?", (project, limit)
+        )
+        return [r[0] for r in rows]
+
     def entity_names(self, project: str, limit: int) -> list[EntityName]:
         rows = self._db().execute(
             "SELECT e.key, e.name, SUM(r.facts) FROM entities e JOIN entity_roles r "

@@ -26,6 +26,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+import numpy as np
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
@@ -122,19 +123,21 @@ def name_like_spans(question: str) -> list[str]:
 
 
 def by_spelling(spans: Sequence[str], keys: Sequence[str]) -> list[SimilarName]:
-    """Entities (of `keys`, normalised names) within allowed_edits of a span."""
+    """Entities (of `keys`, normalised names) within allowed_edits of a span: one
+    distance matrix, spans by names, computed in C++ (rapidfuzz.process.cdist)."""
+    wanted = [(span, normalize_name(span)) for span in spans]
+    wanted = [(span, key) for span, key in wanted if allowed_edits(len(key))]
+    if not wanted or not keys:
+        return []
+    distances = process.cdist(
+        [key for _, key in wanted], keys, scorer=OSA.distance, score_cutoff=2, dtype=np.int32
+    )
     found: list[SimilarName] = []
-    for span in spans:
-        key = normalize_name(span)
-        most = allowed_edits(len(key))
-        if not most:
-            continue
-        for name, edits, _ in process.extract(
-            key, keys, scorer=OSA.distance, score_cutoff=most, limit=None
-        ):
-            if edits <= allowed_edits(len(name)):
-                longest = max(len(key), len(name))
-                found.append(SimilarName(name, span, 1 - edits / longest, "spelling"))
+    for row, col in zip(*np.nonzero(distances <= 2), strict=True):
+        span, key = wanted[row]
+        name, edits = keys[col], int(distances[row, col])
+        if edits <= min(allowed_edits(len(key)), allowed_edits(len(name))):
+            found.append(SimilarName(name, span, 1 - edits / max(len(key), len(name)), "spelling"))
     return found
 
 
@@ -183,7 +186,7 @@ def similar_names(
     spans = name_like_spans(question)
     if not spans:
         return SimilarNames([])
-    matches = by_spelling(spans, [n.key for n in store.entity_names(project, NAME_POOL)])
+    matches = by_spelling(spans, store.entity_keys(project, NAME_POOL))
     failed = False
     try:
         matches += by_meaning(spans, project, roles, embedder, index)
