@@ -426,6 +426,37 @@ def _recall_figures(
     }
 
 
+# Questions built to make name matching costly (issue 15): a stored name repeated
+# until the question is 1,000 to 10,000 code points long, and as long questions that
+# name nothing, beside ordinary ones. "😀" itself is no longer a name (no letter or
+# digit), so the repeated name is "x😀": two tokens, with no space between repeats.
+ADVERSARIAL_LENGTHS = (1_000, 2_500, 5_000, 10_000)
+ADVERSARIAL_TIMES = 5
+
+
+def _adversarial_figures(client: Client, ordinary: Sequence[str]) -> list[dict[str, Any]]:
+    """Gateway recall ms (median of a few) per question kind, in the same run."""
+    fact = {"subject": "x😀", "predicate": "means", "object": "joy", "source_role": "user"}
+    client.post("/v1/facts", {"facts": [fact]}, 201)
+    cases: list[tuple[str, list[str]]] = [("ordinary (1-2 names)", list(ordinary))]
+    cases += [
+        (f"x😀 repeated, {n:,} code points (a stored name)", ["x😀" * (n // 2)])
+        for n in ADVERSARIAL_LENGTHS
+    ]
+    cases.append(("😀 x 10,000 (names nothing)", ["😀" * 10_000]))
+    words = " ".join(f"w{n}" for n in range(2_000))[:10_000]
+    cases.append(("10,000 code points of distinct words", [words]))
+    rows = []
+    for label, questions in cases:
+        times: list[float] = []
+        for question in questions:
+            payload = {"question": question, "source_roles": list(ROLES)}
+            for _ in range(ADVERSARIAL_TIMES):
+                times.append(client.post("/v1/recalls", payload, 200)[0])
+        rows.append({"question": label, "ms_p50": statistics.median(times) * 1000})
+    return rows
+
+
 def _folder_mb(folder: Path) -> float:
     return sum(p.stat().st_size for p in folder.iterdir() if p.is_file()) / 1e6
 
@@ -474,6 +505,8 @@ def run_size(
                     client, store, questions, args.warmup, hops, profile if hops == 2 else None
                 )
             )
+        _log(f"[{n_facts} facts] adversarial questions")
+        adversarial = _adversarial_figures(client, questions[: ADVERSARIAL_TIMES * 2])
         store.close()
         return {
             "facts": n_facts,
@@ -487,6 +520,7 @@ def run_size(
             "store_messages": messages,
             "database_mb": _folder_mb(folder),
             "recall": recall,
+            "adversarial": adversarial,
             "seconds": time.perf_counter() - started,
         }
     finally:
@@ -555,6 +589,22 @@ def markdown(report: dict[str, Any]) -> str:
                 f"| {_f(100 * r['truncated_share'], 0)}% "
                 f"| {_f(sq['mean'], 1)} / {sq['max']} ({_f(sg['mean'], 1)}) "
                 f"| {_f(ft['mean'], 1)} / {ft['max']} |"
+            )
+    lines += [
+        "",
+        "### Adversarial questions (gateway, hops 1, median ms of "
+        f"{ADVERSARIAL_TIMES} recalls each; a fact about x😀 stored)",
+        "",
+        "| facts | question | ms (p50) | ÷ ordinary |",
+        "|---:|---|---:|---:|",
+    ]
+    for size in report["sizes"]:
+        rows = size["adversarial"]
+        base = rows[0]["ms_p50"]
+        for row in rows:
+            lines.append(
+                f"| {size['facts']:,} | {row['question']} | {_f(row['ms_p50'])} "
+                f"| {_f(row['ms_p50'] / base, 1)}x |"
             )
     return "\n".join(lines)
 

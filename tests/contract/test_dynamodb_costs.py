@@ -35,7 +35,7 @@ from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.ingest import FactsRequest
 from taisce.domain.memory import Memory
 from taisce.domain.model import ROLES
-from taisce.domain.names import candidate_spans
+from taisce.domain.names import MAX_CANDIDATES, candidate_keys
 from tests.contract.factories import unique
 from tests.moto_server import MotoDynamoDb, shared_moto
 
@@ -162,7 +162,7 @@ def test_hop_1_is_one_batch_get_and_one_query_per_matched_entity(
     assert len(body["facts"]) == 3
     assert meter.sent == {"BatchGetItem": 1, "Query": 1}
     # A unit per candidate name (15 spans of 5 tokens) + one Query of 3 small items.
-    assert len({s.key for s in candidate_spans("Where does Atlas work?")}) == 15
+    assert len(candidate_keys("Where does Atlas work?")) == 15
     assert meter.read_units == 15 + 1
 
     meter.reset()
@@ -181,7 +181,7 @@ def test_candidate_names_cost_one_batch_get_per_100(metered: tuple[Memory, Meter
     project = unique("cost")
     memory.store_facts(project, _facts(("Atlas", "works at", "Acme Corp")))
     question = "Tell me about Atlas, " + " ".join(f"word{n}" for n in range(25))
-    spans = len({s.key for s in candidate_spans(question)})
+    spans = len(candidate_keys(question))
     assert spans > 200
     meter.reset()
     meter.latency = 0.02  # so that calls sent together surely overlap
@@ -190,6 +190,20 @@ def test_candidate_names_cost_one_batch_get_per_100(metered: tuple[Memory, Meter
     assert meter.read_units == spans + 1
     # The BatchGetItem calls go out together: one wave for the names, one for the facts.
     assert meter.waves() == 2
+
+
+def test_a_long_question_costs_at_most_ten_batch_gets(metered: tuple[Memory, Meter]) -> None:
+    # 10,000 characters of distinct words once gave 14,885 candidate names: ~150
+    # sequential BatchGetItem calls. The candidates are capped (shortest runs first).
+    memory, meter = metered
+    project = unique("cost")
+    memory.store_facts(project, _facts(("Atlas", "works at", "Acme Corp")))
+    question = ("Tell me about Atlas " + " ".join(f"word{n}" for n in range(2_000)))[:10_000]
+    meter.reset()
+    body = _recall(memory, project, question, hops=1)
+    assert [f["subject"] for f in body["facts"]] == ["Atlas"]
+    assert meter.sent == {"BatchGetItem": MAX_CANDIDATES // 100, "Query": 1}
+    assert meter.read_units == MAX_CANDIDATES + 1
 
 
 # -- figures ---------------------------------------------------------------------------
@@ -240,7 +254,7 @@ def figures(
             by_operation.update(meter.sent)
             returned.append(len(body["facts"]))
             truncated += body["truncated"]
-            names.append(len({s.key for s in candidate_spans(question)}))
+            names.append(len(candidate_keys(question)))
         mean_units = statistics.fmean(units)
         rows.append(
             {

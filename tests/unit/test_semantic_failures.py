@@ -99,9 +99,17 @@ def test_a_failing_model_loses_what_needs_it(parts: tuple[Memory, Embedder, Inde
     themed = ask(memory, "Where does Atlas work?", themes=True, surfaces=["passages", "reports"])
     assert themed["degraded"] == ["passages"]  # themes come from the graph, not the model
     assert themed["reports"]
-    nothing = ask(memory, "who?", surfaces=["reports", "facts", "passages"])
+    # Step 2 compares the question's name-like spans ("Hermes"): by meaning it needs
+    # the model; a question with none ("who?") needs no model for step 2.
+    nothing = ask(memory, "Who is Hermes?", surfaces=["reports", "facts", "passages"])
     assert nothing["degraded"] == ["reports", "facts", "passages"]  # in request order
     assert nothing["facts"] == nothing["reports"] == nothing["passages"] == []
+    assert ask(memory, "who?")["degraded"] == ["reports", "passages"]
+    # Spelling still finds a misspelt name when the model is down (facts degraded:
+    # what the vectors would have added is missing).
+    typo = ask(memory, "Where does Atlass work?")
+    assert [f["statement"] for f in typo["facts"]] == ["Atlas works at Acme"]
+    assert typo["degraded"] == ["facts", "passages"]  # a name matched: no reports step
 
 
 def test_a_failing_index_loses_only_its_surface(parts: tuple[Memory, Embedder, Index]) -> None:
@@ -111,9 +119,10 @@ def test_a_failing_index_loses_only_its_surface(parts: tuple[Memory, Embedder, I
     assert answer["degraded"] == ["passages"]
     assert answer["reports"]
     index.failing_kinds = {"entity", "report"}
-    answer = ask(memory, "who?")
+    answer = ask(memory, "Who is Hermes?")
     assert answer["degraded"] == ["facts", "reports"]
     assert answer["passages"]
+    assert ask(memory, "who?")["degraded"] == ["reports"]  # no name-like span: no step 2
 
 
 def test_a_failing_model_leaves_vectors_pending_until_it_recovers(

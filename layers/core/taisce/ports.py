@@ -177,6 +177,12 @@ class Store(Protocol):
         """Up to `limit` entities named by a live fact (not aliases), by key."""
         ...
 
+    def entity_keys(self, project: str, limit: int) -> list[str]:
+        """Up to `limit` keys of entity names held (live or not, not aliases), by key:
+        the names recall step 2 compares by spelling, read on every such recall, so it
+        is a cheap listing (callers confirm a key with resolve_names)."""
+        ...
+
     # Erasure (domain/erasure.py): reads of a whole project to find what names an
     # entity, one step that applies the plan, tombstones and the audit record. Nothing
     # here holds a name: tombstones and records are hashes (erasure.subject_hash).

@@ -1804,6 +1804,13 @@ class DynamoDbStore:
         ]
         return sorted(found, key=lambda a: a.alias_key)
 
+    def entity_keys(self, project: str, limit: int) -> list[str]:
+        """The keys of the project's entity listing (recall step 2's spelling match): one
+        Query per shard, in parallel, no name item read. A key listed whose entity is
+        gone or an alias is confirmed or dropped by the caller's resolve_names."""
+        keys = {i["k"]["S"] for i in self._listing(project, LIST_ENTITIES)}
+        return sorted(keys)[:limit]
+
     def _listing(self, project: str, kind: str) -> list[Item]:
         """Every listing item of one kind: one Query per shard, the shards in parallel."""
 

@@ -27,6 +27,7 @@ from ..domain.validity import contradiction_key, plan_closings, sortable, start_
 from ..ports import Credential, ExtractionFailure, PendingVector, VectorKind
 from . import sqlite_vectors
 from .sqlite_file import SqliteFile
+from .sqlite_name_keys import migrate_name_keys, name_keys_current
 
 SCHEMA_VERSION = 6
 
@@ -301,6 +302,9 @@ class SqliteStore:
         )
         self.path = self.file.path
         self._add_fact_columns()
+        if not name_keys_current(self._db()):  # keys of an older rule: sqlite_name_keys.py
+            with self._write() as db:
+                migrate_name_keys(db, mark_vectors=mark_vectors)
         self._drain_erased_vectors()
 
     def _db(self) -> sqlite3.Connection:
@@ -1098,6 +1102,12 @@ class SqliteStore:
             (project,),
         )
         return [Alias(*r) for r in rows]
+
+    def entity_keys(self, project: str, limit: int) -> list[str]:
+        rows = self._db().execute(
+            "SELECT key FROM entities WHERE project = ? ORDER BY key LIMIT ?", (project, limit)
+        )
+        return [r[0] for r in rows]
 
     def entity_names(self, project: str, limit: int) -> list[EntityName]:
         rows = self._db().execute(

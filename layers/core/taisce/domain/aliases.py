@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, StringConstraints, field_validator
 
 from .errors import InvalidRequest
 from .model import Fact
-from .names import normalize_name
+from .names import NOT_A_NAME, has_letter_or_digit, normalize_name
 
 if TYPE_CHECKING:  # ports imports this module's records
     from ..ports import Embedder, VectorIndex
@@ -49,6 +49,8 @@ class MergeRequest(BaseModel):
     def _not_blank(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("must not be blank")
+        if not has_letter_or_digit(value):
+            raise ValueError(NOT_A_NAME)
         return value
 
 

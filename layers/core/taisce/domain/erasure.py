@@ -37,7 +37,16 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import BaseModel, ConfigDict, StringConstraints, field_validator
 
 from .model import Fact, Message, Passage
-from .names import candidate_spans, find_name, normalize_name
+from .names import (
+    NOT_A_NAME,
+    candidate_keys,
+    continues_cluster,
+    find_name,
+    fold_piece,
+    has_letter_or_digit,
+    normalize_name,
+    separator_runs,
+)
 
 if TYPE_CHECKING:
     from ..ports import Store
@@ -59,8 +68,8 @@ class ErasureRequest(BaseModel):
     @field_validator("subject")
     @classmethod
     def _named(cls, value: str) -> str:
-        if not normalize_name(value):
-            raise ValueError("must name an entity (not blank)")
+        if not has_letter_or_digit(value):
+            raise ValueError(NOT_A_NAME)
         return value
 
 
@@ -159,6 +168,7 @@ def _clusters(text: str) -> Iterator[tuple[int, int]]:
             unicodedata.combining(text[i])
             or unicodedata.category(text[i]).startswith("M")
             or text[i] in "\u200c\u200d"
+            or continues_cluster(text[i])
         ):
             yield start, i
             start = i
@@ -166,8 +176,9 @@ def _clusters(text: str) -> Iterator[tuple[int, int]]:
 
 def _mapped(text: str) -> tuple[str, list[tuple[int, int]]]:
     """normalize_name(text), and for each of its characters the span of `text` it came
-    from. Equal to normalize_name(text) except for rare compositions across clusters
-    (Hangul jamo), which the caller checks for."""
+    from (a dropped invisible character belongs to the span of the one before it).
+    Equal to normalize_name(text) except for rare compositions across clusters (Hangul
+    jamo), which the caller checks for."""
     out: list[str] = []
     origin: list[tuple[int, int]] = []
     for start, end in _clusters(text):
@@ -179,7 +190,7 @@ def _mapped(text: str) -> tuple[str, list[tuple[int, int]]]:
             elif out:
                 origin[-1] = (origin[-1][0], end)
             continue
-        folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", piece).casefold())
+        folded = fold_piece(piece)  # invisible characters go; a zero width space is a space
         for ch in folded:
             if ch.isspace():  # NFKC can make spaces (e.g. from U+00A0 in a cluster)
                 if out and out[-1] != " ":
@@ -191,7 +202,24 @@ def _mapped(text: str) -> tuple[str, list[tuple[int, int]]]:
     if out and out[-1] == " ":
         out.pop()
         origin.pop()
-    return "".join(out), origin
+    # A separator between two parts of a name counts as one space (names.py): the
+    # space stands for the whole run of separators.
+    text_out = "".join(out)
+    runs = separator_runs(text_out)
+    if not runs:
+        return text_out, origin
+    folded_out: list[str] = []
+    folded_origin: list[tuple[int, int]] = []
+    at = 0
+    for start, end in runs:
+        folded_out += out[at:start]
+        folded_origin += origin[at:start]
+        folded_out.append(" ")
+        folded_origin.append((origin[start][0], origin[end - 1][1]))
+        at = end
+    folded_out += out[at:]
+    folded_origin += origin[at:]
+    return "".join(folded_out), folded_origin
 
 
 _WORDS = re.compile(r"\S+")
@@ -318,7 +346,7 @@ def fact_keys(fact: Fact) -> set[str]:
         fact.context,
     ):
         if text:
-            keys.update(s.key for s in candidate_spans(text))
+            keys.update(candidate_keys(text, cap=None))
     return keys
 
 

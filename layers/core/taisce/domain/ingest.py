@@ -19,7 +19,7 @@ from pydantic import (
 )
 
 from .model import Fact, Message, ObjectKind, Passage, Role
-from .names import normalize_name
+from .names import NOT_A_NAME, has_letter_or_digit, normalize_name
 
 MAX_BATCH = 100
 MAX_MESSAGE_CHARACTERS = 100_000
@@ -92,6 +92,20 @@ class FactIn(BaseModel):
     _blank = field_validator("subject", "predicate", "object", "statement", "quote", "context")(
         _not_blank
     )
+
+    @field_validator("subject")
+    @classmethod
+    def _subject_named(cls, value: str) -> str:
+        if value.strip() and not has_letter_or_digit(value):
+            raise ValueError(NOT_A_NAME)
+        return value
+
+    @model_validator(mode="after")
+    def _object_named(self) -> FactIn:
+        # A value ("42", "-") may be anything; an entity object is a name.
+        if self.object_kind == "entity" and not has_letter_or_digit(self.object):
+            raise ValueError(f'object: {NOT_A_NAME} (or object_kind "value")')
+        return self
 
     @model_validator(mode="after")
     def _valid_period(self) -> FactIn:

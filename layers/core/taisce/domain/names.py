@@ -1,15 +1,21 @@
 """Entity names: how they are normalised and found in a question.
 
 Names match after Unicode NFKC normalisation and case folding, with runs of white
-space collapsed. A name is found only as whole words, and where found names
-overlap the longest wins.
+space collapsed, as people read them: invisible characters are dropped (format and
+default-ignorable ones: soft hyphen, joiners, word joiner, byte order mark, bidi
+controls, variation selectors), a zero width space counts as a space, and a hyphen,
+underscore, period or slash between two parts of a name counts as a space too, so
+"Xanthe-Morrow", "Xanthe_Morrow", "Xanthe.Morrow", "Xanthe/Morrow" and
+"Xanthe\u200bMorrow" are all "xanthe morrow", and "X\u00adanthe" is "xanthe". A name
+is found only as whole words, and where found names overlap the longest wins.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 
 _SPACE = re.compile(r"\s+")
@@ -20,8 +26,13 @@ _TOKEN = re.compile(r"\w+|[^\w\s]")
 # Names longer than this many tokens are stored and listed but never searched
 # for in a question: it bounds the look-ups one recall makes.
 MAX_NAME_TOKENS = 12
+# Distinct candidate keys one question looks up at most (shortest runs first): bounds
+# a recall's store look-ups (DynamoDB: at most 10 BatchGetItem calls of 100 keys).
+# A question of 100 words has about 1,100 distinct runs of up to 12 tokens.
+MAX_CANDIDATES = 1_000
 
 
+@functools.lru_cache(maxsize=4096)  # a question repeats few distinct characters
 def _in_word(char: str) -> bool:
     """A word character in Unicode's sense: \\w, or a combining mark, or a joiner."""
     return (
@@ -32,9 +43,81 @@ def _in_word(char: str) -> bool:
     )
 
 
+# Characters nobody sees: Unicode's Default_Ignorable_Code_Point and the format
+# characters (Cf), but for the prepended concatenation marks (U+0600-0605 and kin),
+# which are visible. U+200B, the zero width space, is a word break: it reads as a space.
+_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb"
+    "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0000-\U000e0fff]"
+)
+_ZERO_WIDTH_SPACE = "\u200b"
+# Between two parts of a name ("Jean-Luc", "snake_case", "acme.com", "AC/DC") these
+# count as a space; elsewhere ("Acme Corp.", "-5", "a - b") they stay as they are.
+_SEPARATORS = re.compile("[-_./\u2010]+")
+
+
+def continues_cluster(char: str) -> bool:
+    """An invisible character that is not a word break: it belongs with what precedes it."""
+    return char != _ZERO_WIDTH_SPACE and _INVISIBLE.fullmatch(char) is not None
+
+
+def _visible(text: str) -> str:
+    if text.isascii():
+        return text
+    return _INVISIBLE.sub("", text.replace(_ZERO_WIDTH_SPACE, " "))
+
+
+def fold_piece(text: str) -> str:
+    """NFKC, case folding and NFKC again, without invisible characters: what a name
+    is made of before white space and separators are counted (erasure maps each piece
+    of a text back to where it came from)."""
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", _visible(text)).casefold())
+    return _visible(folded)
+
+
+def _part(char: str) -> bool:
+    """A character of a name's part: a letter, digit or mark (not a separator)."""
+    return char.isalnum() or unicodedata.category(char).startswith("M")
+
+
+def separator_runs(text: str) -> list[tuple[int, int]]:
+    """Spans of separators that stand between two parts of a name in `text`."""
+    return [
+        m.span()
+        for m in _SEPARATORS.finditer(text)
+        if m.start() > 0
+        and m.end() < len(text)
+        and _part(text[m.start() - 1])
+        and _part(text[m.end()])
+    ]
+
+
+def fold_separators(text: str) -> str:
+    runs = separator_runs(text)
+    if not runs:
+        return text
+    parts: list[str] = []
+    at = 0
+    for start, end in runs:
+        parts += [text[at:start], " "]
+        at = end
+    parts.append(text[at:])
+    return "".join(parts)
+
+
 def normalize_name(name: str) -> str:
-    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
-    return _SPACE.sub(" ", folded).strip()
+    return fold_separators(_SPACE.sub(" ", fold_piece(name)).strip())
+
+
+def has_letter_or_digit(name: str) -> bool:
+    """Whether a name can name an entity: "." or "\u0000" has no letter or digit, so
+    it is not a name (it would match punctuation everywhere, as whole tokens)."""
+    return any(char.isalnum() for char in normalize_name(name))
+
+
+NOT_A_NAME = "must be a name: at least one letter or digit"
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,11 +125,13 @@ class Span:
     key: str
     start: int
     end: int
+    # The tokens it covers, first and last (inclusive): overlap is checked on them.
+    first: int = 0
+    last: int = 0
 
 
-def candidate_spans(question: str) -> list[Span]:
-    """Every run of whole tokens in the question that could be a name."""
-    text = normalize_name(question)
+def _tokens(text: str) -> list[tuple[int, int]]:
+    """The (start, end) of each token of a normalised text."""
     tokens: list[tuple[int, int]] = []
     for m in _TOKEN.finditer(text):
         start, end = m.span()
@@ -55,35 +140,98 @@ def candidate_spans(question: str) -> list[Span]:
         if (
             tokens
             and tokens[-1][1] == start
-            and _in_word(text[start - 1])
             and _in_word(text[start])
+            and _in_word(text[start - 1])
         ):
             tokens[-1] = (tokens[-1][0], end)
         else:
             tokens.append((start, end))
-    spans: list[Span] = []
-    for i, (start, _) in enumerate(tokens):
-        for j in range(i, min(i + MAX_NAME_TOKENS, len(tokens))):
-            end = tokens[j][1]
-            spans.append(Span(text[start:end], start, end))
+    return tokens
+
+
+class QuestionNames:
+    """The runs of whole tokens of one question that could be names.
+
+    Everything here is linear in the question's length: at most MAX_NAME_TOKENS runs
+    start at each token, and no step compares found names with one another. The keys
+    to look up are distinct and at most MAX_CANDIDATES (shortest runs first), so a long
+    or repetitive question costs a bounded number of store look-ups."""
+
+    def __init__(self, question: str) -> None:
+        self.text = normalize_name(question)
+        self.tokens = _tokens(self.text)
+        self._starts = [start for start, _ in self.tokens]
+        self._ends = [end for _, end in self.tokens]
+
+    def _runs(self, width: int) -> Iterator[str]:
+        """The key of every run of `width` tokens, in question order."""
+        starts, ends = self._starts, self._ends
+        return map(
+            self.text.__getitem__, map(slice, starts[: len(starts) - width + 1], ends[width - 1 :])
+        )
+
+    def keys(self, cap: int | None = MAX_CANDIDATES) -> list[str]:
+        """The distinct candidate keys, one token long first, then two, ..., in
+        question order within a length; at most `cap` (None: all)."""
+        seen: dict[str, None] = {}
+        for width in range(1, MAX_NAME_TOKENS + 1):
+            seen.update(dict.fromkeys(self._runs(width)))
+            if cap is not None and len(seen) >= cap:
+                return list(seen)[:cap]
+        return list(seen)
+
+    def spans(self, known: Collection[str] | None = None) -> Iterator[Span]:
+        """The runs (only those whose key is in `known`, if given)."""
+        widths = range(1, MAX_NAME_TOKENS + 1)
+        if known is not None:
+            # Only run lengths some known key has (a key of n tokens spans n tokens).
+            lengths = {len(_tokens(k)) for k in known}
+            widths = range(1, 0) if not lengths else sorted(w for w in lengths if w in widths)
+        starts, ends = self._starts, self._ends
+        for width in widths:
+            for i, key in enumerate(self._runs(width)):
+                if known is None or key in known:
+                    yield Span(key, starts[i], ends[i + width - 1], i, i + width - 1)
+
+    def matches(self, known: Collection[str]) -> list[str]:
+        """The keys of the names found, as pick_matches chooses them."""
+        return pick_matches(self.spans(known), known)
+
+
+def candidate_spans(question: str) -> list[Span]:
+    """Every run of whole tokens in the question that could be a name."""
+    spans = list(QuestionNames(question).spans())
+    spans.sort(key=lambda s: (s.start, s.end))
     return spans
 
 
+def candidate_keys(question: str, cap: int | None = MAX_CANDIDATES) -> list[str]:
+    """The distinct keys of candidate_spans, at most `cap` of them (shortest first)."""
+    return QuestionNames(question).keys(cap)
+
+
 def pick_matches(spans: Iterable[Span], known: Iterable[str]) -> list[str]:
-    """The keys of the names found, longest first where they overlap, in question order."""
-    known_keys = set(known)
+    """The keys of the names found, longest first where they overlap, in question order.
+
+    Linear in the spans: each found span checks only the tokens it covers (at most
+    MAX_NAME_TOKENS), never the spans taken before it."""
+    known_keys = known if isinstance(known, (set, frozenset, dict)) else set(known)
     found = [s for s in spans if s.key in known_keys]
     found.sort(key=lambda s: (-(s.end - s.start), s.start))
+    taken_tokens: set[int] = set()
     taken: list[Span] = []
     for span in found:
-        if all(span.end <= t.start or span.start >= t.end for t in taken):
+        if span.first == span.last:  # one token: the common case, checked directly
+            if span.first not in taken_tokens:
+                taken_tokens.add(span.first)
+                taken.append(span)
+            continue
+        covered = range(span.first, span.last + 1)
+        if not any(t in taken_tokens for t in covered):
+            taken_tokens.update(covered)
             taken.append(span)
     taken.sort(key=lambda s: s.start)
-    keys: list[str] = []
-    for span in taken:
-        if span.key not in keys:
-            keys.append(span.key)
-    return keys
+    return list(dict.fromkeys(span.key for span in taken))
 
 
 # -- erasure: where one name occurs in a text -------------------------------------------

@@ -22,15 +22,13 @@ from .budget import Bundle, fact_characters
 from .controls import RecallControls
 from .filters import FactFilter
 from .model import Fact, Passage, Role
-from .names import candidate_spans, pick_matches
+from .names import QuestionNames, candidate_spans
 from .reports import Report
+from .similar_names import similar_names
 
 logger = logging.getLogger(__name__)
 
 SEMANTIC_SURFACES = ("reports", "passages")
-# Cosine similarity an entity name must reach to count as "similar" to the question.
-SIMILAR_NAME_FLOOR = 0.55
-SIMILAR_NAMES = 3
 REPORTS = 5
 
 
@@ -156,12 +154,12 @@ def recall(
     bundle = Bundle(controls.max_characters, controls.max_rows)
     surfaces = controls.surfaces
     filters = controls.fact_filter(now)
-    spans = candidate_spans(question)
+    names = QuestionNames(question)
     # Only names that facts of the asked roles use count: what was not asked for
     # cannot shape the answer (a tool's longer name cannot hide the user's).
     # An alias found in the question stands for its entity (domain/aliases.py).
-    found = store.resolve_names(project, {s.key for s in spans}, controls.source_roles)
-    matched = list(dict.fromkeys(found[k] for k in pick_matches(spans, found)))
+    found = store.resolve_names(project, names.keys(), controls.source_roles)
+    matched = list(dict.fromkeys(found[k] for k in names.matches(found)))
     if matched and "facts" in surfaces:
         _fill_facts(store, project, matched, controls, bundle, filters)
     if semantic is None:
@@ -195,20 +193,17 @@ def _semantic_steps(
     q = _Question(question, semantic.embedder)
     index = semantic.index
 
-    # Step 2: similar names, when no exact name matched.
+    # Step 2: similar names (the question's name-like spans, by spelling and by
+    # meaning: domain/similar_names.py), when no exact name matched.
     if not matched:
-        hits = q.nearest(index, project, "entity", SIMILAR_NAMES, roles)
-        if hits is None:
-            if "facts" in surfaces:
-                lost.add("facts")
-        else:
-            # Entity vectors are kept per role ("<role>:<key>"), so a name only other
-            # roles use is not similar; the store confirms the name is still in use.
-            similar = [h.id.partition(":")[2] for h in hits if h.score >= SIMILAR_NAME_FLOOR]
-            live = store.resolve_names(project, similar, roles)
-            matched = list(dict.fromkeys(live[k] for k in similar if k in live))
-            if matched and "facts" in surfaces and not bundle.truncated:
-                _fill_facts(store, project, matched, controls, bundle, filters)
+        similar = similar_names(
+            store, project, question, roles, embedder=semantic.embedder, index=index
+        )
+        if similar.failed and "facts" in surfaces:
+            lost.add("facts")
+        matched = [m.key for m in similar.matches]
+        if matched and "facts" in surfaces and not bundle.truncated:
+            _fill_facts(store, project, matched, controls, bundle, filters)
 
     # Step 3: reports, when nothing matched or themes is asked for. A report sums up
     # facts that a filter cannot cut out of it, so a filtered recall returns none.

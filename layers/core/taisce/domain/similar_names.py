@@ -1,0 +1,209 @@
+"""Similar names: the entities a question means when it names none exactly (recall step 2).
+
+Only the question's own name-like spans are compared, never the whole question: a
+span is a run of capitalised words ("Where is Atlas Moren employed?" gives "Where",
+"Atlas Moren", "Atlas" and "Moren"). Two signals find an entity for a span:
+
+- spelling: the span and the entity's name (both normalised) differ by at most a few
+  edits (insert, delete, substitute, swap two neighbours; rapidfuzz's OSA distance):
+  none under 5 characters, 1 under 10, 2 from 10 on, so "Atlas Moren" finds
+  "Atlas Moran" while "Bob" does not find "Rob";
+- meaning: the span's vector is near the entity name's vector (the worker's entity
+  vectors, per role), at cosine SPAN_VECTOR_FLOOR or more ("Bob Smith" finds
+  "Robert Smith").
+
+Each match says which span found it, how similar it is and by which signal, so a
+recall can explain itself. Names a question does not capitalise (or scripts without
+capitals) are found only by step 1, exactly.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import unicodedata
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+from rapidfuzz import process
+from rapidfuzz.distance import OSA
+
+from .model import Role
+from .names import normalize_name
+
+if TYPE_CHECKING:  # ports imports domain modules
+    from ..ports import Embedder, Store, VectorIndex
+
+logger = logging.getLogger(__name__)
+
+# Matches returned at most (the entities whose facts step 2 adds).
+SIMILAR_NAMES = 3
+# Entity names compared by spelling, at most (the store's listing, by key).
+NAME_POOL = 20_000
+# Name-like spans of one question, at most, and words in one span.
+MAX_SPANS = 12
+MAX_SPAN_WORDS = 4
+# Cosine a span's vector must reach with an entity name's vector. all-MiniLM-L6-v2:
+# "Bob Smith"/"Robert Smith" 0.86, "Maya Okafour"/"Maya Okafor" 0.95, but
+# "London"/"Dublin" 0.58 and "Acme"/"Acme Corp" 0.83 (a shorter name is not the name).
+SPAN_VECTOR_FLOOR = 0.85
+SPAN_NEIGHBOURS = 3
+
+# A word token, and the characters that may join two capitalised words of one name
+# ("Jean-Luc", "O'Brien", "St. John") besides white space.
+_WORD = re.compile(r"\w+")
+_JOINERS = frozenset("-'\u2019.&_/ \t\u00a0")
+
+
+@dataclass(frozen=True, slots=True)
+class SimilarName:
+    """An entity (its key) a span of the question is similar to."""
+
+    key: str
+    span: str  # the span as the question wrote it
+    similarity: float  # 0-1: 1 - edits / length for spelling, the cosine for meaning
+    signal: Literal["spelling", "meaning"]
+
+
+@dataclass(frozen=True, slots=True)
+class SimilarNames:
+    matches: list[SimilarName]
+    # The meaning signal could not run (model or index failed): spelling still did.
+    failed: bool = False
+
+
+def allowed_edits(length: int) -> int:
+    """Edits a name of this many characters may differ by and still be similar."""
+    return 0 if length < 5 else 1 if length < 10 else 2
+
+
+def _capitalised(word: str) -> bool:
+    first = word[0]
+    return (
+        first.isupper() or first.istitle() or (first.isdigit() and any(c.isupper() for c in word))
+    )
+
+
+def name_like_spans(question: str) -> list[str]:
+    """Runs of capitalised words and their sub-runs (at most MAX_SPAN_WORDS words),
+    longest first, then in question order; distinct by normalised form."""
+    text = unicodedata.normalize("NFKC", question)
+    runs: list[list[tuple[int, int]]] = []
+    current: list[tuple[int, int]] = []
+    last_end = 0
+    for m in _WORD.finditer(text):
+        start, end = m.span()
+        between = text[last_end:start]
+        joined = bool(current) and all(c in _JOINERS for c in between) and len(between) <= 3
+        if _capitalised(m.group()):
+            if not joined and current:
+                runs.append(current)
+                current = []
+            current.append((start, end))
+        elif current:
+            runs.append(current)
+            current = []
+        last_end = end
+    if current:
+        runs.append(current)
+    spans: list[tuple[int, int, int]] = []  # (words, start, end)
+    for run in runs:
+        for i in range(len(run)):
+            for j in range(i, min(i + MAX_SPAN_WORDS, len(run))):
+                spans.append((j - i + 1, run[i][0], run[j][1]))
+    spans.sort(key=lambda s: (-s[0], s[1]))
+    found: dict[str, str] = {}
+    for _, start, end in spans:
+        found.setdefault(normalize_name(text[start:end]), text[start:end])
+        if len(found) >= MAX_SPANS:
+            break
+    return list(found.values())
+
+
+def by_spelling(spans: Sequence[str], keys: Sequence[str]) -> list[SimilarName]:
+    """Entities (of `keys`, normalised names) within allowed_edits of a span: one
+    distance matrix, spans by names, computed in C++ (rapidfuzz.process.cdist)."""
+    wanted = [(span, normalize_name(span)) for span in spans]
+    wanted = [(span, key) for span, key in wanted if allowed_edits(len(key))]
+    if not wanted or not keys:
+        return []
+    distances = process.cdist(
+        [key for _, key in wanted], keys, scorer=OSA.distance, score_cutoff=2, dtype=np.int32
+    )
+    found: list[SimilarName] = []
+    for row, col in zip(*np.nonzero(distances <= 2), strict=True):
+        span, key = wanted[row]
+        name, edits = keys[col], int(distances[row, col])
+        if edits <= min(allowed_edits(len(key)), allowed_edits(len(name))):
+            found.append(SimilarName(name, span, 1 - edits / max(len(key), len(name)), "spelling"))
+    return found
+
+
+def by_meaning(
+    spans: Sequence[str],
+    project: str,
+    roles: Collection[Role],
+    embedder: Embedder,
+    index: VectorIndex,
+) -> list[SimilarName]:
+    """Entities whose name vectors are near a span's vector (one model call)."""
+    found: list[SimilarName] = []
+    vectors = embedder.embed(list(spans))
+    for span, vector in zip(spans, vectors, strict=True):
+        for hit in index.search(project, "entity", vector, SPAN_NEIGHBOURS, roles):
+            if hit.score >= SPAN_VECTOR_FLOOR:
+                # Entity vectors are kept per role: "<role>:<key>".
+                found.append(SimilarName(hit.id.partition(":")[2], span, hit.score, "meaning"))
+    return found
+
+
+def best(matches: Sequence[SimilarName]) -> list[SimilarName]:
+    """One match per entity (its most similar), most similar first, ties by key."""
+    top: dict[str, SimilarName] = {}
+    for m in matches:
+        held = top.get(m.key)
+        if held is None or (round(m.similarity, 6), m.signal) > (
+            round(held.similarity, 6),
+            held.signal,
+        ):
+            top[m.key] = m
+    return sorted(top.values(), key=lambda m: (-round(m.similarity, 6), m.key, m.signal))
+
+
+def similar_names(
+    store: Store,
+    project: str,
+    question: str,
+    roles: Collection[Role],
+    *,
+    embedder: Embedder,
+    index: VectorIndex,
+) -> SimilarNames:
+    """The entities (at most SIMILAR_NAMES, named by live facts of `roles`) the
+    question's name-like spans are similar to, most similar first."""
+    spans = name_like_spans(question)
+    if not spans:
+        return SimilarNames([])
+    matches = by_spelling(spans, store.entity_keys(project, NAME_POOL))
+    failed = False
+    try:
+        matches += by_meaning(spans, project, roles, embedder, index)
+    except Exception:  # a model or index failure degrades the recall, never fails it
+        logger.exception("similar names by meaning failed during a recall")
+        failed = True
+    ordered = best(matches)
+    # The store confirms each name for the asked roles, and resolves an alias (an
+    # alias's vector) to its entity.
+    live = store.resolve_names(project, [m.key for m in ordered], roles)
+    chosen: list[SimilarName] = []
+    seen: set[str] = set()
+    for m in ordered:
+        entity = live.get(m.key)
+        if entity is not None and entity not in seen:
+            seen.add(entity)
+            chosen.append(SimilarName(entity, m.span, m.similarity, m.signal))
+            if len(chosen) == SIMILAR_NAMES:
+                break
+    return SimilarNames(chosen, failed)

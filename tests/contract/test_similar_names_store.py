@@ -1,0 +1,48 @@
+"""Recall step 2 on both stores (issue 11): a misspelt name in the question reaches the
+entity, by the same domain code (domain/similar_names.py) over each store's listing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from taisce.adapters.embedders import make_embedder
+from taisce.adapters.sqlite_vectors import SqliteVectorIndex
+from taisce.domain.controls import Limits, RecallRequest
+from taisce.domain.ingest import FactsRequest
+from taisce.domain.memory import Memory
+from taisce.domain.recall import Semantic
+from tests.contract.factories import unique
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Any:
+    return make_embedder("local")
+
+
+def test_a_misspelt_name_reaches_the_entity(store: Any, embedder: Any, tmp_path: Path) -> None:
+    index = SqliteVectorIndex(tmp_path / "vectors.sqlite3", embedder.dimensions)
+    memory = Memory(store, Limits(), semantic=Semantic(embedder, index))
+    project = unique("similar")
+    facts = [
+        {"subject": "Atlas Moran", "predicate": "works at", "object": "Acme Corp"},
+        {"subject": "Tobias Wren", "predicate": "uses", "object": "Linear", "source_role": "tool"},
+    ]
+    request = FactsRequest.model_validate({"facts": [{"source_role": "user", **f} for f in facts]})
+    memory.store_facts(project, request)
+    memory.index_pending(project)
+
+    def facts_of(question: str, roles: list[str] | None = None) -> list[str]:
+        body = {"question": question, "surfaces": ["facts"], "source_roles": roles or ["user"]}
+        answer = memory.recall(project, RecallRequest.model_validate(body))
+        assert answer["degraded"] == []
+        return [f["statement"] for f in answer["facts"]]
+
+    assert facts_of("Where is Atlas Moren employed?") == ["Atlas Moran works at Acme Corp"]
+    assert facts_of("Where is Paris Morgan employed?") == []
+    # A name only another role uses is not similar for these roles.
+    assert facts_of("What does Tobias Wrenn use?") == []
+    assert facts_of("What does Tobias Wrenn use?", ["tool"]) == ["Tobias Wren uses Linear"]
+    index.close()

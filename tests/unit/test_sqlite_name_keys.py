@@ -1,0 +1,82 @@
+"""A data folder written under the older name rule is re-keyed when opened (issue 15):
+"Xanthe-Morrow" was keyed "xanthe-morrow"; it is now "xanthe morrow", and two old
+spellings that read alike become one entity."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from taisce.adapters.sqlite_store import SqliteStore
+from taisce.domain.controls import Limits, RecallRequest
+from taisce.domain.ingest import FactsRequest
+from taisce.domain.memory import Memory
+
+ROLES = ["user", "assistant", "system", "tool"]
+
+
+def _store(memory: Memory, *facts: tuple[str, str, str, str]) -> None:
+    body = [
+        {"id": i, "subject": s, "predicate": "visited", "object": o, "source_role": r}
+        for i, s, o, r in facts
+    ]
+    memory.store_facts("p", FactsRequest.model_validate({"facts": body}))
+
+
+def _as_old_rule(path: Path) -> None:
+    """What an older version held: keys with the hyphen and the soft hyphen kept."""
+    with sqlite3.connect(path) as db:
+        old = {"xanthe morrow": "xanthe-morrow"}
+        for table, column in [("facts", "subject_key"), ("facts", "object_key"),
+                              ("entities", "key"), ("entity_roles", "key"),
+                              ("dirty_entities", "key")]:  # fmt: skip
+            for new, was in old.items():
+                db.execute(f"UPDATE {table} SET {column} = ? WHERE {column} = ?", (was, new))
+        # A second spelling, stored apart under the old rule.
+        db.execute("UPDATE facts SET subject_key = 'xan\u00adthe morrow' WHERE id = 'b'")
+        db.execute(
+            "INSERT INTO entities VALUES ('p', 'xan\u00adthe morrow', 'Xan\u00adthe Morrow')"
+        )
+        db.execute("UPDATE entity_roles SET facts = 1 WHERE key = 'xanthe-morrow'")
+        db.execute("INSERT INTO entity_roles VALUES ('p', 'xan\u00adthe morrow', 'user', 1)")
+        db.execute("INSERT INTO aliases VALUES ('p', 'x-m', 'X-M', 'xanthe-morrow')")
+        db.execute("DELETE FROM meta WHERE key = 'name_keys'")
+
+
+def _recall(memory: Memory, question: str) -> list[str]:
+    body = {"question": question, "source_roles": ROLES}
+    return [f["id"] for f in memory.recall("p", RecallRequest.model_validate(body))["facts"]]
+
+
+def test_an_old_file_is_rekeyed_once_when_opened(tmp_path: Path) -> None:
+    path = tmp_path / "t.sqlite3"
+    store = SqliteStore(path)
+    _store(Memory(store, Limits()), ("a", "Xanthe-Morrow", "Galway", "user"),
+           ("b", "Xanthe Morrow", "Cork", "user"))  # fmt: skip
+    store.close()
+    _as_old_rule(path)
+
+    store = SqliteStore(path)
+    memory = Memory(store, Limits())
+    assert _recall(memory, "Where does Xanthe-Morrow live?") == ["a", "b"]
+    assert _recall(memory, "Where does Xanthe Morrow live?") == ["a", "b"]
+    assert _recall(memory, "Where does X-M live?") == ["a", "b"]  # the alias moved too
+    with sqlite3.connect(path) as db:
+        keys = {r[0] for r in db.execute("SELECT key FROM entities WHERE project = 'p'")}
+        assert keys == {"xanthe morrow", "galway", "cork"}
+        counts = db.execute(
+            "SELECT facts FROM entity_roles WHERE key = 'xanthe morrow' AND role = 'user'"
+        ).fetchall()
+        assert counts == [(2,)]  # the two old spellings' counts, added
+        assert db.execute("SELECT target FROM aliases").fetchall() == [("xanthe morrow",)]
+        marks = {r[0] for r in db.execute("SELECT key FROM dirty_entities WHERE project = 'p'")}
+        assert "xanthe morrow" in marks and "xanthe-morrow" not in marks
+        assert db.execute("SELECT value FROM meta WHERE key = 'name_keys'").fetchone() == ("2",)
+    store.close()
+
+
+def test_a_new_file_needs_no_rekeying(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "t.sqlite3")
+    with sqlite3.connect(store.path) as db:
+        assert db.execute("SELECT value FROM meta WHERE key = 'name_keys'").fetchone() == ("2",)
+    store.close()
