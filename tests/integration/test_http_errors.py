@@ -561,7 +561,6 @@ def test_a_chunked_body_is_read_or_refused_plainly(project: Project) -> None:
 # -- routes and methods ------------------------------------------------------------------------
 
 UNKNOWN_ROUTES = [
-    ("GET", "/"),
     ("GET", "/v1"),
     ("GET", "/v2/health"),
     ("POST", "/v1/recall"),
@@ -583,8 +582,14 @@ UNKNOWN_METHODS = [
     ("GET", "/v1/facts/some-id"),
     ("PUT", "/v1/facts/some-id"),
     ("POST", "/v1/facts/some-id"),
-    ("GET", "/v1/messages"),
     ("DELETE", "/v1/messages"),
+    ("PUT", "/v1/messages/some-id"),
+    ("DELETE", "/v1/messages/some-id"),
+    ("POST", "/v1/entities"),
+    ("DELETE", "/v1/entities"),
+    ("POST", "/v1/entities/neighbourhood"),
+    ("POST", "/"),
+    ("POST", "/ui"),
     ("POST", "/v1/health"),
     ("DELETE", "/v1/health"),
     ("OPTIONS", "/v1/recalls"),

@@ -38,7 +38,7 @@ import secrets
 import threading
 import time
 from collections.abc import Collection, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import islice
 from typing import Any
 
@@ -54,6 +54,7 @@ from ..domain.aliases import (
 from ..domain.erasure import ErasurePlan, ErasureRecord
 from ..domain.errors import InvalidRequest
 from ..domain.filters import FactFilter, MessageFilter
+from ..domain.listing import EntityCounts
 from ..domain.model import ROLES, Fact, Message, Passage, Role
 from ..domain.names import normalize_name
 from ..domain.reports import Report
@@ -249,6 +250,55 @@ _MERGE_FACTS = 20
 _REPOINT_ALIASES = 45
 
 
+def _listing_ops(table: str, units: Sequence[Any]) -> list[Item]:
+    """One Update per entity listing item the units name (a transaction may touch an
+    item once): the key, and the name as first written."""
+    listed: dict[tuple[str, str], tuple[str, str]] = {}
+    for unit in units:
+        for where, entry in unit.listed.items():
+            listed.setdefault(where, entry)
+    return [
+        {
+            "Update": {
+                "TableName": table,
+                "Key": _key(pk, sk),
+                "UpdateExpression": "SET k = :k, n = if_not_exists(n, :n)",
+                "ExpressionAttributeValues": {":k": {"S": key}, ":n": {"S": name}},
+            }
+        }
+        for (pk, sk), (key, name) in listed.items()
+    ]
+
+
+# -- listing partitions (the memory explorer; domain/listing.py) ----------------------
+# One partition per project lists its entities (SK: the key), another its messages
+# (SK: recorded_at#id), written with the records: the explorer pages through them with
+# a Query of the project's own partition, never a Scan of the table.
+
+
+def entity_list_pk(project: str) -> str:
+    return f"{_project(project)}ENTS"
+
+
+def message_list_pk(project: str) -> str:
+    return f"{_project(project)}MSGS"
+
+
+def message_list_sk(recorded_at: str, message_id: str) -> str:
+    return f"{recorded_at}#{_tail(message_id)}"
+
+
+def _message_listing_item(project: str, m: Message) -> Item:
+    item: Item = {
+        **_key(message_list_pk(project), message_list_sk(m.recorded_at, m.id)),
+        "id": {"S": m.id},
+        "role": {"S": m.role},
+    }
+    if m.source is not None:
+        item["source"] = {"S": m.source}
+    return item
+
+
 def aliases_pk(project: str) -> str:
     return f"{_project(project)}{_ALIASES}"
 
@@ -400,6 +450,8 @@ class _Unit:
     # index of projects with work.
     marks: dict[tuple[str, str], Item] = field(default_factory=dict)
     work: dict[str, str] = field(default_factory=dict)
+    # Entity listing items it names: (PK, SK) -> (key, name as written).
+    listed: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
 
     def item_keys(self) -> list[Item]:
         return [_key(i["PK"]["S"], i["SK"]["S"]) for i in (self.claim, *self.items)]
@@ -634,6 +686,7 @@ class DynamoDbStore:
             # Undo leaves marks: a mark without its record only costs the worker a
             # rebuild or an embedding it did not need.
             ops += _work_ops(table, units)
+            ops += _listing_ops(table, units)
         return ops, claims
 
     @staticmethod
@@ -641,11 +694,13 @@ class DynamoDbStore:
         names = {pk for u in units for pk in u.names}
         marks = {k for u in units for k in u.marks}
         work = {k for u in units for k in u.work}
+        listed = {k for u in units for k in u.listed}
         return (
             sum(1 + len(u.items) + len(u.updates) for u in units)
             + len(names)
             + len(marks)
             + len(work)
+            + len(listed)
         )
 
     def _groups(self, units: Sequence[_Unit]) -> Iterator[list[_Unit]]:
@@ -779,7 +834,12 @@ class DynamoDbStore:
                 names[object_pk] = ({"S": f.object}, {f.source_role: 1})
                 items.append({"PK": {"S": object_pk}, "SK": {"S": sk}, "d": {"S": "O"}, **copy})
         unit = _Unit(claim, items, names)
+        listing = entity_list_pk(project)
+        unit.listed[(listing, _tail(f.subject_key))] = (f.subject_key, f.subject)
+        if f.object_key is not None:
+            unit.listed.setdefault((listing, _tail(f.object_key)), (f.object_key, f.object))
         unit.size = sum(item_size(i) for i in (claim, *items)) + 256 * len(names)
+        unit.size += 256 * len(unit.listed)
         return unit
 
     def put_facts(self, project: str, facts: Sequence[Fact]) -> None:
@@ -1080,6 +1140,9 @@ class DynamoDbStore:
             unit = self._message_unit(project, m, list(by_message[m.id].values()), token)
             # Passages first: _mark_passages reads unit.items as the message's passages.
             self._mark_passages(project, unit)
+            listed = _message_listing_item(project, m)
+            unit.items.append(listed)
+            unit.size += item_size(listed)
             if self.mark_extractions:
                 mark = self._extraction_item(EXTRACTIONS_PENDING_PK, project, m.id)
                 unit.items.append(mark)
@@ -1716,6 +1779,124 @@ class DynamoDbStore:
             params["ExclusiveStartKey"] = last
         return sorted(found, key=lambda e: e.key)[:limit]
 
+    # -- listings for the memory explorer (domain/listing.py) ------------------------
+    # Read from the project's listing partitions (see "listing partitions" above): a
+    # Query of one partition, then the records themselves by BatchGetItem.
+
+    def entity_page(
+        self, project: str, after: str | None, limit: int, contains: str | None
+    ) -> list[EntityCounts]:
+        listing = entity_list_pk(project)
+        params: dict[str, Any] = {
+            "KeyConditionExpression": "PK = :pk",
+            "ExpressionAttributeValues": {":pk": {"S": listing}},
+            "ProjectionExpression": "k",
+            "Limit": max(limit, MIN_PAGE),
+        }
+        if after is not None:
+            params["ExclusiveStartKey"] = _key(listing, _tail(after))
+        if contains:
+            params["FilterExpression"] = "contains(k, :q)"
+            params["ExpressionAttributeValues"][":q"] = {"S": contains}
+        found: list[EntityCounts] = []
+        keys: list[str] = []
+
+        def flush() -> None:
+            # An entity with no live fact (every fact deleted, or merged into another
+            # as an alias) is left out, as the embedded store leaves it out.
+            items = self._batch_get([_key(entity_pk(project, k), NAME_SK) for k in keys])
+            by_pk = {i["PK"]["S"]: i for i in items}
+            for k in keys:
+                item = by_pk.get(entity_pk(project, k))
+                if item is None or "n" not in item or _ALIAS_OF in item:
+                    continue
+                counts = {
+                    role: int(item[_count_attribute(role)]["N"])
+                    for role in ROLES
+                    if _count_attribute(role) in item
+                }
+                if any(n > 0 for n in counts.values()):
+                    found.append(EntityCounts(k, item["n"]["S"], counts))  # type: ignore[arg-type]
+            keys.clear()
+
+        for item in self._query(**params):
+            keys.append(item["k"]["S"])
+            if len(keys) >= limit - len(found):
+                flush()
+                if len(found) >= limit:
+                    break
+        if keys:
+            flush()
+        return found[:limit]
+
+    def message_page(
+        self,
+        project: str,
+        before: tuple[str, str] | None,
+        limit: int,
+        role: Role | None,
+        source: str | None,
+    ) -> list[Message]:
+        listing = message_list_pk(project)
+        values: Item = {":pk": {"S": listing}}
+        condition = "PK = :pk"
+        if before is not None:
+            condition += " AND SK < :b"
+            values[":b"] = {"S": message_list_sk(*before)}
+        filters: list[str] = []
+        names: dict[str, str] = {}
+        if role is not None:
+            filters.append("#r = :r")
+            names["#r"] = "role"
+            values[":r"] = {"S": role}
+        if source is not None:
+            filters.append("#s = :s")
+            names["#s"] = "source"
+            values[":s"] = {"S": source}
+        params: dict[str, Any] = {
+            "KeyConditionExpression": condition,
+            "ExpressionAttributeValues": values,
+            "ScanIndexForward": False,
+            "Limit": max(limit, MIN_PAGE),
+        }
+        if filters:
+            params["FilterExpression"] = " AND ".join(filters)
+            params["ExpressionAttributeNames"] = names
+        found: list[Message] = []
+        wanted: list[tuple[str, str]] = []
+
+        def flush() -> None:
+            items = self._batch_get([_key(message_pk(project, i), MESSAGE_SK) for _, i in wanted])
+            by_id = {i["id"]["S"]: i for i in items}
+            for recorded_at, message_id in wanted:
+                item = by_id.get(message_id)
+                # A listing item left by a write that never claimed its message (a
+                # long message whose writer died) names another moment: skipped.
+                if item is None or item["recorded_at"]["S"] != recorded_at:
+                    continue
+                found.append(
+                    Message(
+                        id=message_id,
+                        role=item["role"]["S"],
+                        content=item["content"]["S"],
+                        source=_s(item, "source"),
+                        occurred_at=item["occurred_at"]["S"],
+                        recorded_at=recorded_at,
+                    )
+                )
+            wanted.clear()
+
+        for item in self._query(**params):
+            recorded_at = item["SK"]["S"].split("#", 1)[0]
+            wanted.append((recorded_at, item["id"]["S"]))
+            if len(wanted) >= limit - len(found):
+                flush()
+                if len(found) >= limit:
+                    break
+        if wanted:
+            flush()
+        return found[:limit]
+
     # -- erasure -------------------------------------------------------------------------
     # Keys: P#<p>#ERASED / T#<subject hash> (tombstones), P#<p>#ERASED_VECTORS /
     # <kind>#<id> (vectors still to delete), ERASURES / <erased_at>#<id> (the audit
@@ -1811,6 +1992,10 @@ class DynamoDbStore:
         for r in plan.redactions:
             self._redact(project, r)
         self._batch_write([{"DeleteRequest": {"Key": _key(pk, NAME_SK)}} for pk in erased])
+        listing = entity_list_pk(project)
+        self._batch_write(
+            [{"DeleteRequest": {"Key": _key(listing, _tail(k))}} for k in plan.entity_keys]
+        )
         return dropped
 
     def _fact_ends(self, project: str, fact_ids: Sequence[str]) -> set[str]:
@@ -1877,6 +2062,11 @@ class DynamoDbStore:
         writes: list[Item] = [
             {"DeleteRequest": {"Key": _key(pk, _passage_sk(p.start))}} for p in r.dropped
         ]
+        stored = self.message(project, r.message_id)
+        if stored is not None:
+            # The explorer's listing names the source too: rewritten with it.
+            listed = _message_listing_item(project, replace(stored, source=r.source))
+            writes.append({"PutRequest": {"Item": listed}})
         for p in r.kept:
             item: Item = {
                 **_key(pk, _passage_sk(p.start)),
