@@ -125,7 +125,7 @@ export async function entityView(params, { showError }) {
           { id: "erase-counts", role: "status" },
           "Removed: ",
           Object.entries(counts)
-            .map(([k, v]) => `${v} ${k}`)
+            .map(([k, v]) => `${k}: ${v}`)
             .join(", "),
           ".",
         ),
