@@ -651,6 +651,45 @@ def test_get_facts_needs_a_subject(project: Project) -> None:
     )
 
 
+# The explorer's listings: each bad query parameter is a 400 naming it, never a 500.
+BAD_LISTINGS = [
+    ("/v1/entities", {"limit": "0"}, "limit"),
+    ("/v1/entities", {"limit": "101"}, "limit"),
+    ("/v1/entities", {"limit": "ten"}, "limit"),
+    ("/v1/entities", {"limit": "1.5"}, "limit"),
+    ("/v1/entities", {"search": ""}, "search"),
+    ("/v1/entities", {"cursor": ""}, "cursor"),
+    ("/v1/entities", {"cursor": "%%%"}, "cursor"),
+    ("/v1/entities", {"cursor": "WyJtZXNzYWdlcyIsImEiLCJiIl0"}, "cursor"),  # a messages cursor
+    ("/v1/entities", {"cursor": "eyJhIjoxfQ"}, "cursor"),  # JSON, not a cursor
+    ("/v1/entities/neighbourhood", {}, "name"),
+    ("/v1/entities/neighbourhood", {"name": "a", "hops": "3"}, "hops"),
+    ("/v1/entities/neighbourhood", {"name": "a", "hops": "0"}, "hops"),
+    ("/v1/messages", {"role": "robot"}, "role"),
+    ("/v1/messages", {"role": ""}, "role"),
+    ("/v1/messages", {"source": ""}, "source"),
+    ("/v1/messages", {"limit": "-1"}, "limit"),
+    ("/v1/messages", {"cursor": "WyJlbnRpdGllcyIsImEiXQ"}, "cursor"),  # an entities cursor
+]
+
+
+@pytest.mark.parametrize(("path", "params", "name"), BAD_LISTINGS)
+def test_a_bad_listing_parameter_is_refused_naming_it(
+    project: Project, path: str, params: dict[str, str], name: str
+) -> None:
+    error = assert_error(project.http.get(path, params=params), 400, "invalid_request")
+    assert name in error["message"]
+
+
+def test_an_unknown_message_id_is_404_and_an_impossible_one_not_echoed(project: Project) -> None:
+    error = assert_error(project.http.get("/v1/messages/no-such-message"), 404, "not_found")
+    assert "no-such-message" in error["message"]
+    error = assert_error(project.http.get("/v1/messages/" + "x" * 300), 404, "not_found")
+    assert "x" * 129 not in error["message"]
+    error = assert_error(project.http.get("/v1/messages/a%20b"), 404, "not_found")
+    assert "a b" not in error["message"]
+
+
 def test_a_bad_content_length_is_refused(api: LocalServer) -> None:
     host, port = api.url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=30) as sock:
