@@ -300,3 +300,41 @@ def test_erasing_a_subject_from_its_page(page: Any, demo_server: Demo) -> None:
     page.locator("#entities tbody tr").first.wait_for()
     assert "Liam Walsh" not in page.inner_text("#entities")
     assert_secret_kept(page, secret)
+
+
+# -- paging -------------------------------------------------------------------------
+
+
+def test_long_lists_are_read_a_page_at_a_time(page: Any, demo_server: Demo) -> None:
+    secret = demo_server.server.new_credential(f"paging-{uuid.uuid4().hex[:8]}")
+    facts = [
+        {
+            "subject": f"Person {i:03}",
+            "predicate": "lives in",
+            "object": f"Town {i:03}",
+            "source_role": "user",
+        }
+        for i in range(60)
+    ]
+    messages = [{"role": "user", "content": f"Note {i:02}."} for i in range(25)]
+    with demo_server.server.client(secret) as http:
+        assert http.post("/v1/facts", json={"facts": facts}).status_code == 201
+        assert http.post("/v1/messages", json={"messages": messages}).status_code == 202
+    open_with(page, demo_server, secret)
+    rows = page.locator("#entities tbody tr")
+    expect(rows).to_have_count(50)
+    page.click("text=Show more")
+    expect(rows).to_have_count(100)
+    page.click("text=Show more")
+    expect(rows).to_have_count(120)
+    expect(page.locator("button.more")).to_be_hidden()
+    shown = [rows.nth(i).get_attribute("data-key") for i in range(120)]
+    assert shown == sorted(
+        {f"person {i:03}" for i in range(60)} | {f"town {i:03}" for i in range(60)}
+    )
+    page.evaluate("location.hash = '#/messages'")
+    cards = page.locator("#messages article")
+    expect(cards).to_have_count(20)
+    page.click("text=Show older messages")
+    expect(cards).to_have_count(25)
+    expect(page.locator("button.more")).to_be_hidden()
