@@ -5,13 +5,14 @@ newest first, a message with its passages, a neighbourhood; and the page itself
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from taisce_client import Client, InvalidRequest, NotFound
+from taisce_client import AsyncClient, Client, InvalidRequest, NotFound
 
 from taisce.credentials import new_credential_id, new_secret, secret_hash
 from taisce.ports import Credential
@@ -140,6 +141,28 @@ def test_listing_errors_have_the_api_shape(
             r = anonymous.get(path)
             assert r.status_code == 401
             assert r.json()["error"]["code"] == "unauthorized"
+
+
+def test_the_async_client_has_the_listings(running: tuple[str, LocalServer]) -> None:
+    _, server = running
+    secret = credential(running, f"listings-{uuid.uuid4().hex[:12]}")
+
+    async def go() -> list[object]:
+        async with AsyncClient(server.url, secret) as c:
+            await c.store_facts([{"source_role": "user", **f} for f in FACTS])
+            await c.store_messages(MESSAGES[:1])
+            return [
+                await c.entities(search="bob"),
+                await c.neighbourhood("bob", hops=2),
+                await c.messages(role="user"),
+                await c.message("n1"),
+            ]
+
+    entities, graph, messages, message = asyncio.run(go())
+    assert [e["key"] for e in entities["entities"]] == ["bob"]  # type: ignore[index]
+    assert len(graph["edges"]) == 4  # type: ignore[index]
+    assert [m["id"] for m in messages["messages"]] == ["n1"]  # type: ignore[index]
+    assert message["message"]["source"] == "chat:1"  # type: ignore[index]
 
 
 # -- the page -------------------------------------------------------------------
