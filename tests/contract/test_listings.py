@@ -235,3 +235,32 @@ def test_the_neighbourhood_walks_one_or_two_hops(store: Any, memory: Memory, pro
     assert {n["id"] for n in two["nodes"]} >= {"e:dublin", "e:acme corp", "e:maya okafor"}
     assert memory.neighbourhood(unique("other"), "atlas", 2)["edges"] == []
     assert normalize_name("Atlas") == two["entity"]
+
+
+def test_records_stored_before_the_listings_are_listed_by_a_backfill(
+    store: Any, memory: Memory, project: str
+) -> None:
+    if not isinstance(store, DynamoDbStore):
+        pytest.skip("the embedded store lists from its own tables")
+    from taisce.adapters.dynamodb_store import entity_list_pk, message_list_pk
+
+    seed_facts(store, project)
+    messages, passages = with_passages(message("Atlas was here.", id="old1"), limit=30)
+    store.put_messages(project, messages, passages)
+    listed = (entities_of(memory, project), messages_of(memory, project))
+    # As a table written before the listing partitions: their items gone.
+    for pk in (entity_list_pk(project), message_list_pk(project)):
+        items = store.client.query(
+            TableName=store.table_name,
+            KeyConditionExpression="PK = :pk",
+            ExpressionAttributeValues={":pk": {"S": pk}},
+        )["Items"]
+        for item in items:
+            store.client.delete_item(
+                TableName=store.table_name, Key={"PK": item["PK"], "SK": item["SK"]}
+            )
+    assert entities_of(memory, project) == [] and messages_of(memory, project) == []
+    assert store.backfill_listings(project) == (7, 1)
+    assert (entities_of(memory, project), messages_of(memory, project)) == listed
+    assert store.backfill_listings(project) == (7, 1)  # again: the same items
+    assert (entities_of(memory, project), messages_of(memory, project)) == listed

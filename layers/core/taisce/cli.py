@@ -209,6 +209,21 @@ def cmd_erasures(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_listings(args: argparse.Namespace) -> int:
+    """List, for the explorer, what a DynamoDB table held before its listing partitions."""
+    from .adapters.dynamodb_store import DynamoDbStore
+    from .api.wiring import services
+
+    _use_data(args)
+    store = services().memory.store
+    if not isinstance(store, DynamoDbStore):
+        print("nothing to do: the embedded store lists from its own tables")
+        return 0
+    entities, messages = store.backfill_listings(args.project)
+    print(f"listed {entities} entities and {messages} messages of project {args.project!r}")
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="taisce", description="Memory for AI agents.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -257,6 +272,15 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("--message", action="append", help="only this message id (repeatable)")
     replay.add_argument("--data")
     extractions.set_defaults(run=cmd_extractions)
+
+    listings = sub.add_parser("listings", help="the explorer's listings (DynamoDB)")
+    listing_actions = listings.add_subparsers(dest="action", required=True)
+    backfill = listing_actions.add_parser(
+        "backfill", help="list records stored before the listing partitions existed"
+    )
+    backfill.add_argument("--project", required=True)
+    backfill.add_argument("--data")
+    listings.set_defaults(run=cmd_listings)
 
     add_client_parsers(sub)
 

@@ -1897,6 +1897,27 @@ class DynamoDbStore:
             flush()
         return found[:limit]
 
+    def backfill_listings(self, project: str) -> tuple[int, int]:
+        """Write the listing items of records stored before the listing partitions
+        existed (`taisce listings backfill`): found by the Scans erasure uses, so an
+        operator's one-off, never a request's. Running it again rewrites the same items.
+        Returns how many entities and messages it listed."""
+        keys = sorted(set(self.project_entities(project)))
+        names = self._batch_get([_key(entity_pk(project, k), NAME_SK) for k in keys])
+        by_pk = {i["PK"]["S"]: i for i in names}
+        writes: list[Item] = []
+        for k in keys:
+            item = by_pk.get(entity_pk(project, k))
+            if item is None or "n" not in item:
+                continue
+            listed = {**_key(entity_list_pk(project), _tail(k)), "k": {"S": k}, "n": item["n"]}
+            writes.append({"PutRequest": {"Item": listed}})
+        entities = len(writes)
+        for m in self.project_messages(project):
+            writes.append({"PutRequest": {"Item": _message_listing_item(project, m)}})
+        self._batch_write(writes)
+        return entities, len(writes) - entities
+
     # -- erasure -------------------------------------------------------------------------
     # Keys: P#<p>#ERASED / T#<subject hash> (tombstones), P#<p>#ERASED_VECTORS /
     # <kind>#<id> (vectors still to delete), ERASURES / <erased_at>#<id> (the audit
