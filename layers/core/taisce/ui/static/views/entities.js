@@ -23,7 +23,7 @@ export async function entitiesView(params, { showError }) {
           "tr",
           { "data-key": e.key },
           h("th", { scope: "row" }, entityLink(e.name)),
-          ROLES.map((r) => h("td", { class: "num" }, e.facts[r] || "")),
+          ROLES.map((r) => h("td", { class: e.facts[r] ? "num" : "num zero" }, e.facts[r])),
           h("td", { class: "num" }, total),
         ),
       );
