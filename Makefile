@@ -6,7 +6,7 @@ DATA ?= data
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: install run test lint audit openapi bench bench-quick bench-quality bench-extraction bench-erasure bench-secure-delete bench-load bench-load-quick clean sam-install sam-validate sam cold-start
+.PHONY: install run test lint audit browser screenshots openapi bench bench-quick bench-quality bench-extraction bench-erasure bench-secure-delete bench-load bench-load-quick clean sam-install sam-validate sam cold-start
 
 install: $(VENV)/.installed
 
@@ -28,8 +28,22 @@ lint: install
 	$(BIN)/cfn-lint template.yaml
 
 # The deploy-readiness test translates template.yaml with the SAM CLI's translator (.venv-sam).
-test: lint audit sam-install
+test: lint audit sam-install browser
 	$(BIN)/python -m pytest
+
+# Headless Chromium for the browser tests (tests/browser): Debian's package, never a
+# browser downloaded by Playwright. Installing needs root (or sudo without a password);
+# without them this says so and the browser tests skip with the same message.
+CHROMIUM ?= /usr/bin/chromium
+browser:
+	@if [ -x $(CHROMIUM) ]; then echo "browser: $(CHROMIUM) is installed"; \
+	elif [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium >/dev/null && echo "browser: chromium installed"; \
+	elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then sudo apt-get update -qq && sudo apt-get install -y -qq chromium >/dev/null && echo "browser: chromium installed"; \
+	else echo "browser: cannot install chromium here (not root, no sudo); the browser tests will skip"; fi
+
+# Screenshots of each page of the memory explorer into docs/ (the demo memory).
+screenshots: install browser
+	$(BIN)/python -m tests.browser.screenshots
 
 # Security checks: bandit over the code (skips justified in pyproject.toml) and
 # pip-audit over the installed pins; .ci/audit_dependencies.py says plainly when the

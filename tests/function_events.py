@@ -44,6 +44,10 @@ ORDER = [
     "entities-proposals.json",
     "worker-sqs.json",
     "worker-schedule.json",
+    "entities-list.json",
+    "entities-neighbourhood.json",
+    "messages-list.json",
+    "ui-page.json",
     "facts-delete.json",
     "erasures.json",
 ]

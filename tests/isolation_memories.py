@@ -87,7 +87,9 @@ recall_controls = st.fixed_dictionaries(
 )
 
 # What a project does: ("recall", controls) | ("facts", name) | ("aliases",) |
-# ("merge", alias, into) | ("erase", name); each in a random project.
+# ("merge", alias, into) | ("erase", name) | the explorer's listings: ("entities",
+# search or None) | ("messages", role or None) | ("neighbourhood", name, hops); each in
+# a random project.
 actions = st.tuples(
     st.integers(0, PROJECTS - 1),
     st.one_of(
@@ -96,5 +98,8 @@ actions = st.tuples(
         st.tuples(st.just("aliases")),
         st.tuples(st.just("merge"), names, names),
         st.tuples(st.just("erase"), names),
+        st.tuples(st.just("entities"), st.none() | names),
+        st.tuples(st.just("messages"), st.none() | st.sampled_from(["user", "tool"])),
+        st.tuples(st.just("neighbourhood"), names, st.integers(1, 2)),
     ),
 )

@@ -179,6 +179,13 @@ EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "entities-aliases.json": ("EntitiesFunction", http("GET", "/v1/entities/aliases")),
     "entities-proposals.json": ("EntitiesFunction", http("GET", "/v1/entities/proposals")),
+    "entities-list.json": ("EntitiesFunction", http("GET", "/v1/entities")),
+    "entities-neighbourhood.json": (
+        "EntitiesFunction",
+        http("GET", "/v1/entities/neighbourhood", query={"name": "Atlas", "hops": "2"}),
+    ),
+    "messages-list.json": ("MessagesFunction", http("GET", "/v1/messages", query={"limit": "10"})),
+    "ui-page.json": ("UiFunction", http("GET", "/ui", authorized=False)),
     "erasures.json": ("ErasuresFunction", http("POST", "/v1/erasures", {"subject": "Atlas"})),
     "worker-sqs.json": ("WorkerFunction", sqs_batch()),
     "worker-schedule.json": ("WorkerFunction", schedule()),

@@ -1,14 +1,48 @@
-"""POST /v1/entities/merges, GET /v1/entities/aliases, GET /v1/entities/proposals."""
+"""GET /v1/entities (listing), GET /v1/entities/neighbourhood, POST /v1/entities/merges,
+GET /v1/entities/aliases, GET /v1/entities/proposals."""
 
 from typing import Annotated, Any
 
-from aws_lambda_powertools.event_handler.openapi.params import Body
+from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
 from taisce.api import make_handler, make_resolver, project_of, services
-from taisce.api.responses import Aliases, Merged, Proposals, described
+from taisce.api.responses import (
+    Aliases,
+    EntityList,
+    Merged,
+    Neighbourhood,
+    Proposals,
+    described,
+)
 from taisce.domain.aliases import MergeRequest
+from taisce.domain.listing import MAX_CURSOR_CHARACTERS, MAX_PAGE
 
 app = make_resolver()
+
+
+@app.get(
+    "/v1/entities",
+    summary="The project's entities with their live facts per role, a page at a time",
+    responses=described(200, EntityList, "A page of entities by key (next_cursor: the next page)"),
+)
+def list_entities(
+    search: Annotated[str | None, Query(min_length=1, max_length=500)] = None,
+    limit: Annotated[int | None, Query(ge=1, le=MAX_PAGE)] = None,
+    cursor: Annotated[str | None, Query(min_length=1, max_length=MAX_CURSOR_CHARACTERS)] = None,
+) -> dict[str, Any]:
+    return services().memory.list_entities(project_of(app), search, limit, cursor)
+
+
+@app.get(
+    "/v1/entities/neighbourhood",
+    summary="An entity's live facts, and with hops 2 those of the entities they link to",
+    responses=described(200, Neighbourhood, "Nodes and edges (at most 200 facts)"),
+)
+def neighbourhood(
+    name: Annotated[str, Query(min_length=1, max_length=500)],
+    hops: Annotated[int, Query(ge=1, le=2)] = 1,
+) -> dict[str, Any]:
+    return services().memory.neighbourhood(project_of(app), name, hops)
 
 
 @app.post(

@@ -1,13 +1,17 @@
-"""POST /v1/messages: store messages and split them into passages."""
+"""POST /v1/messages: store messages and split them into passages.
+GET /v1/messages: the messages, newest first; GET /v1/messages/{id}: one, with its passages."""
 
 from typing import Annotated, Any
+from urllib.parse import unquote
 
-from aws_lambda_powertools.event_handler.openapi.params import Body
+from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
 from taisce.api import make_handler, make_resolver, project_of, services
-from taisce.api.responses import StoredMessages, described
+from taisce.api.responses import MessageList, MessageWithPassages, StoredMessages, described
 from taisce.api.work import announce
 from taisce.domain.ingest import MessagesRequest
+from taisce.domain.listing import MAX_CURSOR_CHARACTERS, MAX_PAGE
+from taisce.domain.model import Role
 
 app = make_resolver()
 
@@ -23,6 +27,30 @@ def store_messages(
     ids = services().memory.store_messages(project_of(app), request)
     announce(services().queue, project_of(app), "messages", ids)
     return {"messages": [{"id": i} for i in ids]}, 202
+
+
+@app.get(
+    "/v1/messages",
+    summary="The stored messages, newest first, a page at a time",
+    responses=described(200, MessageList, "A page of messages (next_cursor: the next page)"),
+)
+def list_messages(
+    role: Annotated[Role | None, Query()] = None,
+    source: Annotated[str | None, Query(min_length=1, max_length=500)] = None,
+    limit: Annotated[int | None, Query(ge=1, le=MAX_PAGE)] = None,
+    cursor: Annotated[str | None, Query(min_length=1, max_length=MAX_CURSOR_CHARACTERS)] = None,
+) -> dict[str, Any]:
+    return services().memory.list_messages(project_of(app), role, source, limit, cursor)
+
+
+@app.get(
+    "/v1/messages/<message_id>",
+    summary="One message with its passages",
+    responses=described(200, MessageWithPassages, "The message and its passages", not_found=True),
+)
+def get_message(message_id: str) -> dict[str, Any]:
+    # The route matches the raw path, so an id sent percent-encoded is decoded here.
+    return services().memory.message_with_passages(project_of(app), unquote(message_id))
 
 
 lambda_handler = make_handler(app)

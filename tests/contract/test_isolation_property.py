@@ -44,6 +44,12 @@ def act(memory: Memory, project: str, action: tuple[Any, ...]) -> Any:
         return memory.facts_about_subject(project, action[1])
     if kind == "aliases":
         return memory.aliases(project)
+    if kind == "entities":
+        return memory.list_entities(project, action[1], 100, None)
+    if kind == "messages":
+        return memory.list_messages(project, action[1], None, 100, None)
+    if kind == "neighbourhood":
+        return memory.neighbourhood(project, action[1], action[2])
     if kind == "merge":
         try:
             return memory.merge_entities(project, MergeRequest(alias=action[1], into=action[2]))
@@ -86,7 +92,7 @@ def test_no_answer_holds_another_projects_memory(store: Any) -> None:
             # Any project's token, this example's or an earlier one's, but its own.
             leaked = set(TOKEN.findall(answer)) - {tokens[index]}
             assert not leaked, f"{action[0]} in project {index} answered with {leaked}: {answer}"
-            if action[0] in ("recall", "facts"):
+            if action[0] in ("recall", "facts", "entities", "messages", "neighbourhood"):
                 seen_own.append(tokens[index] in answer)
             assert {p: held(store, p) for p in before} == before, f"{action} changed another"
 

@@ -117,6 +117,27 @@ def test_entities_merge_list_aliases_and_answer_proposals() -> None:
     assert proposals["proposals"] == [] and proposals["degraded"] == ["proposals"]
 
 
+def test_the_listings_show_what_the_events_stored() -> None:
+    entities = body("entities-list.json")["entities"]
+    assert {e["name"] for e in entities} >= {"Atlas", "Acme Corp"}
+    edges = body("entities-neighbourhood.json")["edges"]
+    assert [(e["source"], e["predicate"], e["target"]) for e in edges] == [
+        ("e:atlas", "works at", "e:acme corp")
+    ]
+    messages = body("messages-list.json")["messages"]
+    assert {m["content"] for m in messages} == {
+        "Atlas moved to Acme Corp in March.",
+        "Noted: Atlas works at Acme Corp.",
+    }
+
+
+def test_the_explorer_page_is_served_without_a_credential() -> None:
+    assert status("ui-page.json") == 200
+    answer = answers()["ui-page.json"].answer
+    assert "text/html" in answer["headers"]["Content-Type"]
+    assert "Content-Security-Policy" in answer["headers"]
+
+
 def test_the_erasure_erases_what_the_events_stored() -> None:
     assert status("erasures.json") == 200
     erased = body("erasures.json")["erased"]

@@ -38,6 +38,11 @@ ROUTES: list[tuple[str, str, dict[str, Any] | None]] = [
     ("GET", "/v1/facts?subject=Unauth%20Subject", None),
     ("DELETE", "/v1/facts/some-fact", None),
     ("POST", "/v1/messages", {"messages": [{"role": "user", "content": "Unauth Subject."}]}),
+    # The explorer's listings.
+    ("GET", "/v1/entities?search=unauth", None),
+    ("GET", "/v1/entities/neighbourhood?name=Unauth%20Subject", None),
+    ("GET", "/v1/messages?role=user", None),
+    ("GET", "/v1/messages/some-message", None),
 ]
 ROUTE_IDS = [f"{m} {p.partition('?')[0]}" for m, p, _ in ROUTES]
 

@@ -561,7 +561,6 @@ def test_a_chunked_body_is_read_or_refused_plainly(project: Project) -> None:
 # -- routes and methods ------------------------------------------------------------------------
 
 UNKNOWN_ROUTES = [
-    ("GET", "/"),
     ("GET", "/v1"),
     ("GET", "/v2/health"),
     ("POST", "/v1/recall"),
@@ -583,8 +582,14 @@ UNKNOWN_METHODS = [
     ("GET", "/v1/facts/some-id"),
     ("PUT", "/v1/facts/some-id"),
     ("POST", "/v1/facts/some-id"),
-    ("GET", "/v1/messages"),
     ("DELETE", "/v1/messages"),
+    ("PUT", "/v1/messages/some-id"),
+    ("DELETE", "/v1/messages/some-id"),
+    ("POST", "/v1/entities"),
+    ("DELETE", "/v1/entities"),
+    ("POST", "/v1/entities/neighbourhood"),
+    ("POST", "/"),
+    ("POST", "/ui"),
     ("POST", "/v1/health"),
     ("DELETE", "/v1/health"),
     ("OPTIONS", "/v1/recalls"),
@@ -644,6 +649,45 @@ def test_get_facts_needs_a_subject(project: Project) -> None:
     assert_error(
         project.http.get("/v1/facts", params={"subject": "s" * 501}), 400, "invalid_request"
     )
+
+
+# The explorer's listings: each bad query parameter is a 400 naming it, never a 500.
+BAD_LISTINGS = [
+    ("/v1/entities", {"limit": "0"}, "limit"),
+    ("/v1/entities", {"limit": "101"}, "limit"),
+    ("/v1/entities", {"limit": "ten"}, "limit"),
+    ("/v1/entities", {"limit": "1.5"}, "limit"),
+    ("/v1/entities", {"search": ""}, "search"),
+    ("/v1/entities", {"cursor": ""}, "cursor"),
+    ("/v1/entities", {"cursor": "%%%"}, "cursor"),
+    ("/v1/entities", {"cursor": "WyJtZXNzYWdlcyIsImEiLCJiIl0"}, "cursor"),  # a messages cursor
+    ("/v1/entities", {"cursor": "eyJhIjoxfQ"}, "cursor"),  # JSON, not a cursor
+    ("/v1/entities/neighbourhood", {}, "name"),
+    ("/v1/entities/neighbourhood", {"name": "a", "hops": "3"}, "hops"),
+    ("/v1/entities/neighbourhood", {"name": "a", "hops": "0"}, "hops"),
+    ("/v1/messages", {"role": "robot"}, "role"),
+    ("/v1/messages", {"role": ""}, "role"),
+    ("/v1/messages", {"source": ""}, "source"),
+    ("/v1/messages", {"limit": "-1"}, "limit"),
+    ("/v1/messages", {"cursor": "WyJlbnRpdGllcyIsImEiXQ"}, "cursor"),  # an entities cursor
+]
+
+
+@pytest.mark.parametrize(("path", "params", "name"), BAD_LISTINGS)
+def test_a_bad_listing_parameter_is_refused_naming_it(
+    project: Project, path: str, params: dict[str, str], name: str
+) -> None:
+    error = assert_error(project.http.get(path, params=params), 400, "invalid_request")
+    assert name in error["message"]
+
+
+def test_an_unknown_message_id_is_404_and_an_impossible_one_not_echoed(project: Project) -> None:
+    error = assert_error(project.http.get("/v1/messages/no-such-message"), 404, "not_found")
+    assert "no-such-message" in error["message"]
+    error = assert_error(project.http.get("/v1/messages/" + "x" * 300), 404, "not_found")
+    assert "x" * 129 not in error["message"]
+    error = assert_error(project.http.get("/v1/messages/a%20b"), 404, "not_found")
+    assert "a b" not in error["message"]
 
 
 def test_a_bad_content_length_is_refused(api: LocalServer) -> None:

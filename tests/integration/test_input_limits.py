@@ -20,10 +20,13 @@ from typing import Any
 import httpx
 import pytest
 
+from taisce.domain.listing import encode_cursor
 from tests.draining import drain
 from tests.server import ROOT, LocalServer, start_server
 
 MIB = 1024 * 1024
+# A cursor of exactly 2,048 characters (["entities", key] as unpadded base64url).
+LONG_CURSOR = encode_cursor("entities", ["k" * 1521])
 TABLES = ("facts", "entities", "messages", "passages", "aliases", "erasures")
 
 
@@ -245,6 +248,73 @@ LIMITS = [
         setup=facts(fact(id="d" * 128)),
     ),
     Limit(
+        "GET /v1/entities limit",
+        100,
+        "GET",
+        lambda n: f"/v1/entities?limit={n}",
+        None,
+        200,
+        "invalid_request",
+    ),
+    Limit(
+        "GET /v1/entities search",
+        500,
+        "GET",
+        lambda n: "/v1/entities?search=" + "s" * n,
+        None,
+        200,
+        "invalid_request",
+    ),
+    Limit(
+        "GET /v1/entities cursor",
+        2048,
+        "GET",
+        # At the limit, a cursor the route could have handed out (a long key); over it,
+        # any text of that length.
+        lambda n: "/v1/entities?cursor=" + (LONG_CURSOR if n == len(LONG_CURSOR) else "c" * n),
+        None,
+        200,
+        "invalid_request",
+    ),
+    Limit(
+        "GET /v1/entities/neighbourhood name",
+        500,
+        "GET",
+        lambda n: "/v1/entities/neighbourhood?name=" + "n" * n,
+        None,
+        200,
+        "invalid_request",
+    ),
+    Limit(
+        "GET /v1/messages limit",
+        100,
+        "GET",
+        lambda n: f"/v1/messages?limit={n}",
+        None,
+        200,
+        "invalid_request",
+    ),
+    Limit(
+        "GET /v1/messages source",
+        500,
+        "GET",
+        lambda n: "/v1/messages?source=" + "s" * n,
+        None,
+        200,
+        "invalid_request",
+    ),
+    Limit(
+        "GET /v1/messages/{id}",
+        128,
+        "GET",
+        lambda n: "/v1/messages/" + "m" * n,
+        None,
+        200,
+        "not_found",
+        status=404,
+        setup={"messages": [{"id": "m" * 128, "role": "user", "content": "kept"}]},
+    ),
+    Limit(
         "merge alias, into",
         500,
         "POST",
@@ -302,8 +372,9 @@ def test_at_the_limit_accepted_one_over_refused_and_nothing_stored(
     project = f"limits-{uuid.uuid4().hex[:10]}"
     with api.client(api.new_credential(project)) as http:
         if case.setup:
-            stored = http.post("/v1/facts", json=case.setup)
-            assert stored.status_code == 201, stored.text
+            route = "/v1/messages" if "messages" in case.setup else "/v1/facts"
+            stored = http.post(route, json=case.setup)
+            assert stored.status_code in (201, 202), stored.text
         before = held(api, project)
 
         over = send(http, case, case.limit + 1)

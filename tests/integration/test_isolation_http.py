@@ -39,6 +39,12 @@ def request(http: httpx.Client, action: tuple[Any, ...]) -> httpx.Response:
         return http.get("/v1/facts", params={"subject": action[1]})
     if kind == "aliases":
         return http.get("/v1/entities/aliases")
+    if kind == "entities":
+        return http.get("/v1/entities", params={"search": action[1]} if action[1] else None)
+    if kind == "messages":
+        return http.get("/v1/messages", params={"role": action[1]} if action[1] else None)
+    if kind == "neighbourhood":
+        return http.get("/v1/entities/neighbourhood", params={"name": action[1], "hops": action[2]})
     if kind == "merge":
         return http.post("/v1/entities/merges", json={"alias": action[1], "into": action[2]})
     return http.post("/v1/erasures", json={"subject": action[1]})
@@ -85,7 +91,7 @@ def test_no_http_answer_holds_another_projects_memory(api: LocalServer) -> None:
                 assert r.status_code < 500, r.text
                 leaked = set(TOKEN.findall(r.text)) - {tokens[index]}
                 assert not leaked, f"{action[0]} in project {index} answered with {leaked}"
-                if action[0] in ("recall", "facts"):
+                if action[0] in ("recall", "facts", "entities", "messages", "neighbourhood"):
                     seen_own.append(tokens[index] in r.text)
                 assert {i: everything(api, projects[i]) for i in others} == before
         finally:

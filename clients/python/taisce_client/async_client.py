@@ -76,6 +76,26 @@ class AsyncClient:
     async def erase(self, subject: str) -> dict[str, Any]:
         return await self._run(calls.erase(subject))
 
+    async def entities(
+        self, search: str | None = None, limit: int | None = None, cursor: str | None = None
+    ) -> dict[str, Any]:
+        return await self._run(calls.entities(search, limit, cursor))
+
+    async def neighbourhood(self, name: str, hops: int = 1) -> dict[str, Any]:
+        return await self._run(calls.neighbourhood(name, hops))
+
+    async def messages(
+        self,
+        role: str | None = None,
+        source: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> dict[str, Any]:
+        return await self._run(calls.messages(role, source, limit, cursor))
+
+    async def message(self, message_id: str) -> dict[str, Any]:
+        return await self._run(calls.message(message_id))
+
     async def health(self) -> Health:
         return await self._run(calls.health())
 

@@ -74,5 +74,35 @@ def erase(subject: str) -> Call[dict[str, Any]]:
     return Call("POST", "/v1/erasures", dict, {"subject": subject})
 
 
+def _params(**given: Any) -> dict[str, str]:
+    """Query parameters that were given (None is left out), as text."""
+    return {k: str(v) for k, v in given.items() if v is not None}
+
+
+def entities(
+    search: str | None = None, limit: int | None = None, cursor: str | None = None
+) -> Call[dict[str, Any]]:
+    params = _params(search=search, limit=limit, cursor=cursor)
+    return Call("GET", "/v1/entities", dict, params=params)
+
+
+def neighbourhood(name: str, hops: int = 1) -> Call[dict[str, Any]]:
+    return Call("GET", "/v1/entities/neighbourhood", dict, params=_params(name=name, hops=hops))
+
+
+def messages(
+    role: str | None = None,
+    source: str | None = None,
+    limit: int | None = None,
+    cursor: str | None = None,
+) -> Call[dict[str, Any]]:
+    params = _params(role=role, source=source, limit=limit, cursor=cursor)
+    return Call("GET", "/v1/messages", dict, params=params)
+
+
+def message(message_id: str) -> Call[dict[str, Any]]:
+    return Call("GET", f"/v1/messages/{quote(message_id, safe='')}", dict)
+
+
 def health() -> Call[Health]:
     return Call("GET", "/v1/health", Health.from_wire, needs_credential=False)

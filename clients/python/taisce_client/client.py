@@ -83,6 +83,32 @@ class Client:
         """Erase everything held about an entity; returns the API's counts as a dict."""
         return self._run(calls.erase(subject))
 
+    def entities(
+        self, search: str | None = None, limit: int | None = None, cursor: str | None = None
+    ) -> dict[str, Any]:
+        """One page of the project's entities by key, with their live facts per role:
+        {"entities": [...], "next_cursor": str | None} (pass it back as cursor)."""
+        return self._run(calls.entities(search, limit, cursor))
+
+    def neighbourhood(self, name: str, hops: int = 1) -> dict[str, Any]:
+        """An entity's live facts (and with hops 2 its neighbours') as nodes and edges."""
+        return self._run(calls.neighbourhood(name, hops))
+
+    def messages(
+        self,
+        role: str | None = None,
+        source: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> dict[str, Any]:
+        """One page of the stored messages, newest first:
+        {"messages": [...], "next_cursor": str | None}."""
+        return self._run(calls.messages(role, source, limit, cursor))
+
+    def message(self, message_id: str) -> dict[str, Any]:
+        """One message with its passages; raises NotFound when there is none."""
+        return self._run(calls.message(message_id))
+
     def health(self) -> Health:
         """Liveness and configuration; needs no credential."""
         return self._run(calls.health())

@@ -114,6 +114,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     host, port = server.server_address[:2]
     url = f"http://{host}:{port}"
     print(f"taisce serving {url} (data in {settings.data_dir.resolve()})", flush=True)
+    print(f"memory explorer: {url}/ui (paste a credential of the project there)", flush=True)
     if args.demo:
         secret = _create_credential("demo", "demo")
         _load_demo(gateway, secret)
@@ -122,6 +123,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             f"  curl -s {url}/v1/recalls -H 'Authorization: Bearer {secret}' "
             f"-H 'Content-Type: application/json' -d '{json.dumps(demo.FIRST_RECALL)}'"
         )
+        print(f"  or open {url}/ui in a browser and paste the credential on the next line.")
         print(secret, flush=True)
     worker = Worker(services().memory)
     worker.start()

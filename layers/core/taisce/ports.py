@@ -9,6 +9,7 @@ from typing import Any, Literal, Protocol
 from .domain.aliases import Alias, EntityName, MergeResult
 from .domain.erasure import ErasurePlan, ErasureRecord
 from .domain.filters import FactFilter, MessageFilter
+from .domain.listing import EntityCounts
 from .domain.model import Fact, Message, Passage, Role
 from .domain.reports import Report
 
@@ -181,6 +182,28 @@ class Store(Protocol):
         """Up to `limit` keys of entity names held (live or not, not aliases), by key:
         the names recall step 2 compares by spelling, read on every such recall, so it
         is a cheap listing (callers confirm a key with resolve_names)."""
+        ...
+
+    # Listings for the memory explorer (domain/listing.py): one page at a time, read
+    # from the project's own records only (on DynamoDB, its listing partitions).
+
+    def entity_page(
+        self, project: str, after: str | None, limit: int, contains: str | None
+    ) -> list[EntityCounts]:
+        """Up to `limit` entities named by a live fact (not aliases), by key (as UTF-8
+        bytes), those after `after` only, whose key holds `contains` if given."""
+        ...
+
+    def message_page(
+        self,
+        project: str,
+        before: tuple[str, str] | None,
+        limit: int,
+        role: Role | None,
+        source: str | None,
+    ) -> list[Message]:
+        """Up to `limit` messages newest first: by (recorded_at, id) descending, only
+        those before `before`, of this role and this source if given."""
         ...
 
     # Erasure (domain/erasure.py): reads of a whole project to find what names an

@@ -31,6 +31,7 @@ so a test can count round trips with a botocore event hook on ``store.client``.
 from __future__ import annotations
 
 import hashlib
+import heapq
 import json
 import logging
 import random
@@ -39,8 +40,8 @@ import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from itertools import islice
+from dataclasses import dataclass, field, replace
+from itertools import chain, islice
 from typing import Any, TypeVar
 
 from ..domain.aliases import (
@@ -55,6 +56,7 @@ from ..domain.aliases import (
 from ..domain.erasure import ErasurePlan, ErasureRecord
 from ..domain.errors import InvalidRequest
 from ..domain.filters import FactFilter, MessageFilter
+from ..domain.listing import EntityCounts
 from ..domain.model import ROLES, Fact, Message, Passage, Role
 from ..domain.names import normalize_name
 from ..domain.reports import Report
@@ -249,6 +251,20 @@ def listing_key(project: str, kind: str, item_id: str) -> Item:
     return _key(listing_pk(project, kind, item_id), _tail(item_id))
 
 
+def message_listing_item(project: str, m: Message) -> Item:
+    """A message's listing item: sorted by (recorded_at, id) within its shard, so the
+    explorer pages newest first by merging the shards; role and source for filters."""
+    item: Item = {
+        "PK": {"S": listing_pk(project, LIST_MESSAGES, m.id)},
+        "SK": {"S": f"{m.recorded_at}#{_tail(m.id)}"},
+        "id": {"S": m.id},
+        "role": {"S": m.role},
+    }
+    if m.source is not None:
+        item["source"] = {"S": m.source}
+    return item
+
+
 def _listing_pks(project: str, kind: str) -> list[str]:
     return [f"{_project(project)}L#{kind}#{n}" for n in range(LISTING_SHARDS)]
 
@@ -272,6 +288,13 @@ def _pooled(fn: Callable[[_T], _R], item: _T) -> _R:
         return fn(item)
     finally:
         _IN_POOL.active = False
+
+
+def _chunks(items: Iterable[_T], size: int) -> Iterator[list[_T]]:
+    """Lists of up to `size` items, read from `items` only as each is wanted."""
+    it = iter(items)
+    while chunk := list(islice(it, size)):
+        yield chunk
 
 
 def parallel(fn: Callable[[_T], _R], items: Iterable[_T]) -> list[_R]:
@@ -1185,7 +1208,7 @@ class DynamoDbStore:
             unit = self._message_unit(project, m, list(by_message[m.id].values()), token)
             # Passages first: _mark_passages reads unit.items as the message's passages.
             self._mark_passages(project, unit)
-            listed = {**listing_key(project, LIST_MESSAGES, m.id), "id": {"S": m.id}}
+            listed = message_listing_item(project, m)
             unit.items.append(listed)
             unit.size += item_size(listed)
             if self.mark_extractions:
@@ -1846,6 +1869,137 @@ class DynamoDbStore:
                 found.append(EntityName(normalize_name(item["n"]["S"]), item["n"]["S"], facts))
         return sorted(found, key=lambda e: e.key)[:limit]
 
+    # -- listings for the memory explorer (domain/listing.py) ------------------------
+    # Read from the project's listing shards (see "Project listings" in
+    # docs/dynamodb.md): each shard is sorted, so one Query per shard (the first pages in
+    # parallel) merged in order gives the project's order; then the records themselves
+    # by BatchGetItem.
+
+    def _listing_in_order(
+        self,
+        project: str,
+        kind: str,
+        *,
+        after: str | None = None,
+        before: str | None = None,
+        filters: Sequence[tuple[str, str, str]] = (),
+        descending: bool = False,
+        page: int = MIN_PAGE,
+    ) -> Iterator[Item]:
+        """The listing items of one kind, merged across shards by sort key (ascending,
+        or descending), those after/before the given sort key only, each filter a
+        (attribute, function, value) with function "=" or "contains"."""
+        condition = "PK = :pk"
+        values: Item = {}
+        if after is not None:
+            condition += " AND SK > :a"
+            values[":a"] = {"S": after}
+        if before is not None:
+            condition += " AND SK < :b"
+            values[":b"] = {"S": before}
+        names: dict[str, str] = {}
+        tests: list[str] = []
+        for n, (attribute, function, value) in enumerate(filters):
+            names[f"#f{n}"] = attribute
+            values[f":f{n}"] = {"S": value}
+            if function == "contains":
+                tests.append(f"contains(#f{n}, :f{n})")
+            else:
+                tests.append(f"#f{n} = :f{n}")
+
+        def start(pk: str) -> Iterator[Item]:
+            params: dict[str, Any] = {
+                "KeyConditionExpression": condition,
+                "ExpressionAttributeValues": {":pk": {"S": pk}, **values},
+                "ScanIndexForward": not descending,
+                "Limit": page,
+            }
+            if tests:
+                params["FilterExpression"] = " AND ".join(tests)
+                params["ExpressionAttributeNames"] = names
+            items = self._query(**params)
+            first = next(items, None)  # the first page, read in this wave
+            return iter(()) if first is None else chain([first], items)
+
+        shards = parallel(start, _listing_pks(project, kind))
+        return heapq.merge(*shards, key=lambda i: i["SK"]["S"], reverse=descending)
+
+    def entity_page(
+        self, project: str, after: str | None, limit: int, contains: str | None
+    ) -> list[EntityCounts]:
+        listed = self._listing_in_order(
+            project,
+            LIST_ENTITIES,
+            after=None if after is None else _tail(after),
+            filters=[("k", "contains", contains)] if contains else (),
+            page=max(limit, MIN_PAGE),
+        )
+        found: list[EntityCounts] = []
+        for chunk in _chunks(listed, max(limit, MIN_PAGE)):
+            keys = [i["k"]["S"] for i in chunk]
+            items = self._batch_get([_key(entity_pk(project, k), NAME_SK) for k in keys])
+            by_pk = {i["PK"]["S"]: i for i in items}
+            for k in keys:
+                # An entity with no live fact (every fact deleted or erased, or merged
+                # into another as an alias) is left out, as the embedded store leaves it.
+                item = by_pk.get(entity_pk(project, k))
+                if item is None or "n" not in item or _ALIAS_OF in item:
+                    continue
+                counts = {
+                    role: int(item[_count_attribute(role)]["N"])
+                    for role in ROLES
+                    if _count_attribute(role) in item
+                }
+                if any(n > 0 for n in counts.values()):
+                    found.append(EntityCounts(k, item["n"]["S"], counts))  # type: ignore[arg-type]
+                    if len(found) == limit:
+                        return found
+        return found
+
+    def message_page(
+        self,
+        project: str,
+        before: tuple[str, str] | None,
+        limit: int,
+        role: Role | None,
+        source: str | None,
+    ) -> list[Message]:
+        filters = [("role", "=", role)] if role is not None else []
+        if source is not None:
+            filters.append(("source", "=", source))
+        listed = self._listing_in_order(
+            project,
+            LIST_MESSAGES,
+            before=None if before is None else f"{before[0]}#{_tail(before[1])}",
+            filters=filters,
+            descending=True,
+            page=max(limit, MIN_PAGE),
+        )
+        found: list[Message] = []
+        for chunk in _chunks(listed, max(limit, MIN_PAGE)):
+            wanted = [(i["SK"]["S"].split("#", 1)[0], i["id"]["S"]) for i in chunk]
+            items = self._batch_get([_key(message_pk(project, i), MESSAGE_SK) for _, i in wanted])
+            by_id = {i["id"]["S"]: i for i in items}
+            for recorded_at, message_id in wanted:
+                item = by_id.get(message_id)
+                # A listing item left by a write that never claimed its message (a
+                # long message whose writer died) names another moment: skipped.
+                if item is None or item["recorded_at"]["S"] != recorded_at:
+                    continue
+                found.append(
+                    Message(
+                        id=message_id,
+                        role=item["role"]["S"],
+                        content=item["content"]["S"],
+                        source=_s(item, "source"),
+                        occurred_at=item["occurred_at"]["S"],
+                        recorded_at=recorded_at,
+                    )
+                )
+                if len(found) == limit:
+                    return found
+        return found
+
     # -- erasure -------------------------------------------------------------------------
     # Keys: P#<p>#ERASED / T#<subject hash> (tombstones), P#<p>#ERASED_VECTORS /
     # <kind>#<id> (vectors still to delete), ERASURES / <erased_at>#<id> (the audit
@@ -1981,6 +2135,11 @@ class DynamoDbStore:
         writes: list[Item] = [
             {"DeleteRequest": {"Key": _key(pk, _passage_sk(p.start))}} for p in r.dropped
         ]
+        stored = self.message(project, r.message_id)
+        if stored is not None:
+            # The explorer's listing names the source too: rewritten with it.
+            listed = message_listing_item(project, replace(stored, source=r.source))
+            writes.append({"PutRequest": {"Item": listed}})
         for p in r.kept:
             item: Item = {
                 **_key(pk, _passage_sk(p.start)),

@@ -21,6 +21,7 @@ from typing import Any
 from ..domain.aliases import Alias, EntityName, MergeResult, NameState, plan_merge, rekeyed
 from ..domain.erasure import ErasurePlan, ErasureRecord, tombstone_hashes
 from ..domain.filters import FactFilter, MessageFilter
+from ..domain.listing import EntityCounts
 from ..domain.model import ROLES, Fact, Message, Passage, Role
 from ..domain.reports import Report
 from ..domain.validity import contradiction_key, plan_closings, sortable, start_of
@@ -106,6 +107,8 @@ CREATE TABLE IF NOT EXISTS passages (
     PRIMARY KEY (project, id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS passages_by_message ON passages (project, message_id, start);
+-- The explorer's message listing: newest first, a page at a time.
+CREATE INDEX IF NOT EXISTS messages_by_recorded ON messages (project, recorded_at, id);
 CREATE TABLE IF NOT EXISTS dirty_entities (
     project TEXT NOT NULL,
     role TEXT NOT NULL,
@@ -1117,6 +1120,62 @@ class SqliteStore:
             (project, limit),
         )
         return [EntityName(*r) for r in rows]
+
+    # -- listings (domain/listing.py) --------------------------------------------
+
+    def entity_page(
+        self, project: str, after: str | None, limit: int, contains: str | None
+    ) -> list[EntityCounts]:
+        where = ["e.project = ?"]
+        args: list[object] = [project]
+        if after is not None:
+            where.append("e.key > ?")
+            args.append(after)
+        if contains:
+            where.append("instr(e.key, ?) > 0")
+            args.append(contains)
+        db = self._db()
+        rows = db.execute(
+            f"SELECT e.key, e.name FROM entities e WHERE {' AND '.join(where)} "
+            "AND EXISTS (SELECT 1 FROM entity_roles r WHERE r.project = e.project "
+            "AND r.key = e.key AND r.facts > 0) ORDER BY e.key LIMIT ?",
+            (*args, limit),
+        ).fetchall()
+        counts: dict[str, dict[Role, int]] = {r[0]: {} for r in rows}
+        if rows:
+            marks = ",".join("?" * len(rows))
+            for key, role, n in db.execute(
+                f"SELECT key, role, facts FROM entity_roles WHERE project = ? AND key IN ({marks})",
+                (project, *counts),
+            ):
+                counts[key][role] = n
+        return [EntityCounts(r[0], r[1], counts[r[0]]) for r in rows]
+
+    def message_page(
+        self,
+        project: str,
+        before: tuple[str, str] | None,
+        limit: int,
+        role: Role | None,
+        source: str | None,
+    ) -> list[Message]:
+        where = ["project = ?"]
+        args: list[object] = [project]
+        if before is not None:
+            where.append("(recorded_at, id) < (?, ?)")
+            args += list(before)
+        if role is not None:
+            where.append("role = ?")
+            args.append(role)
+        if source is not None:
+            where.append("source = ?")
+            args.append(source)
+        rows = self._db().execute(
+            "SELECT id, role, content, source, occurred_at, recorded_at FROM messages "
+            f"WHERE {' AND '.join(where)} ORDER BY recorded_at DESC, id DESC LIMIT ?",
+            (*args, limit),
+        )
+        return [Message(*r) for r in rows]
 
     # -- erasure ---------------------------------------------------------------
     # domain/erasure.py finds what names an entity; erase() applies its plan in one

@@ -81,6 +81,8 @@ def build_document(template: Path) -> dict[str, Any]:
     from ..local.routes import read_api
 
     api = read_api(template)
+    # The API's routes only: the explorer's page (/ and /ui, taisce.ui) is not part of it.
+    routes = [r for r in api.routes if r.path.startswith("/v1/")]
     merge = OpenAPIMerge(
         title=TITLE,
         version=taisce.__version__,
@@ -90,7 +92,7 @@ def build_document(template: Path) -> dict[str, Any]:
         },
         on_conflict="error",
     )
-    modules = dict.fromkeys(route.function.module for route in api.routes)
+    modules = dict.fromkeys(route.function.module for route in routes)
     for module in modules:
         merge.add_schema(importlib.import_module(module).app.get_openapi_schema())
     # The one error shape, added as Powertools adds models (same JSON Schema dialect).
@@ -99,7 +101,7 @@ def build_document(template: Path) -> dict[str, Any]:
         {"components": {"schemas": {**error_body.pop("$defs"), "ErrorBody": error_body}}}
     )
     document = json.loads(merge.get_openapi_json_schema())
-    protected = {_route_key(r.method, r.path): r.authorized for r in api.routes}
+    protected = {_route_key(r.method, r.path): r.authorized for r in routes}
     seen: set[str] = set()
     for path, item in document["paths"].items():
         for method, operation in item.items():

@@ -182,6 +182,72 @@ class Proposals(BaseModel):
     degraded: list[Literal["proposals"]]
 
 
+class EntityFacts(BaseModel):
+    user: int = Field(ge=0)
+    assistant: int = Field(ge=0)
+    system: int = Field(ge=0)
+    tool: int = Field(ge=0)
+
+
+class EntityEntry(BaseModel):
+    key: str = Field(description="The normalised name: what names are matched on.")
+    name: str = Field(description="The name as first written.")
+    facts: EntityFacts = Field(description="Live facts naming the entity, per role.")
+
+
+class EntityList(BaseModel):
+    entities: list[EntityEntry] = Field(description="By key.")
+    next_cursor: str | None = Field(
+        description="Pass as cursor for the next page; null at the end."
+    )
+
+
+class Node(BaseModel):
+    id: str = Field(description='"e:<key>" for an entity, "v:<fact id>" for a value.')
+    key: str | None
+    name: str
+    kind: Literal["entity", "value"]
+    hop: int = Field(ge=0, le=2)
+
+
+class Edge(BaseModel):
+    id: str = Field(description="The fact's id.")
+    source: str
+    target: str
+    predicate: str
+    statement: str
+    source_role: Role
+    valid_to: Moment | None
+    hop: int = Field(ge=1, le=2)
+
+
+class Neighbourhood(BaseModel):
+    entity: str = Field(description="The key the name resolved to (an alias: its entity).")
+    nodes: list[Node]
+    edges: list[Edge]
+
+
+class StoredMessage(BaseModel):
+    id: str
+    role: Role
+    content: str
+    source: str | None
+    occurred_at: Moment
+    recorded_at: Moment
+
+
+class MessageList(BaseModel):
+    messages: list[StoredMessage] = Field(description="Newest first (recorded_at, then id).")
+    next_cursor: str | None = Field(
+        description="Pass as cursor for the next page; null at the end."
+    )
+
+
+class MessageWithPassages(BaseModel):
+    message: StoredMessage
+    passages: list[Passage] = Field(description="In order of start.")
+
+
 class Health(BaseModel):
     status: Literal["ok"]
     version: str

@@ -45,7 +45,17 @@ from .ingest import (
     split_passages,
     timestamp,
 )
-from .model import Fact, Role
+from .listing import (
+    NEIGHBOURHOOD_FACTS,
+    check_message_id,
+    check_page,
+    decode_cursor,
+    encode_cursor,
+    message_wire,
+    neighbourhood_wire,
+    passage_wire,
+)
+from .model import ROLES, Fact, Role
 from .names import normalize_name
 from .recall import Semantic, recall
 from .reports import build_reports
@@ -183,6 +193,77 @@ class Memory:
         # An alias lists the facts of its entity (domain/aliases.py).
         key = self.store.resolve_names(project, [key]).get(key, key)
         return [f.wire() for f in self.store.facts_with_subject(project, key)]
+
+    # -- listings (the memory explorer; domain/listing.py) -------------------------
+
+    def list_entities(
+        self, project: str, search: str | None, limit: int | None, cursor: str | None
+    ) -> dict[str, object]:
+        """Entities (not aliases) by key, each with its live facts per role; `search`
+        keeps those whose normalised name holds the normalised text."""
+        size = check_page(limit)
+        after = decode_cursor("entities", cursor, 1)[0] if cursor else None
+        contains = normalize_name(search) if search else None
+        rows = self.store.entity_page(project, after, size + 1, contains or None)
+        page = rows[:size]
+        more = len(rows) > size
+        return {
+            "entities": [e.wire() for e in page],
+            "next_cursor": encode_cursor("entities", [page[-1].key]) if more else None,
+        }
+
+    def list_messages(
+        self,
+        project: str,
+        role: Role | None,
+        source: str | None,
+        limit: int | None,
+        cursor: str | None,
+    ) -> dict[str, object]:
+        """Messages newest first (by recorded_at, then id), of one role and/or source."""
+        size = check_page(limit)
+        before = tuple(decode_cursor("messages", cursor, 2)) if cursor else None
+        rows = self.store.message_page(project, before, size + 1, role, source)  # type: ignore[arg-type]
+        page = rows[:size]
+        more = len(rows) > size
+        last = page[-1] if page else None
+        return {
+            "messages": [message_wire(m) for m in page],
+            "next_cursor": (
+                encode_cursor("messages", [last.recorded_at, last.id]) if more and last else None
+            ),
+        }
+
+    def message_with_passages(self, project: str, message_id: str) -> dict[str, object]:
+        check_message_id(message_id)
+        m = self.store.message(project, message_id)
+        if m is None:
+            raise NotFound(f"no message with id {message_id!r}")
+        passages = self.store.passages_of(project, message_id)
+        return {"message": message_wire(m), "passages": [passage_wire(p) for p in passages]}
+
+    def neighbourhood(self, project: str, name: str, hops: int) -> dict[str, object]:
+        """The facts (every role, live ones) naming an entity, and with hops 2 those
+        of the entities they link to: at most NEIGHBOURHOOD_FACTS in all."""
+        key = normalize_name(name)
+        key = self.store.resolve_names(project, [key]).get(key, key)
+        live = FactFilter(valid_at=timestamp(self.clock()))
+        walked: list[tuple[Fact, int]] = []
+        seen: set[str] = set()
+        for f in self.store.facts_about(project, [key], ROLES, NEIGHBOURHOOD_FACTS, filters=live):
+            walked.append((f, 1))
+            seen.add(f.id)
+        if hops == 2:
+            ends = [k for f, _ in walked for k in (f.subject_key, f.object_key)]
+            further = [k for k in dict.fromkeys(ends) if k is not None and k != key]
+            room = NEIGHBOURHOOD_FACTS - len(walked)
+            if further and room > 0:
+                more = self.store.facts_about(
+                    project, further, ROLES, room, exclude=seen, filters=live
+                )
+                for f in more:
+                    walked.append((f, 2))
+        return neighbourhood_wire(key, walked)
 
     def recall(self, project: str, request: RecallRequest) -> dict[str, object]:
         controls = resolve(request, self.limits)

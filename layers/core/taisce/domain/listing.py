@@ -1,0 +1,133 @@
+"""Listings for people browsing a project (the memory explorer): entities with their
+fact counts per role, messages newest first, one message with its passages, and an
+entity's neighbourhood. Pages are cut by an opaque cursor the server hands out."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from dataclasses import dataclass, field
+
+from .errors import InvalidRequest, NotFound
+from .ingest import ID_PATTERN
+from .model import ROLES, Fact, Message, Passage, Role
+
+DEFAULT_PAGE = 50
+MAX_PAGE = 100
+# A neighbourhood draws at most this many facts (a hub's graph stays readable).
+NEIGHBOURHOOD_FACTS = 200
+MAX_CURSOR_CHARACTERS = 2048
+
+
+@dataclass(frozen=True, slots=True)
+class EntityCounts:
+    """An entity (not an alias) and how many live facts of each role name it."""
+
+    key: str
+    name: str
+    counts: dict[Role, int] = field(default_factory=dict)
+
+    def wire(self) -> dict[str, object]:
+        facts = {role: int(self.counts.get(role, 0)) for role in ROLES}
+        return {"key": self.key, "name": self.name, "facts": facts}
+
+
+def encode_cursor(kind: str, values: list[str]) -> str:
+    raw = json.dumps([kind, *values], ensure_ascii=False, separators=(",", ":"))
+    return base64.urlsafe_b64encode(raw.encode("utf-8")).decode("ascii").rstrip("=")
+
+
+def decode_cursor(kind: str, cursor: str, size: int) -> list[str]:
+    """The values of a cursor this route handed out; anything else is a 400."""
+    problem = InvalidRequest("cursor is not one this route handed out (pass next_cursor back)")
+    if len(cursor) > MAX_CURSOR_CHARACTERS:
+        raise problem
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        decoded = json.loads(raw.decode("utf-8"))
+    except (binascii.Error, ValueError, UnicodeError):
+        raise problem from None
+    if (
+        not isinstance(decoded, list)
+        or len(decoded) != size + 1
+        or decoded[0] != kind
+        or not all(isinstance(v, str) for v in decoded[1:])
+    ):
+        raise problem
+    return decoded[1:]
+
+
+def check_page(limit: int | None) -> int:
+    if limit is None:
+        return DEFAULT_PAGE
+    if not 1 <= limit <= MAX_PAGE:
+        raise InvalidRequest(f"limit must be between 1 and {MAX_PAGE}")
+    return limit
+
+
+def check_message_id(message_id: str) -> None:
+    if not re.fullmatch(ID_PATTERN, message_id):
+        # No message can have such an id: answered without echoing it.
+        raise NotFound("no message with that id (ids are 1-128 characters of A-Z a-z 0-9 ._:@-)")
+
+
+def message_wire(m: Message) -> dict[str, object]:
+    return {
+        "id": m.id,
+        "role": m.role,
+        "content": m.content,
+        "source": m.source,
+        "occurred_at": m.occurred_at,
+        "recorded_at": m.recorded_at,
+    }
+
+
+def passage_wire(p: Passage) -> dict[str, object]:
+    return {
+        "id": p.id,
+        "message_id": p.message_id,
+        "role": p.role,
+        "source": p.source,
+        "start": p.start,
+        "end": p.end,
+        "quote": p.quote,
+    }
+
+
+def neighbourhood_wire(center: str, facts: list[tuple[Fact, int]]) -> dict[str, object]:
+    """Nodes and edges of the facts walked. An entity's node id is "e:<key>"; a fact
+    whose object is a value (not an entity) points at a node of its own, "v:<fact id>"."""
+    nodes: dict[str, dict[str, object]] = {}
+
+    def node(node_id: str, key: str | None, name: str, hop: int) -> str:
+        kind = "entity" if key is not None else "value"
+        nodes.setdefault(
+            node_id, {"id": node_id, "key": key, "name": name, "kind": kind, "hop": hop}
+        )
+        return node_id
+
+    named = [f.subject for f, _ in facts if f.subject_key == center]
+    named += [f.object for f, _ in facts if f.object_key == center]
+    node(f"e:{center}", center, named[0] if named else center, 0)
+    edges: list[dict[str, object]] = []
+    for f, hop in facts:
+        source = node(f"e:{f.subject_key}", f.subject_key, f.subject, hop)
+        if f.object_key is None:
+            target = node(f"v:{f.id}", None, f.object, hop)
+        else:
+            target = node(f"e:{f.object_key}", f.object_key, f.object, hop)
+        edges.append(
+            {
+                "id": f.id,
+                "source": source,
+                "target": target,
+                "predicate": f.predicate,
+                "statement": f.statement,
+                "source_role": f.source_role,
+                "valid_to": f.valid_to,
+                "hop": hop,
+            }
+        )
+    return {"entity": center, "nodes": list(nodes.values()), "edges": edges}

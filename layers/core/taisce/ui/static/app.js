@@ -1,0 +1,106 @@
+// The explorer's shell: the credential form, the alert line, and a router over the
+// address's fragment (#/entities, #/entity?name=…, #/messages, #/message?id=…, #/recall).
+// The fragment holds names and ids only, never the credential.
+
+import { ApiError, credential, setCredential } from "./api.js";
+import { clear, h } from "./dom.js";
+import { entitiesView } from "./views/entities.js";
+import { entityView } from "./views/entity.js";
+import { messagesView } from "./views/messages.js";
+import { messageView } from "./views/message.js";
+import { recallView } from "./views/recall.js";
+
+const views = {
+  entities: entitiesView,
+  entity: entityView,
+  messages: messagesView,
+  message: messageView,
+  recall: recallView,
+};
+const navFor = { entity: "entities", message: "messages" };
+
+const view = document.getElementById("view");
+const alertLine = document.getElementById("alert");
+const state = document.getElementById("credential-state");
+const input = document.getElementById("credential");
+let rendering = 0;
+
+export function showError(error) {
+  const text = error instanceof ApiError ? error.describe() : `Something failed: ${error.message}`;
+  alertLine.textContent = text;
+  alertLine.hidden = false;
+  alertLine.dataset.code = error instanceof ApiError ? error.code : "client";
+}
+
+export function clearError() {
+  alertLine.hidden = true;
+  alertLine.textContent = "";
+  delete alertLine.dataset.code;
+}
+
+function showCredentialState() {
+  state.textContent = credential() ? "set for this tab" : "not set";
+}
+
+function parseRoute() {
+  const hash = location.hash.replace(/^#\/?/, "");
+  const [page, query] = hash.split("?");
+  return { page: page || "entities", params: new URLSearchParams(query || "") };
+}
+
+async function render() {
+  const token = ++rendering;
+  const { page, params } = parseRoute();
+  const make = views[page] || views.entities;
+  for (const link of document.querySelectorAll("nav a[data-page]")) {
+    if (link.dataset.page === (navFor[page] || page)) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+  clearError();
+  clear(view);
+  if (!credential()) {
+    view.append(
+      h("h2", {}, "Paste a credential"),
+      h(
+        "p",
+        {},
+        "This page reads the memory of one project through the API. Paste a credential for it " +
+          "in the field above (",
+        h("code", {}, "make run"),
+        " prints one for the demo project), then press Use.",
+      ),
+    );
+    input.focus();
+    return;
+  }
+  try {
+    const content = await make(params, { showError, clearError, rerender: render });
+    if (token !== rendering) return;
+    clear(view).append(content);
+    view.focus({ preventScroll: true });
+  } catch (error) {
+    if (token !== rendering) return;
+    showError(error);
+    clear(view).append(h("p", { class: "muted" }, "Nothing to show."));
+  }
+}
+
+document.getElementById("credential-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const secret = input.value.trim();
+  input.value = "";
+  if (!secret) return;
+  setCredential(secret);
+  showCredentialState();
+  render();
+});
+
+document.getElementById("forget").addEventListener("click", () => {
+  setCredential("");
+  showCredentialState();
+  render();
+});
+
+window.addEventListener("hashchange", render);
+showCredentialState();
+render();

@@ -1,0 +1,109 @@
+// Small DOM helpers. Every text from the API goes in as text (textContent), never as
+// HTML, so stored memory cannot inject markup or script.
+
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith("on") && typeof value === "function") {
+      el.addEventListener(key.slice(2), value);
+    } else if (key === "class") {
+      el.className = value;
+    } else if (key === "value") {
+      el.value = String(value); // a textarea's text is its value, not an attribute
+    } else if (key in el && typeof value !== "string") {
+      el[key] = value;
+    } else {
+      el.setAttribute(key, value === true ? "" : String(value));
+    }
+  }
+  append(el, children);
+  return el;
+}
+
+export function append(el, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === undefined || child === null || child === false) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return el;
+}
+
+export function clear(el) {
+  while (el.firstChild) el.firstChild.remove();
+  return el;
+}
+
+// Offsets from the API count Unicode code points; JavaScript strings count UTF-16 units.
+export function codePoints(text) {
+  return Array.from(text || "");
+}
+
+export function countCodePoints(text) {
+  return typeof text === "string" ? codePoints(text).length : 0;
+}
+
+// The same normalisation the server applies to names (taisce.domain.names), near enough
+// to compare aliases with an entity shown on the page.
+export function normalName(name) {
+  return (name || "").normalize("NFKC").toLowerCase().trim().replace(/\s+/g, " ");
+}
+
+export function when(moment) {
+  return moment ? moment.replace("T", " ").replace(/\.\d+Z$/, "Z") : "—";
+}
+
+export function entityLink(name, text) {
+  return h("a", { href: "#/entity?" + new URLSearchParams({ name }) }, text ?? name);
+}
+
+export function messageLink(id, text, fact) {
+  const query = { id };
+  if (fact) query.fact = fact;
+  return h("a", { href: "#/message?" + new URLSearchParams(query) }, text ?? id);
+}
+
+export function roleBadge(role) {
+  return h("span", { class: `role role-${role}` }, role);
+}
+
+// Marks spans of `text` (code-point offsets): passages as alternating shades, the
+// highlighted span (a fact's quote) as a strong mark. Spans may nest; each code point
+// takes the innermost style.
+export function markedText(text, passages = [], highlight = null) {
+  const points = codePoints(text);
+  const passageAt = new Array(points.length).fill(-1);
+  passages.forEach((p, index) => {
+    for (let i = p.start; i < Math.min(p.end, points.length); i++) passageAt[i] = index;
+  });
+  const out = [];
+  let i = 0;
+  while (i < points.length) {
+    const inQuote = highlight && i >= highlight.start && i < highlight.end;
+    const passage = passageAt[i];
+    let j = i + 1;
+    while (
+      j < points.length &&
+      passageAt[j] === passage &&
+      (highlight && j >= highlight.start && j < highlight.end) === inQuote
+    ) j++;
+    const chunk = points.slice(i, j).join("");
+    let node = document.createTextNode(chunk);
+    if (inQuote) node = h("mark", { class: "quote" }, node);
+    if (passage >= 0) {
+      const p = passages[passage];
+      node = h(
+        "span",
+        {
+          class: `passage passage-${passage % 2}`,
+          title: `passage ${p.id} (code points ${p.start}–${p.end})`,
+          "data-passage": p.id,
+        },
+        node,
+      );
+    }
+    out.push(node);
+    i = j;
+  }
+  return out;
+}

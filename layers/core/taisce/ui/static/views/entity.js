@@ -1,0 +1,211 @@
+// One entity: its facts (statement, role, quote linked to its message, validity,
+// recorded at), its aliases, its neighbourhood as a graph, and erasure.
+
+import { api } from "../api.js";
+import { clear, entityLink, h, messageLink, normalName, roleBadge, when } from "../dom.js";
+import { drawGraph } from "./graph.js";
+
+const QUOTES = "taisce.quotes";
+
+// Remembered so the message page can highlight a fact's quote (kept in this tab only).
+function rememberQuote(fact) {
+  const known = JSON.parse(sessionStorage.getItem(QUOTES) || "{}");
+  known[fact.id] = { quote: fact.quote, start: fact.quote_start, end: fact.quote_end };
+  sessionStorage.setItem(QUOTES, JSON.stringify(known));
+}
+
+function factRow(fact) {
+  const closed = fact.valid_to && fact.valid_to <= new Date().toISOString();
+  let quote = fact.quote ? h("q", {}, fact.quote) : h("span", { class: "muted" }, "—");
+  if (fact.message_id) {
+    quote = h(
+      "span",
+      {},
+      quote,
+      " ",
+      messageLink(fact.message_id, `message ${fact.message_id}`, fact.id),
+    );
+    quote.querySelector("a").addEventListener("click", () => rememberQuote(fact));
+  }
+  return h(
+    "tr",
+    { class: closed ? "closed" : "", "data-fact": fact.id },
+    h("td", {}, fact.statement, closed ? h("span", { class: "tag" }, "closed") : null),
+    h("td", {}, roleBadge(fact.source_role)),
+    h("td", {}, quote),
+    h("td", {}, when(fact.valid_from)),
+    h("td", {}, when(fact.valid_to)),
+    h("td", {}, when(fact.recorded_at)),
+  );
+}
+
+export async function entityView(params, { showError }) {
+  const name = params.get("name") || "";
+  const hops = params.get("hops") === "2" ? 2 : 1;
+  const [facts, aliases, graph] = await Promise.all([
+    api.facts(name),
+    api.aliases(),
+    api.neighbourhood(name, hops),
+  ]);
+  const center = graph.nodes.find((n) => n.hop === 0);
+  const title = center ? center.name : name;
+  const key = graph.entity;
+  const own = aliases.aliases.filter((a) => normalName(a.into) === key);
+  const incoming = graph.edges.filter((e) => e.hop === 1 && e.source !== "e:" + key);
+
+  const section = h("section", { "aria-labelledby": "entity-title", class: "entity" });
+  const heading = h("h2", { id: "entity-title" }, title);
+
+  // -- facts
+  const factsTable =
+    facts.facts.length === 0
+      ? h("p", { class: "muted" }, "No fact has this entity as its subject.")
+      : h(
+          "table",
+          { class: "grid", id: "facts" },
+          h("caption", { class: "sr-only" }, `Facts about ${title}`),
+          h(
+            "thead",
+            {},
+            h(
+              "tr",
+              {},
+              ["Statement", "Role", "Quote", "Valid from", "Valid to", "Recorded at"].map((c) =>
+                h("th", { scope: "col" }, c),
+              ),
+            ),
+          ),
+          h("tbody", {}, facts.facts.map(factRow)),
+        );
+
+  // -- aliases
+  const aliasList =
+    own.length === 0
+      ? h("p", { class: "muted" }, "No aliases.")
+      : h("ul", { id: "aliases" }, own.map((a) => h("li", {}, a.alias)));
+
+  // -- graph
+  const canvas = h("div", {
+    class: "graph",
+    id: "graph",
+    role: "img",
+    "aria-label": `Graph of ${title} and the entities ${hops === 2 ? "up to two links" : "one link"} away`,
+  });
+  const neighbours = graph.nodes.filter((n) => n.kind === "entity" && n.hop > 0);
+  const hopLinks = h(
+    "p",
+    { class: "hops" },
+    "Draw: ",
+    [1, 2].map((n) =>
+      n === hops
+        ? h("strong", { "aria-current": "true" }, `${n} hop${n === 2 ? "s" : ""}`)
+        : h(
+            "a",
+            { href: "#/entity?" + new URLSearchParams({ name, hops: String(n) }) },
+            `${n} hop${n === 2 ? "s" : ""}`,
+          ),
+    ).flatMap((x, i) => (i ? [" · ", x] : [x])),
+  );
+  const linked = h(
+    "ul",
+    { class: "linked", id: "linked" },
+    neighbours.map((n) => h("li", {}, entityLink(n.name), h("span", { class: "muted" }, ` (hop ${n.hop})`))),
+  );
+
+  // -- erase
+  const result = h("div", { id: "erase-result", role: "status", "aria-live": "polite" });
+  const dialog = eraseDialog(title, facts.facts.length, incoming.length, own, async () => {
+    try {
+      const answer = await api.erase(title);
+      const counts = answer.erased;
+      clear(section).append(
+        h("h2", { id: "entity-title" }, `Erased “${title}”`),
+        h(
+          "p",
+          { id: "erase-counts", role: "status" },
+          "Removed: ",
+          Object.entries(counts)
+            .map(([k, v]) => `${k}: ${v}`)
+            .join(", "),
+          ".",
+        ),
+        h("p", {}, h("a", { href: "#/entities" }, "Back to the entities")),
+      );
+    } catch (error) {
+      showError(error);
+    }
+  });
+  const eraseButton = h(
+    "button",
+    { type: "button", class: "danger", id: "erase", onclick: () => dialog.showModal() },
+    `Erase “${title}”…`,
+  );
+
+  section.append(
+    heading,
+    h(
+      "p",
+      { class: "muted" },
+      `Key “${key}”. ${facts.facts.length} fact${facts.facts.length === 1 ? "" : "s"} with it as subject; ` +
+        `${incoming.length} live fact${incoming.length === 1 ? "" : "s"} naming it as object.`,
+    ),
+    h("h3", {}, "Facts"),
+    factsTable,
+    h("h3", {}, "Aliases"),
+    aliasList,
+    h("h3", {}, "Neighbourhood"),
+    hopLinks,
+    h("div", { class: "graph-wrap" }, canvas, h("nav", { "aria-label": "Linked entities" }, h("h4", {}, "Linked entities"), linked)),
+    h("h3", {}, "Erase"),
+    h(
+      "p",
+      {},
+      "Erasing removes every fact naming this entity, its aliases, and rewrites the messages that name it.",
+    ),
+    eraseButton,
+    dialog,
+    result,
+  );
+  // Drawn once the section is in the page (Cytoscape measures its container).
+  requestAnimationFrame(() => {
+    const cy = drawGraph(canvas, graph, (target) => {
+      location.hash = "#/entity?" + new URLSearchParams({ name: target, hops: String(hops) });
+    });
+    canvas.dataset.ready = String(cy.nodes().length);
+  });
+  return section;
+}
+
+function eraseDialog(title, subjectFacts, objectFacts, aliases, onConfirm) {
+  const dialog = h(
+    "dialog",
+    { id: "erase-dialog", "aria-labelledby": "erase-title" },
+    h("h3", { id: "erase-title" }, `Erase everything held about “${title}”?`),
+    h(
+      "ul",
+      {},
+      h("li", {}, `${subjectFacts} fact${subjectFacts === 1 ? "" : "s"} with “${title}” as subject`),
+      h("li", {}, `${objectFacts} live fact${objectFacts === 1 ? "" : "s"} naming “${title}” as object`),
+      h(
+        "li",
+        {},
+        aliases.length
+          ? `its aliases: ${aliases.map((a) => a.alias).join(", ")}`
+          : "no aliases",
+      ),
+      h("li", {}, `the words “${title}” in stored messages (rewritten), and the passages naming it`),
+      h("li", {}, "the reports built from those facts (rebuilt without them)"),
+    ),
+    h("p", { class: "warning" }, "This cannot be undone."),
+    h(
+      "form",
+      { method: "dialog", class: "actions" },
+      h("button", { value: "cancel", autofocus: true }, "Cancel"),
+      h("button", { value: "erase", class: "danger", id: "erase-confirm" }, `Erase “${title}”`),
+    ),
+  );
+  dialog.addEventListener("close", () => {
+    if (dialog.returnValue === "erase") onConfirm();
+  });
+  return dialog;
+}

@@ -1,0 +1,84 @@
+// An entity's neighbourhood drawn with Cytoscape.js (vendored, see README.md). Entity
+// nodes are links: a click (or Enter on the list beside the graph) opens that entity.
+
+import cytoscape from "../vendor/cytoscape-3.35.0.esm.min.js";
+
+const STYLE = [
+  {
+    selector: "node",
+    style: {
+      label: "data(name)",
+      "font-size": 12,
+      color: "#111",
+      "text-valign": "bottom",
+      "text-margin-y": 4,
+      "background-color": "#2f5d9b",
+      width: 22,
+      height: 22,
+      "text-wrap": "ellipsis",
+      "text-max-width": 140,
+    },
+  },
+  { selector: "node[hop = 0]", style: { "background-color": "#b3261e", width: 30, height: 30 } },
+  { selector: "node[hop = 2]", style: { "background-color": "#6b8fc7" } },
+  {
+    selector: 'node[kind = "value"]',
+    style: { shape: "round-rectangle", "background-color": "#8a8a8a", width: 14, height: 14 },
+  },
+  {
+    selector: "edge",
+    style: {
+      width: 1.5,
+      "line-color": "#777",
+      "target-arrow-color": "#777",
+      "target-arrow-shape": "triangle",
+      "curve-style": "bezier",
+      label: "data(predicate)",
+      "font-size": 10,
+      color: "#333",
+      "text-rotation": "autorotate",
+      "text-background-color": "#fff",
+      "text-background-opacity": 0.85,
+      "text-background-padding": 2,
+    },
+  },
+  { selector: 'edge[closed = "yes"]', style: { "line-style": "dashed" } },
+];
+
+export function drawGraph(container, data, onOpen) {
+  const elements = [
+    ...data.nodes.map((n) => ({ data: { ...n } })),
+    ...data.edges.map((e) => ({
+      data: { ...e, id: "edge:" + e.id, closed: e.valid_to ? "yes" : "no" },
+    })),
+  ];
+  const cy = cytoscape({
+    container,
+    elements,
+    style: STYLE,
+    layout: {
+      name: "concentric",
+      concentric: (node) => 3 - node.data("hop"),
+      levelWidth: () => 1,
+      minNodeSpacing: 40,
+      padding: 40,
+      animate: false,
+    },
+    minZoom: 0.3,
+    // A small neighbourhood is not blown up to fill the box.
+    maxZoom: 1.4,
+  });
+  cy.on("tap", 'node[kind = "entity"]', (event) => {
+    const node = event.target;
+    if (node.data("hop") !== 0) onOpen(node.data("name"));
+  });
+  cy.on("mouseover", 'node[kind = "entity"]', () => {
+    container.style.cursor = "pointer";
+  });
+  cy.on("mouseout", "node", () => {
+    container.style.cursor = "";
+  });
+  // For the end-to-end tests: where a node is drawn, so they can click it as a person would.
+  container.taisceGraph = cy;
+  return cy;
+}

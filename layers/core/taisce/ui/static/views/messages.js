@@ -1,0 +1,106 @@
+// Messages: newest first, with their passages marked, filtered by role and source
+// (GET /v1/messages, then each message's passages from GET /v1/messages/{id}).
+
+import { api } from "../api.js";
+import { h, markedText, messageLink, roleBadge, when } from "../dom.js";
+
+const ROLES = ["user", "assistant", "system", "tool"];
+const PAGE = 20;
+
+export function messageCard(message, passages) {
+  return h(
+    "article",
+    { class: "message", "data-message": message.id },
+    h(
+      "header",
+      {},
+      roleBadge(message.role),
+      " ",
+      messageLink(message.id),
+      message.source ? h("span", { class: "source" }, ` source ${message.source}`) : null,
+      h(
+        "span",
+        { class: "muted" },
+        ` · occurred ${when(message.occurred_at)} · recorded ${when(message.recorded_at)}`,
+      ),
+    ),
+    h("p", { class: "content" }, markedText(message.content, passages || [])),
+    h(
+      "p",
+      { class: "muted small" },
+      passages ? `${passages.length} passage${passages.length === 1 ? "" : "s"}` : "passages not loaded",
+    ),
+  );
+}
+
+// A few at a time: the passages of a page of messages without a burst of requests.
+async function withPassages(messages) {
+  const out = new Array(messages.length);
+  let next = 0;
+  async function worker() {
+    while (next < messages.length) {
+      const index = next++;
+      const detail = await api.message(messages[index].id);
+      out[index] = detail.passages;
+    }
+  }
+  await Promise.all([worker(), worker(), worker(), worker()]);
+  return out;
+}
+
+export async function messagesView(params, { showError }) {
+  const role = params.get("role") || "";
+  const source = params.get("source") || "";
+  const list = h("div", { class: "messages", id: "messages" });
+  const more = h("button", { type: "button", class: "more", hidden: true }, "Show older messages");
+  const summary = h("p", { class: "muted", "aria-live": "polite" });
+  let cursor = null;
+  let shown = 0;
+
+  async function load() {
+    const page = await api.messages({ role, source, cursor, limit: PAGE });
+    const passages = await withPassages(page.messages);
+    page.messages.forEach((m, i) => list.append(messageCard(m, passages[i])));
+    shown += page.messages.length;
+    cursor = page.next_cursor;
+    more.hidden = !cursor;
+    summary.textContent = `${shown} message${shown === 1 ? "" : "s"} shown, newest first${cursor ? "; older ones to load" : ""}.`;
+  }
+  more.addEventListener("click", () => load().catch(showError));
+  await load();
+
+  const form = h(
+    "form",
+    {
+      class: "filters",
+      onsubmit: (event) => {
+        event.preventDefault();
+        const query = new URLSearchParams();
+        if (form.elements.role.value) query.set("role", form.elements.role.value);
+        if (form.elements.source.value.trim()) query.set("source", form.elements.source.value.trim());
+        const text = query.toString();
+        location.hash = "#/messages" + (text ? "?" + text : "");
+      },
+    },
+    h("label", { for: "message-role" }, "Role"),
+    h(
+      "select",
+      { id: "message-role", name: "role" },
+      h("option", { value: "" }, "any"),
+      ROLES.map((r) => h("option", { value: r, selected: r === role }, r)),
+    ),
+    h("label", { for: "message-source" }, "Source"),
+    h("input", { id: "message-source", name: "source", type: "text", value: source, placeholder: "exact source" }),
+    h("button", { type: "submit" }, "Filter"),
+  );
+  return h(
+    "section",
+    { "aria-labelledby": "messages-title" },
+    h("h2", { id: "messages-title" }, "Messages"),
+    form,
+    h("p", { class: "legend muted" }, "Passages are shaded in turn; hover one for its id and offsets."),
+    summary,
+    list,
+    more,
+  );
+}

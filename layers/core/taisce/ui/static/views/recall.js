@@ -1,0 +1,269 @@
+// The recall playground: a question and every control of the recall page, the answer
+// shown as the bundle a model would get, with the budget each item used, truncated and
+// degraded made visible, why each item is there, and the same request as a curl line.
+
+import { api } from "../api.js";
+import { countCodePoints, entityLink, h, messageLink, roleBadge } from "../dom.js";
+
+const ROLES = ["user", "assistant", "system", "tool"];
+const SURFACES = ["facts", "reports", "passages"];
+const COUNTED = {
+  facts: ["subject", "predicate", "object", "statement", "source_role", "quote", "context"],
+  reports: ["title", "summary"],
+  passages: ["role", "source", "quote"],
+};
+const LAST = "taisce.recall";
+
+// Code points an item adds to the bundle, as the server counts them (domain/budget.py).
+export function itemCharacters(kind, item) {
+  let total = 0;
+  for (const name of COUNTED[kind]) total += countCodePoints(item[name]);
+  if (Array.isArray(item.path)) for (const name of item.path) total += countCodePoints(name);
+  return total;
+}
+
+// Which step of the recall put an item in the bundle: `why` when the server says
+// (explain), else what the item itself shows.
+function stepOf(kind, item) {
+  if (item.why) return typeof item.why === "string" ? item.why : JSON.stringify(item.why);
+  if (kind === "facts") {
+    return item.path && item.path.length
+      ? `step 1, hop 2: linked through ${item.path.join(" → ")}`
+      : "step 1 (a name in the question) or step 2 (a similar name), hop 1";
+  }
+  if (kind === "reports") return `step 3: report ${item.path && item.path.length ? "(" + item.path.join(" › ") + ")" : ""}`;
+  return "step 4: a passage near the question";
+}
+
+function requestBody(form) {
+  const f = form.elements;
+  const body = { question: f.question.value };
+  const number = (name) => {
+    const v = f[name].value.trim();
+    if (v !== "") body[name] = Number(v);
+  };
+  number("max_characters");
+  number("max_rows");
+  const roles = ROLES.filter((r) => f["role-" + r].checked);
+  if (!f.roles_default.checked) body.source_roles = roles;
+  if (f.hops.value) body.hops = Number(f.hops.value);
+  if (!f.surfaces_default.checked) body.surfaces = SURFACES.filter((s) => f["surface-" + s].checked);
+  if (f.themes.value !== "") body.themes = f.themes.value === "true";
+  const subjects = f.subjects.value
+    .split(/[\n,]/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (subjects.length) body.subjects = subjects;
+  for (const name of ["as_of", "recorded_after", "recorded_before"]) {
+    const v = f[name].value.trim();
+    if (v) body[name] = v;
+  }
+  if (f.explain.checked) body.explain = true;
+  return body;
+}
+
+// The same request for a shell. The credential is never written out: the line reads it
+// from $TAISCE_CREDENTIAL.
+export function curlLine(body) {
+  const json = JSON.stringify(body).replace(/'/g, "'\\''");
+  return (
+    `curl -s ${location.origin}/v1/recalls -H "Authorization: Bearer $TAISCE_CREDENTIAL" ` +
+    `-H 'Content-Type: application/json' -d '${json}'`
+  );
+}
+
+function field(label, input, hint) {
+  return h("div", { class: "field" }, h("label", { for: input.id }, label), input, hint ? h("small", { id: input.id + "-hint", class: "muted" }, hint) : null);
+}
+
+function checkbox(id, label, checked, extra = {}) {
+  return h("label", { class: "check", for: id }, h("input", { type: "checkbox", id, name: id, checked, ...extra }), " ", label);
+}
+
+function form(last) {
+  const q = last || {};
+  const setRoles = Array.isArray(q.source_roles);
+  const setSurfaces = Array.isArray(q.surfaces);
+  return h(
+    "form",
+    { id: "recall-form", class: "recall-form" },
+    field(
+      "Question",
+      h("textarea", { id: "question", name: "question", rows: 2, required: true, value: q.question || "" }),
+    ),
+    h(
+      "div",
+      { class: "controls" },
+      field("max_characters", h("input", { id: "max_characters", name: "max_characters", type: "number", min: 1, value: q.max_characters ?? "", placeholder: "server budget" }), "empty: the server budget"),
+      field("max_rows", h("input", { id: "max_rows", name: "max_rows", type: "number", min: 1, value: q.max_rows ?? "", placeholder: "server limit" }), "may only lower the server's limit"),
+      field(
+        "hops",
+        h(
+          "select",
+          { id: "hops", name: "hops" },
+          h("option", { value: "" }, "default (1)"),
+          h("option", { value: "1", selected: q.hops === 1 }, "1"),
+          h("option", { value: "2", selected: q.hops === 2 }, "2"),
+        ),
+      ),
+      field(
+        "themes",
+        h(
+          "select",
+          { id: "themes", name: "themes" },
+          h("option", { value: "" }, "default (false)"),
+          h("option", { value: "true", selected: q.themes === true }, "true"),
+          h("option", { value: "false", selected: q.themes === false }, "false"),
+        ),
+      ),
+      h(
+        "fieldset",
+        {},
+        h("legend", {}, "source_roles"),
+        checkbox("roles_default", "default (user only)", !setRoles),
+        ROLES.map((r) => checkbox("role-" + r, r, setRoles ? q.source_roles.includes(r) : r === "user")),
+      ),
+      h(
+        "fieldset",
+        {},
+        h("legend", {}, "surfaces"),
+        checkbox("surfaces_default", "default (all)", !setSurfaces),
+        SURFACES.map((s) => checkbox("surface-" + s, s, setSurfaces ? q.surfaces.includes(s) : true)),
+      ),
+      field("subjects", h("input", { id: "subjects", name: "subjects", type: "text", value: (q.subjects || []).join(", "), placeholder: "Atlas, Maya Okafor" }), "names, comma-separated"),
+      field("as_of", h("input", { id: "as_of", name: "as_of", type: "text", value: q.as_of || "", placeholder: "2026-01-01T00:00:00Z" }), "RFC 3339 with an offset"),
+      field("recorded_after", h("input", { id: "recorded_after", name: "recorded_after", type: "text", value: q.recorded_after || "", placeholder: "2026-01-01T00:00:00Z" })),
+      field("recorded_before", h("input", { id: "recorded_before", name: "recorded_before", type: "text", value: q.recorded_before || "", placeholder: "2027-01-01T00:00:00Z" })),
+      h("div", { class: "field" }, checkbox("explain", "explain (why each item, where the server supports it)", q.explain === true)),
+    ),
+    h("p", {}, h("button", { type: "submit", class: "primary" }, "Recall")),
+  );
+}
+
+function budgetBar(used, max, label) {
+  return h(
+    "span",
+    { class: "budget" },
+    h("meter", { min: 0, max, value: used, "aria-label": label }),
+    h("span", { class: "small" }, ` ${used} / ${max} (${max ? ((100 * used) / max).toFixed(1) : 0}%)`),
+  );
+}
+
+function itemRow(kind, item, max) {
+  const used = itemCharacters(kind, item);
+  let main;
+  if (kind === "facts") {
+    main = h(
+      "div",
+      {},
+      h("strong", {}, item.statement),
+      " ",
+      roleBadge(item.source_role),
+      h("div", { class: "small" }, entityLink(item.subject), ` ${item.predicate} `, item.object_kind === "entity" ? entityLink(item.object) : item.object),
+      item.quote ? h("div", { class: "small" }, h("q", {}, item.quote), item.message_id ? [" ", messageLink(item.message_id, "message")] : null) : null,
+    );
+  } else if (kind === "reports") {
+    main = h("div", {}, h("strong", {}, item.title), h("p", { class: "small" }, item.summary));
+  } else {
+    main = h(
+      "div",
+      {},
+      roleBadge(item.role),
+      item.source ? h("span", { class: "small" }, ` ${item.source} `) : " ",
+      h("q", {}, item.quote),
+      " ",
+      messageLink(item.message_id, "message"),
+    );
+  }
+  return h(
+    "li",
+    { class: "item", "data-kind": kind, "data-id": item.id, "data-characters": used },
+    main,
+    h("div", { class: "why small" }, h("span", { class: "label" }, item.why ? "why: " : "from: "), stepOf(kind, item)),
+    budgetBar(used, max, `${used} characters of ${max}`),
+  );
+}
+
+function bundle(answer) {
+  const max = answer.controls.max_characters;
+  const flags = [];
+  if (answer.truncated) flags.push(h("span", { class: "flag warn", id: "truncated" }, "truncated: the budget or row limit closed the bundle"));
+  if (answer.degraded.length) flags.push(h("span", { class: "flag bad", id: "degraded" }, `degraded: ${answer.degraded.join(", ")} could not run`));
+  if (!flags.length) flags.push(h("span", { class: "flag ok" }, "complete: nothing cut, every surface ran"));
+  return h(
+    "div",
+    { id: "bundle", class: "bundle" },
+    h("h3", {}, "The bundle"),
+    h("p", { id: "total" }, `${answer.characters} characters used of ${max}: `, budgetBar(answer.characters, max, "characters used of the budget")),
+    h("p", { class: "flags" }, flags),
+    h("details", {}, h("summary", {}, "Controls the recall used"), h("pre", { id: "controls-used" }, JSON.stringify(answer.controls, null, 2))),
+    SURFACES.map((kind) =>
+      h(
+        "section",
+        { class: "surface", "aria-label": kind },
+        h("h4", {}, `${kind} (${answer[kind].length})`),
+        answer[kind].length
+          ? h("ol", { id: "bundle-" + kind }, answer[kind].map((item) => itemRow(kind, item, max)))
+          : h("p", { class: "muted" }, "none"),
+      ),
+    ),
+  );
+}
+
+export async function recallView(_params, { showError, clearError }) {
+  const last = JSON.parse(sessionStorage.getItem(LAST) || "null");
+  const theForm = form(last);
+  const out = h("div", { id: "recall-out", "aria-live": "polite" });
+  const curl = h("code", { id: "curl" });
+  const copy = h("button", { type: "button", id: "copy-curl" }, "Copy as curl");
+  const copied = h("span", { class: "muted", role: "status" });
+  copy.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(curl.textContent);
+      copied.textContent = " copied";
+    } catch {
+      const range = document.createRange();
+      range.selectNodeContents(curl);
+      getSelection().removeAllRanges();
+      getSelection().addRange(range);
+      copied.textContent = " selected: copy it with Ctrl+C";
+    }
+  });
+  const sync = () => {
+    curl.textContent = curlLine(requestBody(theForm));
+  };
+  // The "default" boxes disable the choices they stand for.
+  const toggle = (defaultBox, names) => {
+    const apply = () => names.forEach((n) => (theForm.elements[n].disabled = theForm.elements[defaultBox].checked));
+    theForm.elements[defaultBox].addEventListener("change", apply);
+    apply();
+  };
+  toggle("roles_default", ROLES.map((r) => "role-" + r));
+  toggle("surfaces_default", SURFACES.map((s) => "surface-" + s));
+  theForm.addEventListener("input", sync);
+  theForm.addEventListener("change", sync);
+  theForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const body = requestBody(theForm);
+    sessionStorage.setItem(LAST, JSON.stringify(body));
+    sync();
+    out.replaceChildren(h("p", { class: "muted" }, "Recalling…"));
+    try {
+      const answer = await api.recall(body);
+      clearError();
+      out.replaceChildren(bundle(answer));
+    } catch (error) {
+      out.replaceChildren();
+      showError(error);
+    }
+  });
+  sync();
+  return h(
+    "section",
+    { "aria-labelledby": "recall-title" },
+    h("h2", { id: "recall-title" }, "Recall playground"),
+    theForm,
+    h("div", { class: "curl" }, h("span", { class: "small muted" }, "The same request (the credential read from $TAISCE_CREDENTIAL):"), h("div", {}, curl), copy, copied),
+    out,
+  );
+}

@@ -1,0 +1,220 @@
+"""The explorer's listing routes over real HTTP, through the Python client, on the
+embedded store and on DynamoDB (moto's server): entities with counts per role, messages
+newest first, a message with its passages, a neighbourhood; and the page itself
+(/ and /ui) with its headers."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from taisce_client import AsyncClient, Client, InvalidRequest, NotFound
+
+from taisce.credentials import new_credential_id, new_secret, secret_hash
+from taisce.ports import Credential
+from taisce.ui.serving import ASSETS, CONTENT_SECURITY_POLICY
+from tests.moto_server import MotoDynamoDb, shared_moto
+from tests.server import LocalServer, start_server
+
+FACTS = [
+    {"id": "x1", "subject": "Bob", "predicate": "works at", "object": "Acme Corp"},
+    {"id": "x2", "subject": "Acme Corp", "predicate": "is based in", "object": "Dublin"},
+    {"id": "x3", "subject": "Maya", "predicate": "manages", "object": "Bob", "source_role": "tool"},
+    {
+        "id": "x4",
+        "subject": "Bob",
+        "predicate": "is aged",
+        "object": "41",
+        "object_kind": "value",
+        "source_role": "assistant",
+    },
+]
+MESSAGES = [
+    {"id": "n1", "role": "user", "content": "Bob works at Acme Corp.", "source": "chat:1"},
+    {"id": "n2", "role": "tool", "content": "Maya manages Bob.\n\nShe lives in Dublin."},
+    {"id": "n3", "role": "user", "content": "Hello again.", "source": "chat:2"},
+]
+
+
+def moto_table() -> MotoDynamoDb:
+    return shared_moto().table_named("taisce-listings")
+
+
+@pytest.fixture(scope="module", params=["embedded", "dynamodb"])
+def running(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, LocalServer]]:
+    env = moto_table().env if request.param == "dynamodb" else {}
+    server = start_server(Path(tmp_path_factory.mktemp(f"listings-{request.param}")), env)
+    yield request.param, server
+    server.stop()
+
+
+def credential(running: tuple[str, LocalServer], project: str) -> str:
+    store, server = running
+    if store == "embedded":
+        return server.new_credential(project)
+    secret = new_secret()
+    made = Credential(new_credential_id(), project, "test", "2026-01-01T00:00:00Z")
+    moto_table().store().add_credential(made, secret_hash(secret))
+    return secret
+
+
+@pytest.fixture
+def client(running: tuple[str, LocalServer]) -> Iterator[Client]:
+    """The Python client on a project of this test's own, holding FACTS and MESSAGES
+    (each message stored by a request of its own, so each has its own recorded_at)."""
+    _, server = running
+    secret = credential(running, f"listings-{uuid.uuid4().hex[:12]}")
+    with Client(server.url, secret) as c:
+        c.store_facts([{"source_role": "user", **f} for f in FACTS])
+        for m in MESSAGES:
+            c.store_messages([m])
+        yield c
+
+
+def test_entities_page_by_page_with_counts_per_role(client: Client) -> None:
+    first = client.entities(limit=2)
+    assert [e["key"] for e in first["entities"]] == ["acme corp", "bob"]
+    assert first["entities"][1] == {
+        "key": "bob",
+        "name": "Bob",
+        "facts": {"user": 1, "assistant": 1, "system": 0, "tool": 1},
+    }
+    rest = client.entities(limit=2, cursor=first["next_cursor"])
+    assert [e["key"] for e in rest["entities"]] == ["dublin", "maya"]
+    assert rest["next_cursor"] is None
+    assert [e["key"] for e in client.entities(search="ACME")["entities"]] == ["acme corp"]
+
+
+def test_messages_newest_first_with_filters_and_one_with_its_passages(client: Client) -> None:
+    assert [m["id"] for m in client.messages()["messages"]] == ["n3", "n2", "n1"]
+    assert [m["id"] for m in client.messages(role="user")["messages"]] == ["n3", "n1"]
+    assert [m["id"] for m in client.messages(source="chat:1")["messages"]] == ["n1"]
+    page = client.messages(limit=1)
+    assert [m["id"] for m in client.messages(limit=5, cursor=page["next_cursor"])["messages"]] == [
+        "n2",
+        "n1",
+    ]
+    detail = client.message("n2")
+    assert detail["message"]["content"] == MESSAGES[1]["content"]
+    quotes = [p["quote"] for p in detail["passages"]]
+    assert quotes and all(q in MESSAGES[1]["content"] for q in quotes)
+    for p in detail["passages"]:
+        assert MESSAGES[1]["content"][p["start"] : p["end"]] == p["quote"]
+    with pytest.raises(NotFound):
+        client.message("n9")
+
+
+def test_the_neighbourhood_of_an_entity(client: Client) -> None:
+    one = client.neighbourhood("bob")
+    assert {e["id"] for e in one["edges"]} == {"x1", "x3", "x4"}
+    two = client.neighbourhood("Bob", hops=2)
+    assert {e["id"] for e in two["edges"]} == {"x1", "x2", "x3", "x4"}
+    names = {n["id"]: n["name"] for n in two["nodes"]}
+    assert names["e:bob"] == "Bob" and names["e:dublin"] == "Dublin"
+
+
+def test_listing_errors_have_the_api_shape(
+    client: Client, running: tuple[str, LocalServer]
+) -> None:
+    with pytest.raises(InvalidRequest):
+        client.entities(cursor="not-a-cursor")
+    with pytest.raises(InvalidRequest):
+        client.messages(cursor=client.entities(limit=1)["next_cursor"])
+    with pytest.raises(InvalidRequest):
+        client.messages(role="robot")
+    with pytest.raises(InvalidRequest):
+        client.neighbourhood("bob", hops=3)
+    _, server = running
+    with server.client() as anonymous:
+        for path in (
+            "/v1/entities",
+            "/v1/messages",
+            "/v1/messages/n1",
+            "/v1/entities/neighbourhood?name=a",
+        ):
+            r = anonymous.get(path)
+            assert r.status_code == 401
+            assert r.json()["error"]["code"] == "unauthorized"
+
+
+def test_the_async_client_has_the_listings(running: tuple[str, LocalServer]) -> None:
+    _, server = running
+    secret = credential(running, f"listings-{uuid.uuid4().hex[:12]}")
+
+    async def go() -> list[object]:
+        async with AsyncClient(server.url, secret) as c:
+            await c.store_facts([{"source_role": "user", **f} for f in FACTS])
+            await c.store_messages(MESSAGES[:1])
+            return [
+                await c.entities(search="bob"),
+                await c.neighbourhood("bob", hops=2),
+                await c.messages(role="user"),
+                await c.message("n1"),
+            ]
+
+    entities, graph, messages, message = asyncio.run(go())
+    assert [e["key"] for e in entities["entities"]] == ["bob"]  # type: ignore[index]
+    assert len(graph["edges"]) == 4  # type: ignore[index]
+    assert [m["id"] for m in messages["messages"]] == ["n1"]  # type: ignore[index]
+    assert message["message"]["source"] == "chat:1"  # type: ignore[index]
+
+
+# -- the page -------------------------------------------------------------------
+
+
+def test_the_page_and_its_files_are_served_with_their_headers(
+    running: tuple[str, LocalServer],
+) -> None:
+    _, server = running
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        root = http.get("/", follow_redirects=False)
+        assert root.status_code == 302 and root.headers["location"] == "/ui"
+        page = http.get("/ui")
+        assert page.status_code == 200
+        assert page.headers["content-type"] == "text/html; charset=utf-8"
+        assert page.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
+        assert "'unsafe-inline'" not in CONTENT_SECURITY_POLICY
+        assert page.headers["x-content-type-options"] == "nosniff"
+        assert page.headers["cache-control"] == "no-cache"
+        assert "<script" in page.text and "<script>" not in page.text  # no inline script
+        again = http.get("/ui", headers={"If-None-Match": page.headers["etag"]})
+        assert again.status_code == 304 and again.content == b""
+        for name, asset in ASSETS.items():
+            r = http.get(f"/ui/{name}")
+            assert r.status_code == 200, name
+            assert r.content == asset.body
+            assert r.headers["content-type"] == asset.content_type
+        vendored = http.get(next(f"/ui/{n}" for n in ASSETS if n.startswith("vendor/")))
+        assert "immutable" in vendored.headers["cache-control"]
+        for bad in (
+            "/ui/../pyproject.toml",
+            "/ui/%2e%2e/template.yaml",
+            "/ui/nothing.js",
+            "/ui/README.md",
+        ):
+            r = http.get(bad)
+            assert r.status_code == 404, bad
+            assert r.json()["error"]["code"] == "not_found"
+
+
+def test_the_served_scripts_use_only_the_public_api(running: tuple[str, LocalServer]) -> None:
+    """Every /v1 path the page's scripts name is a route of the API (no private door)."""
+    import re
+
+    from taisce.local.routes import read_api
+    from tests.server import ROOT
+
+    routes = {r.path for r in read_api(ROOT / "template.yaml").routes}
+    named: set[str] = set()
+    for name, asset in ASSETS.items():
+        if name.endswith(".js") and not name.startswith("vendor/"):
+            named |= set(re.findall(r"[\"'`](/v1/[a-z/]+)", asset.body.decode("utf-8")))
+    assert named, "the scripts name no API path"
+    for path in named:
+        assert path.rstrip("/") in routes or path.rstrip("/") + "/{id}" in routes, path
