@@ -272,7 +272,7 @@ def figures(
             }
         )
     # What one call costs here without injection (moto's own time and the client's), to
-    # read the timings against: a GetItem of one name item, 50 times.
+    # read the timings against: a BatchGetItem of one name, 50 times.
     single: list[float] = []
     meter.latency = 0.0
     for _ in range(50):
