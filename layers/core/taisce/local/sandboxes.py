@@ -54,6 +54,11 @@ def _sandbox_main(conn: Connection, parent: int, template: str) -> None:
     try:
         gateway = Gateway(read_api(Path(template)))
         gateway.warm()
+        # Open the store now, as a Lambda's init phase would: opening writes the
+        # schema, and the first request must not wait for the file's write lock.
+        from ..api.wiring import services
+
+        services()
     except BaseException as exc:
         conn.send(("failed", f"{type(exc).__name__}: {exc}"))
         return
@@ -196,11 +201,9 @@ class Sandboxes:
     async def _acquire(self, caller: str) -> _Process:
         if self._closing:
             raise ProcessFailed("the server is stopping")
-        if self._idle and not self._waiting and self._busy[caller] < self.per_caller:
-            self._busy[caller] += 1
-            return self._idle.pop()
         ticket: asyncio.Future[_Process] = asyncio.get_running_loop().create_future()
         self._waiting.append((caller, ticket))
+        self._hand_out()  # at once, when a process is idle and the caller under its share
         try:
             return await ticket
         except asyncio.CancelledError:
