@@ -10,6 +10,8 @@ project's slow requests made every other project wait.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import socket
 import sqlite3
 import threading
@@ -375,3 +377,67 @@ def test_a_project_waiting_on_the_store_does_not_hold_another_project(
         t.join(timeout=60)
     assert writes == dict.fromkeys(range(6), 201)
     assert {f"a-{n}" for n in range(6)} <= stored_ids(api, slow)
+
+
+@pytest.mark.parametrize("processes", [1, 3])
+def test_the_background_worker_runs_once_whatever_the_process_count(
+    tmp_path: Path, processes: int
+) -> None:
+    running = start_server(tmp_path / "data", args=["--processes", str(processes)])
+    try:
+        with running.client() as http:
+            assert http.get("/v1/health").status_code == 200
+    finally:
+        log = running.stop()
+    assert log.count("background worker running") == 1, log
+
+
+def _children(pid: int) -> dict[int, str]:
+    """The processes whose parent is `pid`, with their command lines (Linux /proc)."""
+    found: dict[int, str] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) == pid:
+                cmdline = (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ")
+                found[int(stat.parent.name)] = cmdline.decode(errors="replace")
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+def test_killed_handler_processes_are_replaced(tmp_path: Path) -> None:
+    running = start_server(tmp_path / "data", args=["--processes", "2"])
+    log = drain(running)
+    try:
+        deadline = time.monotonic() + 30
+        while not any("background worker running" in line for line in log):
+            assert time.monotonic() < deadline, log
+            time.sleep(0.1)
+        worker = next(line for line in log if "background worker running" in line)
+        worker_pid = int(worker.split("process ")[1].split(",")[0])
+        handlers = [
+            pid
+            for pid, cmdline in _children(running.process.pid).items()
+            if "spawn_main" in cmdline and pid != worker_pid
+        ]
+        assert len(handlers) == 2
+        for pid in handlers:
+            os.kill(pid, signal.SIGKILL)
+        statuses: list[int] = []
+        with running.client() as http:
+            deadline = time.monotonic() + 60
+            while not statuses or statuses[-1] != 200:
+                assert time.monotonic() < deadline, statuses
+                reply = http.get("/v1/health")
+                if reply.status_code != 200:
+                    assert reply.json()["error"]["code"] == "internal"
+                statuses.append(reply.status_code)
+                time.sleep(0.2)
+        assert set(statuses) <= {200, 500}
+        assert sum("a handler process died" in line for line in log) >= 1
+    finally:
+        running.stop()
+    assert not any("Traceback" in line for line in log), log
+    assert worker_pid not in _children(running.process.pid)

@@ -144,6 +144,16 @@ async def _serve(args: argparse.Namespace) -> None:
         sock.close()
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     _use_data(args)
     # The HTTP front waits on handler processes' pipes; a short switch interval lets
@@ -238,7 +248,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--demo", action="store_true", help="load the demo and print a credential")
     serve.add_argument(
         "--processes",
-        type=int,
+        type=_positive,
         default=4,
         help="handler processes, each running one request at a time like a Lambda "
         "sandbox (default 4)",

@@ -82,6 +82,8 @@ def _worker_main(conn: Connection, parent: int) -> None:
 
     worker = Worker(services().memory)
     worker.start()
+    sys.stderr.write(f"background worker running (process {os.getpid()}, one per server)\n")
+    sys.stderr.flush()
     conn.send(("ready", os.getpid()))
     with contextlib.suppress(EOFError, OSError):
         conn.recv()  # None: stop
