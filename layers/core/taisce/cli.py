@@ -113,8 +113,9 @@ async def _serve(args: argparse.Namespace) -> None:
     settings = services().settings  # a bad setting stops the start here; makes the schema
     template = _find_template(args.template).resolve()
     gateway = Gateway(read_api(template))
+    gateway.warm()  # this process is the first handler slot (local/sandboxes.py)
     sock = bind(args.host, args.port)
-    sandboxes = Sandboxes(template, args.processes)
+    sandboxes = Sandboxes(template, args.processes, gateway)
     worker: BackgroundWorker | None = None
     try:
         await sandboxes.start()  # each imports every handler: a broken one stops us here
@@ -251,7 +252,7 @@ def _parser() -> argparse.ArgumentParser:
         type=_positive,
         default=4,
         help="handler processes, each running one request at a time like a Lambda "
-        "sandbox (default 4)",
+        "sandbox; the server's own process is the first (default 4)",
     )
     serve.set_defaults(run=cmd_serve)
 

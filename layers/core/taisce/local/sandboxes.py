@@ -3,9 +3,11 @@ its own interpreter, its own Powertools state, one request at a time.
 
 Powertools keeps the current event on a class attribute shared by every resolver, so
 two handlers may not run at once in one process; several processes run requests in
-parallel instead, so that a slow request holds one process, not the server. The HTTP
-front (local/server.py) hands each invocation to an idle process over a pipe and
-waits for its reply without blocking the event loop.
+parallel instead, so that a slow request holds one process, not the server. The
+server's own process is the first of them (its handler runs on a thread beside the
+event loop, as the old threaded server ran them): a request it takes costs no process
+switch, which on a busy machine is most of a request's latency. The others get their
+invocations over a pipe, and the event loop waits for their replies without blocking.
 
 Fairness: one caller (one Authorization header) holds at most all processes but one
 while others wait, so a project sending slow requests cannot make another wait
@@ -24,6 +26,7 @@ import signal
 import sys
 from collections import Counter, deque
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -116,6 +119,24 @@ def _receive(conn: Connection) -> asyncio.Future[Any]:
     return future
 
 
+class _Inline:
+    """The server's own process as a handler slot: one handler at a time on one thread."""
+
+    def __init__(self, gateway: Gateway) -> None:
+        self.gateway = gateway
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="taisce-handler")
+
+    def call(self, invocation: Invocation) -> asyncio.Future[Any]:
+        loop = asyncio.get_running_loop()
+        return loop.run_in_executor(self._thread, self.gateway.invoke, invocation)
+
+    def stop(self) -> None:
+        self._thread.shutdown(wait=True)
+
+    def kill(self) -> None:
+        self._thread.shutdown(wait=False)
+
+
 class _Process:
     def __init__(self, target: Callable[..., None], *args: object) -> None:
         context = multiprocessing.get_context("spawn")
@@ -125,6 +146,11 @@ class _Process:
         )
         self.process.start()
         child.close()
+
+    def call(self, invocation: Invocation) -> asyncio.Future[Any]:
+        """Send `invocation`; the future holds the reply (OSError: the process is gone)."""
+        self.conn.send(invocation)
+        return _receive(self.conn)
 
     async def started(self) -> None:
         try:
@@ -149,26 +175,33 @@ class _Process:
         self.conn.close()
 
 
-class Sandboxes:
-    """`count` handler processes and the queue of invocations waiting for one."""
+Slot = _Inline | _Process
 
-    def __init__(self, template: Path, count: int) -> None:
+
+class Sandboxes:
+    """`count` handler slots (this process, then `count - 1` handler processes) and the
+    queue of invocations waiting for one."""
+
+    def __init__(self, template: Path, count: int, gateway: Gateway) -> None:
         if count < 1:
             raise ValueError("at least one handler process is needed")
         self.template = template
         self.count = count
-        # One caller may hold every process but one while others wait.
+        # One caller may hold every slot but one while others wait.
         self.per_caller = max(1, count - 1)
-        self._idle: list[_Process] = []
+        self._inline = _Inline(gateway)
+        self._idle: list[Slot] = []
         self._busy: Counter[str] = Counter()
-        self._waiting: deque[tuple[str, asyncio.Future[_Process]]] = deque()
+        self._waiting: deque[tuple[str, asyncio.Future[Slot]]] = deque()
         self._all: set[_Process] = set()
         self._closing = False
 
     async def start(self) -> None:
         """Start every process and wait until each has imported its handlers (a broken
-        handler stops the server here, as `warm` did)."""
-        started = [self._spawn() for _ in range(self.count)]
+        handler stops the server here, as `warm` did). The caller has warmed the
+        gateway of this process."""
+        self._idle.append(self._inline)
+        started = [self._spawn() for _ in range(self.count - 1)]
         results = await asyncio.gather(*(p.started() for p in started), return_exceptions=True)
         failures = [r for r in results if isinstance(r, BaseException)]
         if failures:
@@ -183,27 +216,27 @@ class Sandboxes:
         return process
 
     async def invoke(self, caller: str, invocation: Invocation) -> Reply:
-        process = await self._acquire(caller)
+        slot = await self._acquire(caller)
         try:
-            process.conn.send(invocation)
-            reply = _receive(process.conn)
+            reply = slot.call(invocation)
         except OSError:
-            self._lost(process, caller)
+            assert isinstance(slot, _Process)
+            self._lost(slot, caller)
             return _failed(invocation)
-        reply.add_done_callback(lambda done: self._finished(process, caller, done))
+        reply.add_done_callback(lambda done: self._finished(slot, caller, done))
         try:
-            # Shielded: a cancelled request (the server stopping) leaves the process
-            # busy until its reply is read, never handing it a second invocation.
+            # Shielded: a cancelled request (the server stopping) leaves the slot busy
+            # until its reply is read, never handing it a second invocation.
             answer = await asyncio.shield(reply)
-        except ProcessFailed:
+        except Exception:  # the process died (the gateway itself answers every failure)
             return _failed(invocation)
         assert isinstance(answer, Reply)
         return answer
 
-    async def _acquire(self, caller: str) -> _Process:
+    async def _acquire(self, caller: str) -> Slot:
         if self._closing:
             raise ProcessFailed("the server is stopping")
-        ticket: asyncio.Future[_Process] = asyncio.get_running_loop().create_future()
+        ticket: asyncio.Future[Slot] = asyncio.get_running_loop().create_future()
         self._waiting.append((caller, ticket))
         self._hand_out()  # at once, when a process is idle and the caller under its share
         try:
@@ -215,13 +248,13 @@ class Sandboxes:
                 self._waiting.remove((caller, ticket))
             raise
 
-    def _release(self, process: _Process, caller: str) -> None:
+    def _release(self, slot: Slot, caller: str) -> None:
         self._busy[caller] -= 1
         if self._busy[caller] <= 0:
             del self._busy[caller]
         if self._closing:
             return
-        self._idle.append(process)
+        self._idle.append(slot)
         self._hand_out()
 
     def _hand_out(self) -> None:
@@ -235,13 +268,16 @@ class Sandboxes:
                 continue
             self._waiting.remove(entry)
             self._busy[caller] += 1
-            ticket.set_result(self._idle.pop())
+            # This process first: no process switch on the way.
+            slot = self._inline if self._inline in self._idle else self._idle[-1]
+            self._idle.remove(slot)
+            ticket.set_result(slot)
 
-    def _finished(self, process: _Process, caller: str, reply: asyncio.Future[Any]) -> None:
-        if reply.cancelled() or reply.exception() is not None:
-            self._lost(process, caller)
+    def _finished(self, slot: Slot, caller: str, reply: asyncio.Future[Any]) -> None:
+        if isinstance(slot, _Process) and (reply.cancelled() or reply.exception() is not None):
+            self._lost(slot, caller)
         else:
-            self._release(process, caller)
+            self._release(slot, caller)
 
     def _lost(self, process: _Process, caller: str) -> None:
         """A process died mid-request (killed, out of memory): answer 500 for that
@@ -278,7 +314,7 @@ class Sandboxes:
             if not ticket.done():
                 ticket.set_exception(ProcessFailed("the server is stopping"))
         self._waiting.clear()
-        await asyncio.gather(*(asyncio.to_thread(p.stop) for p in list(self._all)))
+        await asyncio.gather(*(asyncio.to_thread(p.stop) for p in [*self._all, self._inline]))
         self._all.clear()
         self._idle.clear()
 
