@@ -11,10 +11,10 @@ PORT ?= 8080
 install: $(VENV)/.installed
 
 # clients/python (the Python client and MCP server) is a package of its own: not in the layer.
-$(VENV)/.installed: pyproject.toml layers/core/requirements.txt layers/local-model/requirements.txt requirements-dev.txt clients/python/pyproject.toml
+$(VENV)/.installed: pyproject.toml layers/core/requirements.txt layers/local-model/requirements.txt requirements-local.txt requirements-dev.txt clients/python/pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is needed (set PYTHON=...)")'
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --disable-pip-version-check -r layers/core/requirements.txt -r layers/local-model/requirements.txt -r requirements-dev.txt
+	$(BIN)/python -m pip install -q --disable-pip-version-check -r layers/core/requirements.txt -r layers/local-model/requirements.txt -r requirements-local.txt -r requirements-dev.txt
 	$(BIN)/python -m pip install -q --disable-pip-version-check --no-deps -e .
 	$(BIN)/python -m pip install -q --disable-pip-version-check --no-deps -e clients/python
 	@touch $@

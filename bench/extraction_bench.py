@@ -173,8 +173,7 @@ def delays(client: Client, count: int, offset: int) -> dict[str, float]:
             # Spread the stores over the worker's cycle, as independent clients would.
             time.sleep(0.037 * (n % 7))
     finally:
-        # Not joined: Worker keeps its stop event in `_stop`, which hides Thread._stop
-        # that join() calls. It is a daemon and ends within one interval.
+        # Not joined: it is a daemon and ends within one interval.
         worker.stop()
     return {"messages": count, **{k: v * 1000 for k, v in percentiles(measured).items()}}
 

@@ -3,6 +3,7 @@
 
     .venv/bin/python -m bench.load_bench [--seconds 60] [--clients 8] [--rate 100]
                                          [--projects 4] [--embeddings none|local]
+                                         [--processes 4]
                                          [--quick] [--json FILE]
 
 A fresh server is started on a temporary data folder; each project gets a credential
@@ -303,7 +304,8 @@ def markdown(report: dict[str, Any]) -> str:
         f"- machine: {m['cpu']}, {m['cpu_count']} CPUs, Python {m['python']}, "
         f"SQLite {m['sqlite']}; load average (1 min) {_f(load['before'])} before, "
         f"{_f(load['after'])} after (client and server share the machine)",
-        f"- settings: `taisce serve`, embeddings {s['embeddings']}; {s['projects']} projects of "
+        f"- settings: `taisce serve --processes {s['processes']}`, embeddings "
+        f"{s['embeddings']}; {s['projects']} projects of "
         f"{s['facts']:,} facts and {s['messages']:,} messages; {s['clients']} clients "
         f"(asyncio + httpx, one keep-alive connection each); mix recall 70% (hops 1 or 2, all "
         f"roles) / facts 15% ({FACTS_PER_WRITE} a batch) / messages 15% "
@@ -360,6 +362,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--messages", type=int, help="messages seeded per project (default 500)")
     parser.add_argument("--recalls", type=int, help="unloaded recalls timed (default 1000)")
     parser.add_argument("--embeddings", choices=("none", "local"), default="none")
+    parser.add_argument(
+        "--processes", type=int, default=4, help="the server's handler processes (default 4)"
+    )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--quick", action="store_true", help="a short run for CI (about 20 s)")
     parser.add_argument("--json", type=Path, help="also write the figures to this JSON file")
@@ -374,14 +379,26 @@ def main(argv: list[str] | None = None) -> int:
     facts = args.facts or (500 if quick else 2_000)
     messages = args.messages or (100 if quick else 500)
     recalls = args.recalls or (400 if quick else 1_000)
-    if args.clients < 1 or args.projects < 1 or seconds <= 0 or rate <= 0 or recalls < 10:
-        print("error: clients, projects, seconds and rate must be positive", file=sys.stderr)
+    if (
+        args.clients < 1
+        or args.projects < 1
+        or args.processes < 1
+        or seconds <= 0
+        or rate <= 0
+        or recalls < 10
+    ):
+        print(
+            "error: clients, projects, processes, seconds and rate must be positive",
+            file=sys.stderr,
+        )
         return 2
 
     started = time.perf_counter()
     load_before = os.getloadavg()[0]
     data_dir = Path(tempfile.mkdtemp(prefix="taisce-load-"))
-    server = start_server(data_dir, {"TAISCE_EMBEDDINGS": args.embeddings})
+    server = start_server(
+        data_dir, {"TAISCE_EMBEDDINGS": args.embeddings}, ["--processes", str(args.processes)]
+    )
     drain(server)
     acked = Acked()
     try:
@@ -423,6 +440,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine": describe_machine(),
         "settings": {
             "embeddings": args.embeddings,
+            "processes": args.processes,
             "projects": args.projects,
             "facts": facts,
             "messages": messages,

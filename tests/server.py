@@ -7,7 +7,7 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -57,13 +57,19 @@ class LocalServer:
         return err or ""
 
 
-def start_server(data_dir: Path, env: Mapping[str, str] | None = None) -> LocalServer:
-    """Start `taisce serve` on a free port with these TAISCE_* settings."""
+def start_server(
+    data_dir: Path, env: Mapping[str, str] | None = None, args: Sequence[str] = ()
+) -> LocalServer:
+    """Start `taisce serve` on a free port with these TAISCE_* settings (and `args`)."""
     environ = {k: v for k, v in os.environ.items() if not k.startswith("TAISCE_")}
     # Embeddings are off unless a test asks for them: the model is slow to load.
     environ.update({"TAISCE_EMBEDDINGS": "none", **(env or {})})
     process = subprocess.Popen(
-        [sys.executable, "-m", "taisce.cli", "serve", "--port", "0", "--data", str(data_dir)],
+        [
+            sys.executable,
+            *("-m", "taisce.cli", "serve", "--port", "0", "--data", str(data_dir)),
+            *args,
+        ],
         cwd=ROOT,
         env=environ,
         stdout=subprocess.PIPE,

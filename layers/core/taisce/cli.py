@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import json
 import os
+import signal
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import demo
 from .client_commands import add_client_parsers, client_errors
 from .credentials import new_credential_id, new_secret, secret_hash
 from .ports import Credential
 from .settings import SettingsError
+
+if TYPE_CHECKING:
+    from .local.gateway import Gateway
+    from .local.sandboxes import Sandboxes
 
 
 def _find_template(given: str | None) -> Path:
@@ -81,59 +89,81 @@ def cmd_credentials(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load_demo(gateway: object, secret: str) -> None:
-    from .local.gateway import Gateway
+async def _load_demo(gateway: Gateway, sandboxes: Sandboxes, secret: str) -> None:
+    from .local.gateway import Reply
 
-    assert isinstance(gateway, Gateway)
     headers = {"Authorization": f"Bearer {secret}", "Content-Type": "application/json"}
     for route, body in (
         ("/v1/messages", {"messages": demo.MESSAGES}),
         ("/v1/facts", {"facts": demo.FACTS}),
     ):
-        reply = gateway.handle("POST", route, headers, json.dumps(body).encode(), "127.0.0.1")
+        prepared = gateway.prepare("POST", route, headers, json.dumps(body).encode(), "127.0.0.1")
+        reply = prepared if isinstance(prepared, Reply) else await sandboxes.invoke("", prepared)
         if reply.status >= 300:
             raise RuntimeError(f"demo load failed at {route}: {reply.body.decode()}")
 
 
-def cmd_serve(args: argparse.Namespace) -> int:
+async def _serve(args: argparse.Namespace) -> None:
     from .api.wiring import services
     from .local.gateway import Gateway
     from .local.routes import read_api
-    from .local.server import make_server
-    from .local.worker import Worker
+    from .local.sandboxes import BackgroundWorker, Sandboxes
+    from .local.server import App, bind, make_server
 
-    _use_data(args)
-    # Request threads release the GIL for every SQLite call and wait up to the switch
-    # interval to take it back from a busy thread (the worker, another request): at
-    # the default 5 ms that wait dominated recall p95 under load (bench/load_bench.py).
-    sys.setswitchinterval(0.0005)
-    settings = services().settings  # a bad setting stops the start here
-    gateway = Gateway(read_api(_find_template(args.template)))
-    gateway.warm()
-    server = make_server(gateway, args.host, args.port)
-    host, port = server.server_address[:2]
-    url = f"http://{host}:{port}"
-    print(f"taisce serving {url} (data in {settings.data_dir.resolve()})", flush=True)
-    print(f"memory explorer: {url}/ui (paste a credential of the project there)", flush=True)
-    if args.demo:
-        secret = _create_credential("demo", "demo")
-        _load_demo(gateway, secret)
-        print("demo memory loaded into project 'demo'. Try:")
-        print(
-            f"  curl -s {url}/v1/recalls -H 'Authorization: Bearer {secret}' "
-            f"-H 'Content-Type: application/json' -d '{json.dumps(demo.FIRST_RECALL)}'"
-        )
-        print(f"  or open {url}/ui in a browser and paste the credential on the next line.")
-        print(secret, flush=True)
-    worker = Worker(services().memory)
-    worker.start()
+    settings = services().settings  # a bad setting stops the start here; makes the schema
+    template = _find_template(args.template).resolve()
+    gateway = Gateway(read_api(template))
+    gateway.warm()  # this process is the first handler slot (local/sandboxes.py)
+    sock = bind(args.host, args.port)
+    sandboxes = Sandboxes(template, args.processes, gateway)
+    worker: BackgroundWorker | None = None
     try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
+        await sandboxes.start()  # each imports every handler: a broken one stops us here
+        worker = BackgroundWorker()  # once per server, whatever the process count
+        await worker.started()
+        host, port = sock.getsockname()[:2]
+        url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+        print(f"taisce serving {url} (data in {settings.data_dir.resolve()})", flush=True)
+        print(f"memory explorer: {url}/ui (paste a credential of the project there)", flush=True)
+        if args.demo:
+            secret = _create_credential("demo", "demo")
+            await _load_demo(gateway, sandboxes, secret)
+            print("demo memory loaded into project 'demo'. Try:")
+            print(
+                f"  curl -s {url}/v1/recalls -H 'Authorization: Bearer {secret}' "
+                f"-H 'Content-Type: application/json' -d '{json.dumps(demo.FIRST_RECALL)}'"
+            )
+            print(f"  or open {url}/ui in a browser and paste the credential on the next line.")
+            print(secret, flush=True)
+        # uvicorn stops gracefully on SIGINT and SIGTERM, then raises the signal again
+        # with the handlers it found: ours let the processes below stop in order.
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: None)
+        await make_server(App(gateway, sandboxes)).serve(sockets=[sock])
     finally:
-        worker.stop()
-        server.server_close()
+        if worker is not None:
+            await asyncio.to_thread(worker.stop)
+        await sandboxes.close()
+        sock.close()
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    _use_data(args)
+    # The HTTP front waits on handler processes' pipes; a short switch interval lets
+    # it take the interpreter back at once when a reply arrives.
+    sys.setswitchinterval(0.0005)
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_serve(args))
     return 0
 
 
@@ -221,6 +251,13 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--data", help="data folder (default: $TAISCE_DATA_DIR or ./taisce-data)")
     serve.add_argument("--template", help="SAM template with the routes (default: found)")
     serve.add_argument("--demo", action="store_true", help="load the demo and print a credential")
+    serve.add_argument(
+        "--processes",
+        type=_positive,
+        default=4,
+        help="handler processes, each running one request at a time like a Lambda "
+        "sandbox; the server's own process is the first (default 4)",
+    )
     serve.set_defaults(run=cmd_serve)
 
     creds = sub.add_parser("credentials", help="create, list and revoke bearer credentials")

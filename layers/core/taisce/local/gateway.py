@@ -41,6 +41,16 @@ class Reply:
     body: bytes
 
 
+@dataclass(frozen=True)
+class Invocation:
+    """A request made into its event, ready for the authorizer and the handler: what
+    `taisce serve` sends to a handler process (plain data, so it pickles)."""
+
+    route_key: str
+    event: dict[str, Any]
+    request_id: str
+
+
 def _error(status: int, code: str, message: str, **extra: object) -> Reply:
     body = error_body(code, message, **extra).encode("utf-8")
     return Reply(status, {"Content-Type": "application/json"}, body)
@@ -50,11 +60,13 @@ class Gateway:
     def __init__(self, api: Api) -> None:
         self.api = api
         self._handlers: dict[str, Handler] = {}
+        self._routes = {route.route_key: route for route in api.routes}
         # Lambda runs one request per process, and Powertools keeps the current event
         # on a class attribute (BaseRouter.current_event) shared by every resolver:
-        # two handlers running at once on server threads read each other's event
-        # (another project's credential, another request's body). So handlers run
-        # one at a time; reading and writing the sockets stays concurrent.
+        # two handlers running at once in one process read each other's event
+        # (another project's credential, another request's body). So a process runs
+        # its handlers one at a time; `taisce serve` runs several such processes
+        # (local/sandboxes.py) for requests to run in parallel.
         self._one_at_a_time = threading.Lock()
 
     def _handler(self, route_function: Any) -> Handler:
@@ -86,6 +98,20 @@ class Gateway:
     def handle(
         self, method: str, target: str, headers: dict[str, str], body: bytes, source_ip: str
     ) -> Reply:
+        prepared = self.prepare(method, target, headers, body, source_ip)
+        return prepared if isinstance(prepared, Reply) else self.invoke(prepared)
+
+    def prepare(
+        self,
+        method: str,
+        target: str,
+        headers: dict[str, str],
+        body: bytes,
+        source_ip: str,
+        protocol: str = "HTTP/1.1",
+    ) -> Reply | Invocation:
+        """What API Gateway does before any function runs: find the route (404), check
+        the body's size (413), and make the HTTP API v2 event."""
         path, _, query = target.partition("?")
         found = self._find(method.upper(), path)
         if found is None:
@@ -96,9 +122,21 @@ class Gateway:
         request_id = uuid.uuid4().hex
         lowered = {k.lower(): v for k, v in headers.items()}
         event = self._event(route, path, query, lowered, body, source_ip, request_id)
+        event["requestContext"]["http"]["protocol"] = protocol
         event["pathParameters"] = path_params or None
+        return Invocation(route.route_key, event, request_id)
+
+    def invoke(self, invocation: Invocation) -> Reply:
+        """The authorizer (on a protected route), then the route's handler."""
+        route = self._routes[invocation.route_key]
         with self._one_at_a_time:
-            return self._invoke(route, event, request_id)
+            try:
+                return self._invoke(route, invocation.event, invocation.request_id)
+            except Exception:
+                # A failing authorizer: the handler's own failures are caught below.
+                logger.exception("authorizer failed", extra={"request_id": invocation.request_id})
+                request_id = invocation.request_id
+                return _error(500, "internal", "the server failed", request_id=request_id)
 
     def _invoke(self, route: Route, event: dict[str, Any], request_id: str) -> Reply:
         if route.authorized:

@@ -1,124 +1,322 @@
-"""`taisce serve`: the local gateway over HTTP, one thread per connection."""
+"""`taisce serve` over HTTP: uvicorn (with h11) reads and writes HTTP/1.1, a thin ASGI
+adapter turns each request into the API Gateway v2 event local/gateway.py makes, and
+handler processes (local/sandboxes.py) run the Lambda handlers in parallel.
+
+Framing, keep-alive and the request head's size are uvicorn's and h11's job: h11
+refuses conflicting or signed Content-Length headers, Content-Length beside chunked
+and malformed chunks. This module adds what they leave to the application: the API's
+error shape for what is refused before any route, a deadline for a request's head (a
+new connection that sends nothing, or a head sent byte by byte) and for its body, the
+1 MiB body limit, HTTP versions other than 1.0 and 1.1 refused, and an access log of
+one line per request that names the route, never the path.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import socket
 import sys
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from ..api.resolver import MAX_BODY_BYTES
+import h11
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from ..api.resolver import MAX_BODY_BYTES, error_body
 from .gateway import Gateway, Reply, _error
+from .sandboxes import ProcessFailed, Sandboxes
+
+# A request's head (request line and headers) at most this big, as the stdlib server
+# allowed per line; API Gateway's own limit is 10 KB.
+MAX_HEAD_BYTES = 65_536
+MAX_HEADERS = 100
+# A new connection has this long to send a whole request head, and a connection
+# between requests this long to start the next one; a body this long to arrive.
+HEAD_SECONDS = 10.0
+KEEP_ALIVE_SECONDS = 5
+BODY_SECONDS = 30.0
+# A body over 1 MiB is read and dropped up to this size before the 413, so that the
+# client, still sending, reads the answer rather than a reset connection; past it (or
+# when the client waits for `100 Continue`) the 413 goes out unread.
+DRAIN_BYTES = 8 * MAX_BODY_BYTES
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 
-class _RequestHandler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    # Headers and body go out in two writes; with Nagle on, the body waits for the
-    # client's delayed ACK of the headers (40 ms on Linux): p95 45 ms against a p50
-    # of 3 ms in bench/load_bench.py before this.
-    disable_nagle_algorithm = True
-    server_version = "taisce"
-    sys_version = ""
-    gateway: Gateway  # set on the subclass made by make_server
+def _log(line: str) -> None:
+    sys.stderr.write(line + "\n")
 
-    def _read_chunked(self) -> bytes | None:
-        """A Transfer-Encoding: chunked body, or None once it passes the size limit."""
-        body = bytearray()
-        while True:
-            size = int(self.rfile.readline(1024).split(b";")[0].strip() or b"0", 16)
-            if size == 0:
-                while self.rfile.readline(1024).strip():
-                    pass  # trailers
-                return bytes(body)
-            if len(body) + size > MAX_BODY_BYTES:
-                return None
-            body += self.rfile.read(size)
-            self.rfile.readline(1024)
 
-    def _read_body(self) -> Reply | bytes:
-        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
-            try:
-                chunked = self._read_chunked()
-            except ValueError:
-                self.close_connection = True
-                return _error(400, "invalid_request", "the chunked body is malformed")
-            if chunked is None:
-                self.close_connection = True
-                return _error(413, "payload_too_large", "the body is larger than 1 MiB")
-            return chunked
-        try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            length = -1
-        if length < 0:
-            self.close_connection = True
-            return _error(400, "invalid_request", "Content-Length is not a number")
-        if length > MAX_BODY_BYTES:
-            # Refused unread; the connection closes, so the unread body is dropped.
-            self.close_connection = True
-            return _error(413, "payload_too_large", "the body is larger than 1 MiB")
-        return self.rfile.read(length) if length else b""
+def _raw_error(status: int, reason: str, code: str, message: str) -> bytes:
+    """A whole error response that closes the connection, for answers written before
+    any request exists to answer (h11 sends responses only to a request)."""
+    body = error_body(code, message).encode("utf-8")
+    head = (
+        f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n"
+        f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+    )
+    return head.encode("ascii") + body
 
-    def _serve(self) -> None:
-        started = time.perf_counter()
-        body = self._read_body()
-        if isinstance(body, Reply):
-            reply = body
-        else:
-            reply = self.gateway.handle(
-                self.command, self.path, dict(self.headers.items()), body, self.client_address[0]
+
+class TaisceH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with a deadline for each request head and the API's
+    error shape for requests h11 refuses."""
+
+    _head_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm_head_timer()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_head_timer()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self.conn.their_state is not h11.IDLE:
+            self._cancel_head_timer()  # the head is in: the body has its own deadline
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing():
+            self._arm_head_timer()
+
+    def _arm_head_timer(self) -> None:
+        self._cancel_head_timer()
+        self._head_timer = self.loop.call_later(HEAD_SECONDS, self._head_timeout)
+
+    def _cancel_head_timer(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _head_timeout(self) -> None:
+        self._head_timer = None
+        if self.transport.is_closing() or self.conn.their_state is not h11.IDLE:
+            return
+        if self.conn.trailing_data[0]:
+            # Part of a head came, too slowly: say so before closing.
+            _log("(no route) 408 the request head did not arrive in time")
+            self.transport.write(
+                _raw_error(
+                    408,
+                    "Request Timeout",
+                    "request_timeout",
+                    f"the request head did not arrive within {HEAD_SECONDS:g} s",
+                )
             )
-        self._send(reply)
+        self.transport.close()
+
+    def send_400_response(self, msg: str) -> None:
+        # uvicorn has logged one line ("Invalid HTTP request received.").
+        self._cancel_head_timer()
+        self.transport.write(
+            _raw_error(
+                400,
+                "Bad Request",
+                "invalid_request",
+                "the request is not valid HTTP/1.1 (its framing, a header or its size)",
+            )
+        )
+        self.transport.close()
+
+
+class App:
+    """The ASGI application: an HTTP request in, the gateway's event to a handler
+    process, its reply out."""
+
+    def __init__(self, gateway: Gateway, sandboxes: Sandboxes) -> None:
+        self.gateway = gateway
+        self.sandboxes = sandboxes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return  # lifespan is off; websockets are not served
+        started = time.perf_counter()
+        method = str(scope["method"])
+        target = bytes(scope["raw_path"]).decode("latin-1")
+        if scope["query_string"]:
+            target += "?" + bytes(scope["query_string"]).decode("latin-1")
+        route = self.gateway.route_key(method, target)
+        reply, close, note = await self._answer(scope, receive, method, target)
+        await _send(send, reply, close)
         # The route, not the path: ids, query strings and bodies can hold personal data.
         elapsed = (time.perf_counter() - started) * 1000
-        route = self.gateway.route_key(self.command, self.path)
-        sys.stderr.write(f"{route} {reply.status} {elapsed:.1f}ms\n")
+        _log(f"{route} {reply.status} {elapsed:.1f}ms{note}")
 
-    def _send(self, reply: Reply) -> None:
-        self.send_response(reply.status)
-        for name, value in reply.headers.items():
-            if name.lower() not in ("content-length", "connection"):
-                self.send_header(name, value)
-        self.send_header("Content-Length", str(len(reply.body)))
-        if self.close_connection:
-            self.send_header("Connection", "close")
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(reply.body)
+    async def _answer(
+        self, scope: Scope, receive: Receive, method: str, target: str
+    ) -> tuple[Reply, bool, str]:
+        """The reply, whether to close the connection after it, and a note for the log."""
+        version = str(scope["http_version"])
+        if version not in ("1.0", "1.1"):
+            reply = _error(
+                505,
+                "http_version_not_supported",
+                f"HTTP/{version} is not served here; use HTTP/1.1",
+            )
+            return reply, True, ""
+        raw_headers: list[tuple[bytes, bytes]] = scope["headers"]
+        if len(raw_headers) > MAX_HEADERS:
+            reply = _error(400, "invalid_request", f"a request has at most {MAX_HEADERS} headers")
+            return reply, True, ""
+        # h11 bounds a head still arriving; one that came in a single read is measured here.
+        head = len(method) + len(target) + sum(len(n) + len(v) + 4 for n, v in raw_headers)
+        if head > MAX_HEAD_BYTES:
+            reply = _error(
+                400, "invalid_request", f"the request head is over {MAX_HEAD_BYTES:,} bytes"
+            )
+            return reply, True, ""
+        headers: dict[str, str] = {}
+        for name, value in raw_headers:
+            key, text = name.decode("latin-1"), value.decode("latin-1")
+            # As API Gateway does: repeated headers are joined with commas.
+            headers[key] = f"{headers[key]},{text}" if key in headers else text
+        declared = headers.get("content-length")
+        if declared is not None and "transfer-encoding" in headers:
+            # h11 reads such a body as chunked (RFC 9112, 6.3), but a proxy in front
+            # may have read it by its length: refused, and the connection closed.
+            reply = _error(400, "invalid_request", "Content-Length and Transfer-Encoding together")
+            return reply, True, ""
+        if (
+            declared is not None
+            and int(declared) > MAX_BODY_BYTES
+            and (int(declared) > DRAIN_BYTES or headers.get("expect", "").lower() == "100-continue")
+        ):
+            # Refused unread (h11 allows one run of digits); the connection closes.
+            return _error(413, "payload_too_large", "the body is larger than 1 MiB"), True, ""
+        body = await _read_body(receive)
+        if isinstance(body, tuple):
+            return body
+        prepared = self.gateway.prepare(
+            method,
+            target,
+            headers,
+            body,
+            scope["client"][0] if scope["client"] else "",
+            protocol=f"HTTP/{version}",
+        )
+        if isinstance(prepared, Reply):
+            return prepared, False, ""
+        # A caller is its credential: one caller's slow requests leave processes free
+        # for the others (sandboxes.py).
+        caller = headers.get("authorization", "")
+        gone = asyncio.ensure_future(_disconnected(receive))
+        try:
+            reply = await self.sandboxes.invoke(caller, prepared)
+        except ProcessFailed:
+            reply = _error(503, "unavailable", "the server is stopping")
+        finally:
+            if not gone.done():
+                gone.cancel()
+        # The handler ran to the end even so, as a Lambda does when its client goes.
+        left = gone.done() and not gone.cancelled()
+        return reply, False, " (the client disconnected before the reply)" if left else ""
 
-    def __getattr__(self, name: str) -> Any:
-        # Any method, known or not, goes to the gateway, which answers 404 where no
-        # route has it (the stdlib would answer 501 with an HTML page).
-        if name.startswith("do_"):
-            return self._serve
-        raise AttributeError(name)
 
-    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
-        """Errors the stdlib raises itself (a malformed request line, a header too
-        long) in the API's shape instead of its HTML page."""
-        self.close_connection = True
-        if code >= 500:
-            reply = _error(code, "internal", "the server failed")
-        elif code == 404:
-            reply = _error(404, "not_found", "no such route")
-        else:
-            reply = _error(400, "invalid_request", message or "the request is malformed")
-        if not hasattr(self, "command") or self.command is None:
-            self.command = ""
-        # An unparsable request line leaves HTTP/0.9, which has no status line.
-        if not str(getattr(self, "request_version", "")).startswith("HTTP/1."):
-            self.request_version = "HTTP/1.1"
-        self._send(reply)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass  # _serve writes its own access line
-
-
-class LocalServer(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
+async def _read_body(receive: Receive) -> bytes | tuple[Reply, bool, str]:
+    """The whole body within BODY_SECONDS and 1 MiB; or the refusal to send instead."""
+    body = bytearray()
+    size = 0
+    deadline = time.monotonic() + BODY_SECONDS
+    while True:
+        try:
+            message = await asyncio.wait_for(receive(), max(0.0, deadline - time.monotonic()))
+        except TimeoutError:
+            reply = _error(
+                408, "request_timeout", f"the body did not arrive within {BODY_SECONDS:g} s"
+            )
+            return reply, True, ""
+        if message["type"] == "http.disconnect":
+            # A body cut short is never run: the request did not arrive whole.
+            reply = _error(400, "invalid_request", "the request ended before its body")
+            return reply, True, " (the client disconnected before the body ended; not run)"
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size <= MAX_BODY_BYTES:
+            body += chunk
+        elif size > DRAIN_BYTES:
+            return _error(413, "payload_too_large", "the body is larger than 1 MiB"), True, ""
+        if not message.get("more_body", False):
+            if size > MAX_BODY_BYTES:
+                return _error(413, "payload_too_large", "the body is larger than 1 MiB"), True, ""
+            return bytes(body)
 
 
-def make_server(gateway: Gateway, host: str, port: int) -> LocalServer:
-    handler = type("RequestHandler", (_RequestHandler,), {"gateway": gateway})
-    return LocalServer((host, port), handler)
+async def _disconnected(receive: Receive) -> None:
+    """Returns once the client has gone (after the body, receive() waits for that)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _send(send: Send, reply: Reply, close: bool) -> None:
+    headers = [
+        (name.lower().encode("latin-1"), value.encode("latin-1"))
+        for name, value in reply.headers.items()
+        if name.lower() not in ("content-length", "connection", "transfer-encoding")
+    ]
+    headers.append((b"content-length", str(len(reply.body)).encode("ascii")))
+    if close:
+        headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": reply.status, "headers": headers})
+    await send({"type": "http.response.body", "body": reply.body})
+
+
+class _OneLine(logging.Formatter):
+    """uvicorn's own log lines, one line each: an exception's type, never its trace."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line = record.getMessage().replace("\n", " ")
+        if record.exc_info and record.exc_info[0] is not None:
+            line += f" ({record.exc_info[0].__name__})"
+        return line
+
+    def formatException(self, ei: Any) -> str:
+        return ""
+
+
+def _quiet_uvicorn_logs() -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_OneLine())
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.asgi"):
+        log = logging.getLogger(name)
+        log.handlers = [handler] if name == "uvicorn" else []
+        log.setLevel(logging.WARNING)
+        log.propagate = name != "uvicorn"
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before the handler processes start (port 0: any)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # IPPROTO_TCP named: asyncio sets TCP_NODELAY only on sockets whose proto says TCP,
+    # and without it the body, written after the head, waits for the client's delayed
+    # ACK (40 ms on Linux): unloaded p50 48 ms against 4 ms with it.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.setblocking(False)
+    return sock
+
+
+def make_server(app: App) -> uvicorn.Server:
+    _quiet_uvicorn_logs()
+    config = uvicorn.Config(
+        app,
+        http=TaisceH11Protocol,
+        lifespan="off",
+        log_config=None,
+        access_log=False,
+        server_header=False,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
+        h11_max_incomplete_event_size=MAX_HEAD_BYTES,
+        # SIGTERM waits this long for requests in flight, then cancels them.
+        timeout_graceful_shutdown=10,
+    )
+    return uvicorn.Server(config)

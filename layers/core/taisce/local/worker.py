@@ -28,12 +28,12 @@ class Worker(threading.Thread):
         # was 79 ms with rebuilds every pass, 28 ms without any (bench/load_bench.py).
         self.report_interval = report_interval
         self.report_seconds = 0.0  # how long the last rebuild took
-        self._stop = threading.Event()
+        self._stopping = threading.Event()  # not `_stop`: that is Thread._stop, which join() calls
 
     def run(self) -> None:
         wait = self.interval
         next_reports = 0.0
-        while not self._stop.wait(wait):
+        while not self._stopping.wait(wait):
             reports = time.monotonic() >= next_reports
             # Back off while passes leave work behind (a model or index that keeps
             # failing), up to 30 s; come back to the short interval once they do not.
@@ -92,4 +92,4 @@ class Worker(threading.Thread):
             return False
 
     def stop(self) -> None:
-        self._stop.set()
+        self._stopping.set()

@@ -1,0 +1,336 @@
+"""Handler processes for `taisce serve`, each like a Lambda execution environment:
+its own interpreter, its own Powertools state, one request at a time.
+
+Powertools keeps the current event on a class attribute shared by every resolver, so
+two handlers may not run at once in one process; several processes run requests in
+parallel instead, so that a slow request holds one process, not the server. The
+server's own process is the first of them (its handler runs on a thread beside the
+event loop, as the old threaded server ran them): a request it takes costs no process
+switch, which on a busy machine is most of a request's latency. The others get their
+invocations over a pipe, and the event loop waits for their replies without blocking.
+
+Fairness: one caller (one Authorization header) holds at most all processes but one
+while others wait, so a project sending slow requests cannot make another wait
+behind them. SQLite is shared by the processes through its own locking (WAL, a busy
+timeout of 30 s on every connection; adapters/sqlite_file.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import multiprocessing
+import os
+import signal
+import sys
+from collections import Counter, deque
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from .gateway import Gateway, Invocation, Reply, _error
+from .routes import read_api
+
+# Start and stop: how long a process may take to import its handlers, and to exit.
+START_SECONDS = 120.0
+STOP_SECONDS = 10.0
+
+
+def _die_with_parent(parent: int) -> None:
+    """A server killed with SIGKILL takes its processes with it (Linux), as it did
+    when it was one process: none is left holding the data folder."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the parent died before prctl
+        os._exit(1)
+    # Ctrl-C in a terminal reaches the whole process group: the server stops its
+    # processes itself, after the requests in flight.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _sandbox_main(conn: Connection, parent: int, template: str) -> None:
+    _die_with_parent(parent)
+    try:
+        gateway = Gateway(read_api(Path(template)))
+        gateway.warm()
+        # Open the store now, as a Lambda's init phase would: opening writes the
+        # schema, and the first request must not wait for the file's write lock.
+        from ..api.wiring import services
+
+        services()
+    except BaseException as exc:
+        conn.send(("failed", f"{type(exc).__name__}: {exc}"))
+        return
+    conn.send(("ready", os.getpid()))
+    while True:
+        try:
+            invocation = conn.recv()
+        except (EOFError, OSError):
+            return  # the server is gone
+        if invocation is None:
+            return
+        conn.send(gateway.invoke(invocation))
+
+
+def _worker_main(conn: Connection, parent: int) -> None:
+    """The background worker (local/worker.py), once per server, in a process of its
+    own so that its passes never hold the HTTP front's or a handler's interpreter."""
+    _die_with_parent(parent)
+    from ..api.wiring import services
+    from .worker import Worker
+
+    worker = Worker(services().memory)
+    worker.start()
+    sys.stderr.write(f"background worker running (process {os.getpid()}, one per server)\n")
+    sys.stderr.flush()
+    conn.send(("ready", os.getpid()))
+    with contextlib.suppress(EOFError, OSError):
+        conn.recv()  # None: stop
+    worker.stop()
+    worker.join(STOP_SECONDS)
+
+
+class ProcessFailed(RuntimeError):
+    pass
+
+
+def _receive(conn: Connection) -> asyncio.Future[Any]:
+    """The next message on `conn`, read when it arrives, without blocking the loop."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+    fd = conn.fileno()
+
+    def ready() -> None:
+        loop.remove_reader(fd)
+        try:
+            message = conn.recv()
+        except (EOFError, OSError) as exc:
+            if not future.done():
+                future.set_exception(ProcessFailed(f"the process closed its pipe ({exc!r})"))
+            return
+        if not future.done():
+            future.set_result(message)
+
+    loop.add_reader(fd, ready)
+    return future
+
+
+class _Inline:
+    """The server's own process as a handler slot: one handler at a time on one thread."""
+
+    def __init__(self, gateway: Gateway) -> None:
+        self.gateway = gateway
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="taisce-handler")
+
+    def call(self, invocation: Invocation) -> asyncio.Future[Any]:
+        loop = asyncio.get_running_loop()
+        return loop.run_in_executor(self._thread, self.gateway.invoke, invocation)
+
+    def stop(self) -> None:
+        self._thread.shutdown(wait=True)
+
+    def kill(self) -> None:
+        self._thread.shutdown(wait=False)
+
+
+class _Process:
+    def __init__(self, target: Callable[..., None], *args: object) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.conn, child = context.Pipe()
+        self.process = context.Process(
+            target=target, args=(child, os.getpid(), *args), name="taisce-handler", daemon=True
+        )
+        self.process.start()
+        child.close()
+
+    def call(self, invocation: Invocation) -> asyncio.Future[Any]:
+        """Send `invocation`; the future holds the reply (OSError: the process is gone)."""
+        self.conn.send(invocation)
+        return _receive(self.conn)
+
+    async def started(self) -> None:
+        try:
+            state, detail = await asyncio.wait_for(_receive(self.conn), START_SECONDS)
+        except (TimeoutError, ProcessFailed) as exc:
+            self.kill()
+            raise ProcessFailed(f"a handler process did not start: {exc!r}") from exc
+        if state != "ready":
+            self.kill()
+            raise ProcessFailed(f"a handler process could not load its handlers: {detail}")
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError):
+            self.conn.send(None)
+        self.process.join(STOP_SECONDS)
+        self.kill()
+
+    def kill(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join(STOP_SECONDS)
+        self.conn.close()
+
+
+Slot = _Inline | _Process
+
+
+class Sandboxes:
+    """`count` handler slots (this process, then `count - 1` handler processes) and the
+    queue of invocations waiting for one."""
+
+    def __init__(self, template: Path, count: int, gateway: Gateway) -> None:
+        if count < 1:
+            raise ValueError("at least one handler process is needed")
+        self.template = template
+        self.count = count
+        # One caller may hold every slot but one while others wait.
+        self.per_caller = max(1, count - 1)
+        self._inline = _Inline(gateway)
+        self._idle: list[Slot] = []
+        self._busy: Counter[str] = Counter()
+        self._waiting: deque[tuple[str, asyncio.Future[Slot]]] = deque()
+        self._all: set[_Process] = set()
+        self._closing = False
+
+    async def start(self) -> None:
+        """Start every process and wait until each has imported its handlers (a broken
+        handler stops the server here, as `warm` did). The caller has warmed the
+        gateway of this process."""
+        self._idle.append(self._inline)
+        started = [self._spawn() for _ in range(self.count - 1)]
+        results = await asyncio.gather(*(p.started() for p in started), return_exceptions=True)
+        failures = [r for r in results if isinstance(r, BaseException)]
+        if failures:
+            for process in started:
+                process.kill()
+            raise failures[0]
+        self._idle.extend(started)
+
+    def _spawn(self) -> _Process:
+        process = _Process(_sandbox_main, str(self.template))
+        self._all.add(process)
+        return process
+
+    async def invoke(self, caller: str, invocation: Invocation) -> Reply:
+        slot = await self._acquire(caller)
+        try:
+            reply = slot.call(invocation)
+        except OSError:
+            assert isinstance(slot, _Process)
+            self._lost(slot, caller)
+            return _failed(invocation)
+        reply.add_done_callback(lambda done: self._finished(slot, caller, done))
+        try:
+            # Shielded: a cancelled request (the server stopping) leaves the slot busy
+            # until its reply is read, never handing it a second invocation.
+            answer = await asyncio.shield(reply)
+        except Exception:  # the process died (the gateway itself answers every failure)
+            return _failed(invocation)
+        assert isinstance(answer, Reply)
+        return answer
+
+    async def _acquire(self, caller: str) -> Slot:
+        if self._closing:
+            raise ProcessFailed("the server is stopping")
+        ticket: asyncio.Future[Slot] = asyncio.get_running_loop().create_future()
+        self._waiting.append((caller, ticket))
+        self._hand_out()  # at once, when a process is idle and the caller under its share
+        try:
+            return await ticket
+        except asyncio.CancelledError:
+            if ticket.done() and not ticket.cancelled():
+                self._release(ticket.result(), caller)  # handed over as it was cancelled
+            else:
+                self._waiting.remove((caller, ticket))
+            raise
+
+    def _release(self, slot: Slot, caller: str) -> None:
+        self._busy[caller] -= 1
+        if self._busy[caller] <= 0:
+            del self._busy[caller]
+        if self._closing:
+            return
+        self._idle.append(slot)
+        self._hand_out()
+
+    def _hand_out(self) -> None:
+        """Give idle processes to the oldest waiting invocations whose caller is under
+        its share; a caller at its share lets later callers go first."""
+        for entry in list(self._waiting):
+            if not self._idle:
+                return
+            caller, ticket = entry
+            if ticket.done() or self._busy[caller] >= self.per_caller:
+                continue
+            self._waiting.remove(entry)
+            self._busy[caller] += 1
+            # This process first: no process switch on the way.
+            slot = self._inline if self._inline in self._idle else self._idle[-1]
+            self._idle.remove(slot)
+            ticket.set_result(slot)
+
+    def _finished(self, slot: Slot, caller: str, reply: asyncio.Future[Any]) -> None:
+        if isinstance(slot, _Process) and (reply.cancelled() or reply.exception() is not None):
+            self._lost(slot, caller)
+        else:
+            self._release(slot, caller)
+
+    def _lost(self, process: _Process, caller: str) -> None:
+        """A process died mid-request (killed, out of memory): answer 500 for that
+        request and start another in its place."""
+        sys.stderr.write("a handler process died; starting another\n")
+        self._busy[caller] -= 1
+        if self._busy[caller] <= 0:
+            del self._busy[caller]
+        self._all.discard(process)
+        process.kill()
+        if self._closing:
+            return
+        replacement = self._spawn()
+
+        async def join() -> None:
+            try:
+                await replacement.started()
+            except ProcessFailed as exc:
+                self._all.discard(replacement)
+                sys.stderr.write(f"{exc}\n")
+                return
+            if self._closing:
+                replacement.stop()
+                return
+            self._idle.append(replacement)
+            self._hand_out()
+
+        asyncio.get_running_loop().create_task(join())
+
+    async def close(self) -> None:
+        """Stop every process: idle ones at once, busy ones after their reply."""
+        self._closing = True
+        for _, ticket in self._waiting:
+            if not ticket.done():
+                ticket.set_exception(ProcessFailed("the server is stopping"))
+        self._waiting.clear()
+        await asyncio.gather(*(asyncio.to_thread(p.stop) for p in [*self._all, self._inline]))
+        self._all.clear()
+        self._idle.clear()
+
+
+def _failed(invocation: Invocation) -> Reply:
+    return _error(500, "internal", "the server failed", request_id=invocation.request_id)
+
+
+class BackgroundWorker:
+    """The worker's process: started once per server, whatever the handler count."""
+
+    def __init__(self) -> None:
+        self._process = _Process(_worker_main)
+
+    async def started(self) -> None:
+        await self._process.started()
+
+    def stop(self) -> None:
+        self._process.stop()
