@@ -345,6 +345,8 @@ class SqliteStore:
                 ).rowcount
                 if not inserted:
                     continue
+                if self.mark_vectors:  # its statement is embedded for recall's ranking
+                    db.execute(_PENDING, (project, "fact", f.id, f.statement, f.source_role))
                 # Reports of these entities are rebuilt later, never during a recall.
                 db.executemany(
                     _MARK_DIRTY,
@@ -503,6 +505,10 @@ class SqliteStore:
             ).fetchone()
             if gone is None:
                 return False
+            db.execute(
+                "DELETE FROM pending_vectors WHERE project = ? AND kind = 'fact' AND id = ?",
+                (project, fact_id),
+            )
             role, *keys = gone
             db.executemany(
                 _MARK_DIRTY,
@@ -1111,6 +1117,11 @@ class SqliteStore:
                     "RETURNING source_role, subject_key, object_key",
                     (project, *chunk),
                 ).fetchall()
+                db.executemany(
+                    "DELETE FROM pending_vectors WHERE project = ? AND kind = 'fact' AND id = ?",
+                    [(project, i) for i in chunk],
+                )
+                vectors += [("fact", i) for i in chunk]
                 for role, *keys in gone:
                     ends = [k for k in keys if k]
                     touched[role].update(ends)
