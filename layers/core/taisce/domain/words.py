@@ -28,6 +28,8 @@ def stem(token: str) -> str:
     if len(token) > 3 and token.endswith("s") and not token.endswith(("ss", "us", "is")):
         if token.endswith("ies") and len(token) > 4:
             return token[:-3] + "y"
+        if token.endswith(("sses", "xes", "ches", "shes")):
+            return token[:-2]
         return token[:-1]
     return token
 
