@@ -591,7 +591,7 @@ class SqliteStore:
         return set(new)
 
     def mark_everything(self, project: str | None = None) -> int:
-        """Mark every passage and every live name for indexing, and every entity for a
+        """Mark every passage, fact and live name for indexing, and every entity for a
         report rebuild (to index what was stored while no model was configured).
         Returns how many vector marks were written."""
         only = "AND project = ?" if project else ""
@@ -611,6 +611,12 @@ class SqliteStore:
                 "ON CONFLICT (project, kind, id) DO NOTHING",
                 params,
             ).rowcount
+            facts = db.execute(
+                "INSERT INTO pending_vectors (project, kind, id, text, role) "
+                f"SELECT project, 'fact', id, statement, source_role FROM facts WHERE 1 {only} "
+                "ON CONFLICT (project, kind, id) DO NOTHING",
+                params,
+            ).rowcount
             db.execute(
                 "INSERT INTO dirty_entities (project, role, key, token) "
                 "SELECT project, role, key, lower(hex(randomblob(16))) FROM entity_roles "
@@ -618,7 +624,7 @@ class SqliteStore:
                 "ON CONFLICT (project, role, key) DO UPDATE SET token = excluded.token",
                 params,
             )
-        return passages + names
+        return passages + names + facts
 
     def vector_projects(self) -> list[str]:
         rows = self._db().execute("SELECT DISTINCT project FROM pending_vectors ORDER BY project")
