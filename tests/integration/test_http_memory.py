@@ -477,3 +477,34 @@ def test_memory_survives_a_restart(tmp_path: Path) -> None:
             assert [f["id"] for f in listed(http, "Atlas")] == ["r-1"]
     finally:
         third.stop()
+
+
+def test_explain_says_why_each_item_came_back_and_changes_nothing_else(
+    http: httpx.Client,
+) -> None:
+    store(
+        http,
+        fact("Ronan", "works at", "Initrode"),
+        fact("Ronan", "lives in", "Sligo"),
+        fact("Initrode", "is based in", "Galway"),
+    )
+    for question in ("Where does Ronan work?", "What about Ronan?"):
+        plain = recall(http, question, hops=2)
+        told = recall(http, question, hops=2, explain=True)
+        assert told["controls"] == {**plain["controls"], "explain": True}
+        assert "explain" not in plain["controls"]  # echoed only when sent
+        # The same items, the same count: `why` is not counted and chooses nothing.
+        assert [{k: v for k, v in f.items() if k != "why"} for f in told["facts"]] == plain["facts"]
+        assert (told["characters"], told["truncated"]) == (plain["characters"], plain["truncated"])
+        assert told["facts"] and all("why" not in f for f in plain["facts"])
+        for f in told["facts"]:
+            why = f["why"]
+            assert why["step"] == "exact_name" and why["matched"] == "ronan"
+            assert why["hop"] == (2 if "path" in f else 1)
+    asked = recall(http, "Where does Ronan work?", explain=True)
+    [works] = asked["facts"]
+    assert works["statement"] == "Ronan works at Initrode"
+    assert works["why"]["words"] > 0 and works["why"]["similarity"] is None  # no model here
+    r = http.post("/v1/recalls", json={"question": "q", "explain": "yes"})
+    assert r.status_code == 400
+    assert r.json()["error"]["control"] == "explain"

@@ -85,6 +85,7 @@ def _fill_facts(
     bundle: Bundle,
     filters: FactFilter,
     meaning: _Meaning | None,
+    step: str = "exact_name",
 ) -> None:
     """Fill the bundle with the matched entities' facts that bear on the question
     (domain/fact_ranking.py). If the model or the index fails, words alone rank them,
@@ -120,6 +121,15 @@ def _fill_facts(
         item = c.fact.wire()
         if c.path:
             item["path"] = list(c.path)
+        if controls.explain:
+            item["why"] = {
+                "step": step,
+                "matched": c.matched,
+                "hop": c.hop,
+                "words": round(scored.words, 4),
+                "similarity": None if scored.similarity is None else round(scored.similarity, 4),
+                "score": round(scored.score, 4),
+            }
         if not bundle.add("facts", item, fact_characters(c.fact, c.path)):
             break
 
@@ -254,24 +264,34 @@ def _semantic_steps(
             if matched and "facts" in surfaces and not bundle.truncated:
                 # Not ranked yet: the similar name is not one of the question's words, so
                 # words would judge its facts by a misspelling (issue 11, item 3).
-                _fill_facts(store, project, "", matched, controls, bundle, filters, None)
+                _fill_facts(
+                    store, project, "", matched, controls, bundle, filters, None, "similar_name"
+                )
 
     # Step 3: reports, when nothing matched or themes is asked for. A report sums up
     # facts that a filter cannot cut out of it, so a filtered recall returns none.
     if "reports" in surfaces and (not matched or controls.themes) and not controls.filtered:
+        why: dict[str, dict[str, object]] = {}
         if matched:
-            reports = _themes(store, project, matched, roles)
+            reports = _themes(store, project, matched, roles, why)
         else:
             hits = q.nearest(index, project, "report", REPORTS, roles)
             # Only reports near enough the question: a far one would take the budget
             # of passages that bear on it.
             near = [h.id for h in hits or () if h.score >= REPORT_FLOOR]
+            why = {
+                h.id: {"step": "report", "matched": None, "similarity": round(h.score, 4)}
+                for h in hits or ()
+            }
             reports = None if hits is None else store.reports_by_ids(project, near)
         if reports is None:
             lost.add("reports")
         else:
             for report in reports:
-                if not bundle.add("reports", report.wire()):
+                item = report.wire()
+                if controls.explain:
+                    item["why"] = why.get(report.id, {"step": "report", "matched": None})
+                if not bundle.add("reports", item):
                     break
 
     # Step 4: passages, with whatever budget is left, by the question's meaning and
@@ -294,8 +314,18 @@ def _semantic_steps(
         kept = distinct_passages(
             p for p in found if filters.subjects is None or _names_one(p, filters.subjects)
         )
+        vector_rank = {h.id: n for n, h in enumerate(nearest or (), start=1)}
+        word_rank = {h.id: n for n, h in enumerate(lexical or (), start=1)}
         for passage in kept:
-            if not bundle.add("passages", passage.wire()):
+            item = passage.wire()
+            if controls.explain:
+                item["why"] = {
+                    "step": "passage",
+                    "matched": None,
+                    "vector_rank": vector_rank.get(passage.id),
+                    "word_rank": word_rank.get(passage.id),
+                }
+            if not bundle.add("passages", item):
                 break
     return lost
 
@@ -305,8 +335,15 @@ def _names_one(passage: Passage, subjects: frozenset[str]) -> bool:
     return any(span.key in subjects for span in candidate_spans(passage.quote))
 
 
-def _themes(store: Store, project: str, matched: list[str], roles: Sequence[Role]) -> list[Report]:
-    """The reports of the matched entities, each after its ancestors (top down)."""
+def _themes(
+    store: Store,
+    project: str,
+    matched: list[str],
+    roles: Sequence[Role],
+    why: dict[str, dict[str, object]],
+) -> list[Report]:
+    """The reports of the matched entities, each after its ancestors (top down); `why`
+    gets the matched name each was reached through."""
     ordered: dict[str, Report] = {}
     for key in matched:
         for report in store.reports_of_entity(project, key, roles):
@@ -320,4 +357,5 @@ def _themes(store: Store, project: str, matched: list[str], roles: Sequence[Role
                 parent = found[0].parent_id
             for r in reversed(chain):
                 ordered.setdefault(r.id, r)
+                why.setdefault(r.id, {"step": "report", "matched": key})
     return list(ordered.values())
