@@ -86,6 +86,7 @@ def _fill_facts(
     filters: FactFilter,
     meaning: _Meaning | None,
     step: str = "exact_name",
+    names: Sequence[str] = (),
 ) -> None:
     """Fill the bundle with the matched entities' facts that bear on the question
     (domain/fact_ranking.py). If the model or the index fails, words alone rank them,
@@ -116,7 +117,7 @@ def _fill_facts(
     similarities: dict[str, float] | None = None
     if meaning is not None:
         similarities = meaning.similarities(project, "fact", [c.fact.id for c in candidates])
-    for scored in rank_facts(question, candidates, similarities, matched):
+    for scored in rank_facts(question, candidates, similarities, [*matched, *names]):
         c = scored.candidate
         item = c.fact.wire()
         if c.path:
@@ -212,12 +213,17 @@ def recall(
     # cannot shape the answer (a tool's longer name cannot hide the user's).
     # An alias found in the question stands for its entity (domain/aliases.py).
     found = store.resolve_names(project, {s.key for s in spans}, controls.source_roles)
-    matched = list(dict.fromkeys(found[k] for k in pick_matches(spans, found)))
+    picked = pick_matches(spans, found)
+    matched = list(dict.fromkeys(found[k] for k in picked))
+    # The names as the question wrote them (an alias too) are not asked words.
+    said = [*matched, *picked]
     q = _Question(question, semantic.embedder) if semantic is not None else None
     meaning = _Meaning(q, semantic.index) if q is not None and semantic is not None else None
     lost: set[str] = set()
     if matched and "facts" in surfaces:
-        _fill_facts(store, project, question, matched, controls, bundle, filters, meaning)
+        _fill_facts(
+            store, project, question, matched, controls, bundle, filters, meaning, names=said
+        )
     if semantic is None or q is None:
         lost |= {s for s in surfaces if s in SEMANTIC_SURFACES}
     else:
