@@ -64,7 +64,7 @@ bench-quick: install
 
 # Evidence recall against BM25, dense, hybrid and recency baselines (a few minutes).
 bench-quality: install
-	$(BIN)/taisce bench quality bench/data/dev.json --embeddings local --json bench/data/quality-results.json
+	$(BIN)/taisce bench quality --embeddings local --json bench/data/quality-results.json
 
 # Storing with extraction off and on, and the delay from store to recallable facts.
 bench-extraction: install

@@ -52,9 +52,7 @@ def test_recall_prints_facts_with_roles_and_paths_and_the_budget(server: LocalSe
     with Client(server.url, secret) as client:
         client.store_facts(FACTS)
     env = connection(server, secret)
-    done = taisce(
-        "recall", "Where does Atlas work?", "--hops", "2", "--roles", "user,tool", env=env
-    )
+    done = taisce("recall", "What about Atlas?", "--hops", "2", "--roles", "user,tool", env=env)
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "[user] Atlas works at Acme Corp" in out
@@ -64,7 +62,7 @@ def test_recall_prints_facts_with_roles_and_paths_and_the_budget(server: LocalSe
     assert "of 16,000 characters" in out and "hops 2" in out and "roles user, tool" in out
     assert "could not run: reports, passages" in out
 
-    as_json = taisce("recall", "Where does Atlas work?", "--json", "--max-characters", "60",
+    as_json = taisce("recall", "What about Atlas?", "--json", "--max-characters", "60",
                      env=env)  # fmt: skip
     body = json.loads(as_json.stdout)
     assert [f["id"] for f in body["facts"]] == [] and body["truncated"] is True

@@ -54,7 +54,7 @@ def test_facts_are_stored_listed_recalled_and_deleted(taisce: Client) -> None:
     assert facts[0].statement == "Atlas works at Acme Corp" and facts[0].source_role == "user"
     assert facts[0].recorded_at and facts[0].path is None
 
-    bundle = taisce.recall("Where does Atlas work?", hops=2, source_roles=["user"])
+    bundle = taisce.recall("What about Atlas?", hops=2, source_roles=["user"])
     assert [f.id for f in bundle.facts] == ["r1", "r2"]
     assert bundle.facts[1].path == ["Atlas", "Acme Corp"]
     assert bundle.controls.hops == 2 and bundle.controls.source_roles == ["user"]
@@ -152,7 +152,7 @@ def test_erasure_removes_everything_about_a_subject(taisce: Client) -> None:
     counts = taisce.erase("Atlas")
     assert counts["erased"]["facts"] == 2, counts
     assert taisce.facts_about("Atlas") == []
-    assert taisce.recall("Where does Atlas work?", source_roles=["user", "tool"]).facts == []
+    assert taisce.recall("What about Atlas?", source_roles=["user", "tool"]).facts == []
 
 
 def test_the_async_client_covers_the_same_routes(server: LocalServer) -> None:

@@ -99,6 +99,9 @@ def test_erasure_removes_facts_entities_and_text_naming_the_entity(
     # A recall naming it finds nothing about it; the rest of memory answers as before.
     answer = recall(memory, project, "Atlas and Atlas Corp at Acme Corp with Maya Okafor")
     assert all(not names(x["statement"], "atlas") for x in answer["facts"])
+    # The erased names are now only words that no remaining fact holds (docs/API.md,
+    # "Which facts come back"): asked about by name alone, the rest of memory answers.
+    answer = recall(memory, project, "Tell me about Maya Okafor")
     assert {x["id"] for x in answer["facts"]} == {f["keep"].id, f["near"].id}  # hop 2: Galway
 
     # The message keeps its id and length, the name's passage is gone, the others

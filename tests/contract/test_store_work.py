@@ -96,12 +96,15 @@ def test_marks_stay_in_their_project(store: Any, project: str, other: str) -> No
 def test_passages_and_names_wait_for_their_vectors(store: Any, project: str) -> None:
     messages, passages = with_passages(message("Atlas likes tea.", role="assistant"))
     store.put_messages(project, messages, passages)
-    store.put_facts(project, [fact("Atlas", "works at", "Acme Corp", role="tool")])
+    stored = fact("Atlas", "works at", "Acme Corp", role="tool")
+    store.put_facts(project, [stored])
     pending = store.pending_vectors(project, 100)
     assert set(pending) == {
         *(PendingVector("passage", p.id, p.quote, "assistant") for p in passages),
         PendingVector("entity", "tool:atlas", "Atlas", "tool"),
         PendingVector("entity", "tool:acme corp", "Acme Corp", "tool"),
+        # A fact's statement, for recall's fact ranking.
+        PendingVector("fact", stored.id, "Atlas works at Acme Corp", "tool"),
     }
     assert project in store.vector_projects()
 

@@ -124,3 +124,21 @@ def test_the_store_marks_vectors_only_when_asked(tmp_path: Path) -> None:
     quiet.put_messages("p", [message], split_passages(message))
     assert quiet.pending_vectors("p", 10) == []
     assert quiet.vector_projects() == []
+
+
+def test_similarities_score_exactly_the_items_asked(index: SqliteVectorIndex) -> None:
+    index.upsert(
+        "p",
+        "fact",
+        [VectorItem("a", unit(1, 0), "user"), VectorItem("b", unit(0, 1), "tool")],
+    )
+    index.upsert("q", "fact", [VectorItem("a", unit(0, 1), "user")])
+    query = unit(1, 1)
+    got = index.similarities("p", "fact", query, ["b", "a", "missing", "a"])
+    assert set(got) == {"a", "b"}  # an item without a vector is left out
+    assert got["a"] == pytest.approx(float(np.dot(unit(1, 0), query)), abs=1e-6)
+    assert got["b"] == pytest.approx(float(np.dot(unit(0, 1), query)), abs=1e-6)
+    # Another project's or kind's vector of the same id is not read.
+    assert index.similarities("q", "fact", unit(1, 0), ["a"]) == {"a": pytest.approx(0.0)}
+    assert index.similarities("p", "passage", query, ["a"]) == {}
+    assert index.similarities("p", "fact", query, []) == {}

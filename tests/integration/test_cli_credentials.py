@@ -251,7 +251,7 @@ def test_serve_demo_prints_a_credential_that_recalls_the_demo(tmp_path: Path) ->
         with httpx.Client(
             base_url=url.group(1), headers={"Authorization": f"Bearer {secret}"}, timeout=30
         ) as http:
-            r = http.post("/v1/recalls", json={"question": "Where does Atlas work?", "hops": 2})
+            r = http.post("/v1/recalls", json={"question": "Tell me about Atlas", "hops": 2})
             assert r.status_code == 200, r.text
             body = r.json()
             statements = [f["statement"] for f in body["facts"]]

@@ -111,7 +111,7 @@ def test_messages_are_stored_at_once_and_their_facts_recalled_later(
         r = http.post(
             "/v1/recalls",
             json={
-                "question": "Where does Sam Ortiz work?",
+                "question": "Tell me about Sam Ortiz",
                 "source_roles": ["user", "assistant", "tool"],
                 "hops": 2,
                 "surfaces": ["facts"],
@@ -144,7 +144,7 @@ def test_messages_are_stored_at_once_and_their_facts_recalled_later(
         assert not any(f["predicate"] == "likes" for f in recalled)
 
         # A user-only recall does not get the handbook's claim as the user's.
-        r = http.post("/v1/recalls", json={"question": "Who does Sam Ortiz report to?"})
+        r = http.post("/v1/recalls", json={"question": "What about Sam Ortiz?"})
         assert {f["source_role"] for f in r.json()["facts"]} == {"user"}
         assert not any(f["object"] == "Lee Park" for f in r.json()["facts"])
 

@@ -101,11 +101,11 @@ def test_a_merge_answers_with_its_counts(http: httpx.Client) -> None:
 
 
 def test_recall_through_the_alias_finds_the_merged_entity(http: httpx.Client) -> None:
-    before = recall(http, "Where does Robert Smith work?")
+    before = recall(http, "What about Robert Smith?")
     assert ids(before["facts"]) == ["e3"]
     assert merge(http, "Bob", "Robert Smith").status_code == 200
     # Hop 1: the alias and the entity name find the same facts, each in its own words.
-    for question in ("Where does Bob work?", "Where does Robert Smith work?"):
+    for question in ("What about Bob?", "What about Robert Smith?"):
         answer = recall(http, question)
         assert ids(answer["facts"]) == ["e1", "e3", "e4", "e6"]
     facts = {f["id"]: f for f in recall(http, "Bob")["facts"]}
@@ -260,7 +260,7 @@ def test_similar_names_are_proposed_and_gone_once_merged(semantic: httpx.Client)
     assert semantic.get("/v1/entities/proposals").json()["proposals"] == []
     # The merged entity's facts come back by either name; its reports were rebuilt
     # around the moved facts (themes), and the similar-name step still resolves.
-    answer = recall(semantic, "Where does Maya Okafour commute?", surfaces=["facts"])
+    answer = recall(semantic, "What about Maya Okafour?", surfaces=["facts"])
     assert ids(answer["facts"]) == ["s1", "s2", "s3"]
     themed = recall(semantic, "Maya Okafor", themes=True, surfaces=["reports"])
     assert any("commutes to" in r["summary"] for r in themed["reports"])

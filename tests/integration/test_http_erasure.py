@@ -124,9 +124,8 @@ def test_erasure_over_http_is_idempotent_and_audited(server: LocalServer) -> Non
         } | {"reports": first.json()["erased"]["reports"]}
         assert erase(http, {"subject": "ATLAS"}).json() == {"erased": ZERO}
         assert http.get("/v1/facts", params={"subject": "Atlas"}).json() == {"facts": []}
-        answer = http.post(
-            "/v1/recalls", json={"question": "Atlas at Acme Corp", "source_roles": ROLES, "hops": 2}
-        ).json()
+        asked = {"question": "What about Acme Corp?", "source_roles": ROLES, "hops": 2}
+        answer = http.post("/v1/recalls", json=asked).json()
         assert answer["facts"] and not [t for t in texts(answer) if names_atlas(t)]
         # Storing a fact about the name on purpose brings it back.
         again = {

@@ -218,16 +218,16 @@ def test_a_deleted_fact_is_gone_from_listing_and_recall(http: httpx.Client) -> N
         fact("Delia", "lives in", "Cork"),
     )
     assert gone == "delia-works"
-    assert len(recall(http, "Where does Delia work?")["facts"]) == 2
+    assert len(recall(http, "What about Delia?")["facts"]) == 2
 
     r = http.delete(f"/v1/facts/{gone}")
     assert r.status_code == 204
     assert r.content == b""
 
     assert [f["id"] for f in listed(http, "Delia")] == [kept]
-    assert [f["id"] for f in recall(http, "Where does Delia work?")["facts"]] == [kept]
+    assert [f["id"] for f in recall(http, "What about Delia?")["facts"]] == [kept]
     # The object side is gone too: Acme Corp no longer reaches the fact.
-    assert recall(http, "Who works at Acme Corp?")["facts"] == []
+    assert recall(http, "What about Acme Corp?")["facts"] == []
     again = http.delete(f"/v1/facts/{gone}")
     assert again.status_code == 404
     assert again.json()["error"]["code"] == "not_found"
@@ -366,24 +366,24 @@ def test_each_fact_keeps_its_own_source_role(http: httpx.Client) -> None:
         fact("Nadia", "likes", "tea", "assistant", object_kind="value"),
         fact("Nadia", "is", "an admin", "system", object_kind="value"),
     )
-    by_default = recall(http, "Where does Nadia live?")
+    by_default = recall(http, "What about Nadia?")
     assert [(f["object"], f["source_role"]) for f in by_default["facts"]] == [("Cork", "user")]
     assert by_default["controls"]["source_roles"] == ["user"]
 
-    only_user = recall(http, "Where does Nadia live?", source_roles=["user"])
+    only_user = recall(http, "What about Nadia?", source_roles=["user"])
     assert [f["object"] for f in only_user["facts"]] == ["Cork"]
     assert "Mars Base" not in str(only_user)
 
-    only_tool = recall(http, "Where does Nadia live?", source_roles=["tool"])
+    only_tool = recall(http, "What about Nadia?", source_roles=["tool"])
     assert [(f["object"], f["source_role"]) for f in only_tool["facts"]] == [("Mars Base", "tool")]
 
-    both = recall(http, "Where does Nadia live?", source_roles=["tool", "user"])
+    both = recall(http, "What about Nadia?", source_roles=["tool", "user"])
     assert sorted((f["object"], f["source_role"]) for f in both["facts"]) == [
         ("Cork", "user"),
         ("Mars Base", "tool"),
     ]
     everyone = recall(
-        http, "Where does Nadia live?", source_roles=["user", "assistant", "system", "tool"]
+        http, "What about Nadia?", source_roles=["user", "assistant", "system", "tool"]
     )
     assert sorted((f["object"], f["source_role"]) for f in everyone["facts"]) == [
         ("Cork", "user"),
@@ -404,11 +404,11 @@ def test_a_tool_claim_is_not_walked_when_only_user_is_asked(http: httpx.Client) 
         fact("Tool Corp", "is based in", "Sligo", "user"),
         fact("Oisin", "lives in", "Ennis", "user"),
     )
-    user_only = recall(http, "Where does Oisin work?", hops=2)
+    user_only = recall(http, "What about Oisin?", hops=2)
     assert [f["object"] for f in user_only["facts"]] == ["Ennis"]
     assert "Sligo" not in str(user_only) and "Tool Corp" not in str(user_only)
 
-    with_tool = recall(http, "Where does Oisin work?", hops=2, source_roles=["user", "tool"])
+    with_tool = recall(http, "What about Oisin?", hops=2, source_roles=["user", "tool"])
     hop2 = [f for f in with_tool["facts"] if "path" in f]
     assert [(f["object"], f["source_role"], f["path"]) for f in hop2] == [
         ("Sligo", "user", ["Oisin", "Tool Corp"])
@@ -454,7 +454,7 @@ def test_memory_survives_a_restart(tmp_path: Path) -> None:
         with second.client(secret) as http:
             assert listed(http, "Atlas") == before
             assert len(listed(http, "Acme Corp")) == 1
-            answer = recall(http, "Where does Atlas work?", hops=2, source_roles=["user", "tool"])
+            answer = recall(http, "What about Atlas?", hops=2, source_roles=["user", "tool"])
             assert {f["id"] for f in answer["facts"]} == set(ids)
             # Ids stay idempotent after the restart, and delete still works.
             store(http, fact("Atlas", "works at", "Elsewhere", id="r-1"))
@@ -477,3 +477,34 @@ def test_memory_survives_a_restart(tmp_path: Path) -> None:
             assert [f["id"] for f in listed(http, "Atlas")] == ["r-1"]
     finally:
         third.stop()
+
+
+def test_explain_says_why_each_item_came_back_and_changes_nothing_else(
+    http: httpx.Client,
+) -> None:
+    store(
+        http,
+        fact("Ronan", "works at", "Initrode"),
+        fact("Ronan", "lives in", "Sligo"),
+        fact("Initrode", "is based in", "Galway"),
+    )
+    for question in ("Where does Ronan work?", "What about Ronan?"):
+        plain = recall(http, question, hops=2)
+        told = recall(http, question, hops=2, explain=True)
+        assert told["controls"] == {**plain["controls"], "explain": True}
+        assert "explain" not in plain["controls"]  # echoed only when sent
+        # The same items, the same count: `why` is not counted and chooses nothing.
+        assert [{k: v for k, v in f.items() if k != "why"} for f in told["facts"]] == plain["facts"]
+        assert (told["characters"], told["truncated"]) == (plain["characters"], plain["truncated"])
+        assert told["facts"] and all("why" not in f for f in plain["facts"])
+        for f in told["facts"]:
+            why = f["why"]
+            assert why["step"] == "exact_name" and why["matched"] == "ronan"
+            assert why["hop"] == (2 if "path" in f else 1)
+    asked = recall(http, "Where does Ronan work?", explain=True)
+    [works] = asked["facts"]
+    assert works["statement"] == "Ronan works at Initrode"
+    assert works["why"]["words"] > 0 and works["why"]["similarity"] is None  # no model here
+    r = http.post("/v1/recalls", json={"question": "q", "explain": "yes"})
+    assert r.status_code == 400
+    assert r.json()["error"]["control"] == "explain"

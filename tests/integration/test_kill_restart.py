@@ -205,7 +205,7 @@ def test_a_killed_server_restarts_consistent(
                 assert http.post(f"/v1/{batch.kind}", json=batch.body).status_code in (201, 202)
             recalled = http.post(
                 "/v1/recalls",
-                json={"question": "What did Person 1 and Person 2 talk about?", "hops": 2},
+                json={"question": "Tell me about Person 1 and Person 2", "hops": 2},
             )
             assert recalled.status_code == 200
             assert recalled.json()["facts"]

@@ -225,10 +225,11 @@ def test_the_server_keeps_to_its_description(
 
 RECALLS = [
     {
-        "question": "Where does Atlas work, and who manages him?",
+        "question": "What about Atlas?",
         "hops": 2,
         "source_roles": ["user", "tool"],
         "themes": True,
+        "explain": True,
     },
     {"question": "Which city is the company in?", "source_roles": ["user", "assistant", "tool"]},
     {"question": "Atlas", "max_characters": 60, "surfaces": ["facts", "passages"]},

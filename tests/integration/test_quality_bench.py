@@ -314,3 +314,17 @@ def test_committed_datasets_match_the_generator() -> None:
     dataset = make_dataset(7)
     assert dump(dataset) == (ROOT / "bench" / "data" / "dev.json").read_text(encoding="utf-8")
     assert dump(small_slice(dataset)) == SMALL.read_text(encoding="utf-8")
+
+
+def test_with_no_file_the_real_conversations_then_the_synthetic_set(tmp_path: Path) -> None:
+    from taisce.evaluation.cli import REAL_FILES, SYNTHETIC, default_files
+
+    files, notes = default_files(tmp_path)
+    assert files == [tmp_path / SYNTHETIC]
+    assert len(notes) == 1 and "absent" in notes[0]
+    real = tmp_path / "../shared/bench/locomo"
+    real.mkdir(parents=True)
+    (real / REAL_FILES[0]).write_text("{}", encoding="utf-8")
+    files, notes = default_files(tmp_path)
+    assert files == [real / REAL_FILES[0], tmp_path / SYNTHETIC]
+    assert notes == [f"skipped {real / REAL_FILES[1]}: not found"]

@@ -126,9 +126,13 @@ def recall(http: httpx.Client, **body: object) -> dict:
 
 
 def test_everything_runs_with_a_model(semantic: httpx.Client) -> None:
-    answer = recall(semantic, question="Where does Atlas work?", source_roles=ROLES)
+    # A question about the name alone: every fact of Atlas, in storing order.
+    answer = recall(semantic, question="What about Atlas?", source_roles=ROLES)
     assert answer["degraded"] == []
     assert [f["id"] for f in answer["facts"]] == ["f1", "f2"]
+    # A question asking something: only the fact that bears on it (docs/API.md).
+    asked = recall(semantic, question="Where does Atlas work?", source_roles=ROLES)
+    assert [f["id"] for f in asked["facts"]] == ["f1"]
     assert answer["reports"] == []  # a name matched and themes is off
     assert answer["passages"], "passages fill the budget that is left"
 
@@ -174,7 +178,7 @@ def test_a_user_recall_never_shows_tool_text(semantic: httpx.Client) -> None:
     assert all(p["role"] == "user" for p in answer["passages"])
     assert all("Heron" not in r["summary"] for r in answer["reports"])
     with_tool = recall(
-        semantic, question="What is the launch code of Project Heron?", source_roles=["tool"]
+        semantic, question="What is Project Heron documented in?", source_roles=["tool"]
     )
     assert [f["id"] for f in with_tool["facts"]] == ["f4"]
     assert any(p["message_id"] == "m4" for p in with_tool["passages"])

@@ -23,9 +23,12 @@ from hypothesis import strategies as st
 
 from taisce.adapters.sqlite_store import SqliteStore
 from taisce.domain.controls import Limits, RecallRequest
+from taisce.domain.fact_ranking import MAX_FACTS, fact_text
 from taisce.domain.ingest import FactsRequest
 from taisce.domain.memory import Memory
+from taisce.domain.model import Fact
 from taisce.domain.names import normalize_name
+from taisce.domain.words import words
 
 BUDGET = 800
 ROW_LIMIT = 10
@@ -220,6 +223,27 @@ def expected_facts(stored: list[dict[str, Any]], question: str, roles, hops: int
     return hop1 + hop2
 
 
+def asked_words(stored: list[dict[str, Any]], question: str, roles: list[str]) -> set[str]:
+    """The question's words that are not a name the asked roles use (nor filler)."""
+    known = {
+        normalize_name(f[k])
+        for f in stored
+        if f["source_role"] in roles
+        for k in ("subject", "object")
+        if k == "subject" or f["object_kind"] == "entity"
+    }
+    names = question.removeprefix("Tell me about ").removesuffix("?").split(" and ")
+    unknown = " ".join(n for n in names if normalize_name(n) not in known)
+    return set(words(unknown))
+
+
+def fact_of(item: dict[str, Any]) -> Fact:
+    """A returned fact as the domain's record (for the words it holds)."""
+    fields = {k: v for k, v in item.items() if k != "path"}
+    subject_key = normalize_name(item["subject"])
+    return Fact(subject_key=subject_key, object_key=None, **fields)
+
+
 def check_recall(
     memory: Memory, facts: list[dict[str, Any]], question: str, sent: dict[str, Any]
 ) -> None:
@@ -272,7 +296,19 @@ def check_recall(
         want = expected_facts(stored, question, used["source_roles"], used["hops"])
     else:
         want = []
-    assert complete["facts"] == want
+    asked = asked_words(stored, question, used["source_roles"])
+    if not asked:
+        # Only names asked about: every visible fact of the matched entities, in order.
+        assert complete["facts"] == want
+    else:
+        # A name that matched nothing is asked words (API.md, "the facts of the matched
+        # entities most related to it"): only facts holding one of them, at most
+        # MAX_FACTS, each one the rules above would give.
+        by_want = {f["id"]: f for f in want}
+        assert len(complete["facts"]) <= MAX_FACTS
+        for fact in complete["facts"]:
+            assert by_want[fact["id"]] == fact
+            assert asked & set(words(fact_text(fact_of(fact))))
 
     event(f"facts returned: {min(len(answer['facts']), 3)}+, truncated: {answer['truncated']}")
     event(f"hop-2 facts returned: {any('path' in f for f in answer['facts'])}")
@@ -361,7 +397,8 @@ def test_a_hop_2_path_is_counted(memory: Memory) -> None:
             },
         ],
     )
-    answer = recall(memory, project, "Where does Atlas work?", {"hops": 2})
+    # A question asking nothing beyond the name: every fact of hop 1 and hop 2 comes back.
+    answer = recall(memory, project, "Tell me about Atlas", {"hops": 2})
     hop1, hop2 = answer["facts"]
     assert "path" not in hop1
     assert hop2["path"] == ["Atlas", "Acme Corp"]

@@ -249,6 +249,7 @@ def test_each_refused_control_is_named(mode: str) -> None:
         "hops": 1.5,
         "surfaces": ["x"],
         "themes": "no",
+        "explain": "yes",
         "subjects": [],
         "as_of": "yesterday",
         "recorded_after": 5,

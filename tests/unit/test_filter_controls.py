@@ -43,7 +43,9 @@ def test_filters_come_after_the_page_controls_in_the_error_order() -> None:
         "surfaces",
         "themes",
     )
-    assert CONTROLS[6:] == FILTERS == ("subjects", "as_of", "recorded_after", "recorded_before")
+    # explain (echoed only when sent) comes between them.
+    assert CONTROLS[6] == "explain"
+    assert CONTROLS[7:] == FILTERS == ("subjects", "as_of", "recorded_after", "recorded_before")
 
 
 def test_an_unfiltered_echo_keeps_the_six_keys(mode: str) -> None:

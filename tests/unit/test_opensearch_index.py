@@ -439,3 +439,13 @@ def test_contract_against_a_real_collection() -> None:
 
 def _assert_ids(hits: list[Hit], expected: set[str]) -> None:
     assert {h.id for h in hits} == expected
+
+
+def test_similarities_score_exactly_the_items_asked(
+    replay: Callable[[str], OpenSearchVectorIndex],
+) -> None:
+    index = replay("similarities")
+    got = index.similarities("p", "fact", Q, ["missing", "b", "a", "b"])
+    # The newest copy of b counts; a's score 0.8 is 1 / (1 - cos), so cos = -0.25.
+    assert got == pytest.approx({"b": 0.9, "a": -0.25})
+    assert index.similarities("p", "fact", Q, []) == {}

@@ -68,11 +68,12 @@ def test_a_blank_message_has_no_passages() -> None:
     assert check(" \n\t\u3000 ") == []
 
 
-def test_the_default_limit_is_230_code_points() -> None:
-    assert PASSAGE_CHARACTERS == 230
-    sentence = "x" * 99 + "."  # 100 code points
+def test_the_default_limit_is_150_code_points() -> None:
+    # Chosen on real conversations (README, "Retrieval quality"): about one sentence.
+    assert PASSAGE_CHARACTERS == 150
+    sentence = "x" * 69 + "."  # 70 code points
     content = " ".join([sentence] * 7)
-    assert [len(q) for q in quotes(content)] == [100 * 2 + 1, 100 * 2 + 1, 100 * 2 + 1, 100]
+    assert [len(q) for q in quotes(content)] == [70 * 2 + 1, 70 * 2 + 1, 70 * 2 + 1, 70]
 
 
 def test_sentences_are_packed_up_to_the_limit() -> None:
@@ -128,11 +129,13 @@ def test_a_long_sentence_is_cut_at_spaces() -> None:
 def test_a_long_sentence_with_no_spaces_is_cut_at_the_limit() -> None:
     content = "x" * 1000
     assert [(p.start, p.end) for p in check(content)] == [
-        (0, 230),
-        (230, 460),
-        (460, 690),
-        (690, 920),
-        (920, 1000),
+        (0, 150),
+        (150, 300),
+        (300, 450),
+        (450, 600),
+        (600, 750),
+        (750, 900),
+        (900, 1000),
     ]
     assert [len(q) for q in quotes("y" * 10 + " " + "z" * 25, limit=10)] == [10, 10, 10, 5]
 

@@ -187,7 +187,8 @@ def test_reindex_indexes_what_was_stored_without_a_model(tmp_path: Path) -> None
     store = SqliteStore(tmp_path / "r.sqlite3")
     memory = Memory(store, Limits(), semantic=Semantic(Embedder(), Index(tmp_path / "r.sqlite3")))
     assert ask(memory, "something", surfaces=["passages"])["passages"] == []
-    assert store.mark_everything() == 3  # one passage, two names (Atlas, Acme) for user
+    # One passage, two names (Atlas, Acme) for user, one fact statement.
+    assert store.mark_everything() == 4
     worker = Worker(memory)
     assert worker.run_once() is True
     assert not memory.work_pending()

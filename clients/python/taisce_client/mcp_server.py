@@ -72,6 +72,7 @@ Surfaces = _control(
     "which kinds of memory to search",
 )
 Themes = _control({"type": "boolean"}, "also the reports of the named entities")
+Explain = _control({"type": "boolean"}, "every item says why it came back (`why`)")
 Subjects = _control({"type": "array", "items": {"type": "string"}}, "only these entities")
 AsOf = _control(_TIME, "only facts valid at this time")
 RecordedAfter = _control(_TIME, "only what was recorded after this time")
@@ -158,6 +159,7 @@ def build_server(url: str | None = None, api_key: str | None = None) -> MCPServe
         hops: Hops = None,
         surfaces: Surfaces = None,
         themes: Themes = None,
+        explain: Explain = None,
         subjects: Subjects = None,
         as_of: AsOf = None,
         recorded_after: RecordedAfter = None,
@@ -171,6 +173,7 @@ def build_server(url: str | None = None, api_key: str | None = None) -> MCPServe
             "hops": hops,
             "surfaces": surfaces,
             "themes": themes,
+            "explain": explain,
             "subjects": subjects,
             "as_of": as_of,
             "recorded_after": recorded_after,

@@ -34,7 +34,7 @@ class _Wire:
 class Fact(_Wire):
     """One statement about an entity, as stored; `path` only on facts reached at hop 2."""
 
-    _optional_keys = ("path",)
+    _optional_keys = ("path", "why")
 
     id: str
     subject: str
@@ -50,22 +50,29 @@ class Fact(_Wire):
     valid_to: str | None = None
     recorded_at: str | None = None
     path: list[str] | None = None
+    # With the `explain` control: how it was found (step, matched, signals).
+    why: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Report(_Wire):
     """A short summary of related facts; `path` runs from the top report down to this one."""
 
+    _optional_keys = ("why",)
+
     id: str
     title: str
     summary: str
     path: list[str]
     source_messages: list[str]
+    why: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Passage(_Wire):
     """A quote from a stored message; `start`/`end` are code-point offsets into it."""
+
+    _optional_keys = ("why",)
 
     id: str
     message_id: str
@@ -74,13 +81,14 @@ class Passage(_Wire):
     start: int
     end: int
     quote: str
+    why: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Controls(_Wire):
     """The controls a recall actually used (the server's echo)."""
 
-    _optional_keys = ("subjects", "as_of", "recorded_after", "recorded_before")
+    _optional_keys = ("explain", "subjects", "as_of", "recorded_after", "recorded_before")
 
     max_characters: int
     max_rows: int
@@ -88,6 +96,8 @@ class Controls(_Wire):
     hops: int
     surfaces: list[Surface]
     themes: bool
+    # Echoed only when sent: None when the server does not echo it.
+    explain: bool | None = None
     # Filters of later API versions: None when the server does not echo them.
     subjects: list[str] | None = None
     as_of: str | None = None
@@ -193,6 +203,8 @@ class RecallControls(TypedDict, total=False):
     hops: int
     surfaces: Sequence[Surface]
     themes: bool
+    # Every item carries `why` (how it was found); not counted in characters.
+    explain: bool
     # Filters of later API versions, sent only when given.
     subjects: Sequence[str]
     as_of: str

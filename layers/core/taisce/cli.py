@@ -185,7 +185,8 @@ def cmd_reindex(args: argparse.Namespace) -> int:
         )
         return 2
     marked = store.mark_everything(args.project)
-    print(f"marked {marked} passages and names; indexing with {services().settings.embeddings}")
+    model = services().settings.embeddings
+    print(f"marked {marked} passages, facts and names; indexing with {model}")
     worker = Worker(memory)
     for _ in range(100):
         if worker.run_once() and not memory.work_pending():

@@ -270,7 +270,7 @@ class Store(Protocol):
 class PendingVector:
     """An item waiting for its vector: what to embed and where to index it."""
 
-    kind: Literal["entity", "passage", "report"]
+    kind: Literal["entity", "passage", "report", "fact"]
     id: str
     text: str
     role: Role | None
@@ -332,7 +332,7 @@ class Embedder(Protocol):
         ...
 
 
-VectorKind = Literal["entity", "passage", "report"]
+VectorKind = Literal["entity", "passage", "report", "fact"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -379,6 +379,14 @@ class VectorIndex(Protocol):
         roles: Collection[Role] | None = None,
     ) -> list[Hit]:
         """The k items whose text best matches `text` by BM25, best first."""
+        ...
+
+    def similarities(
+        self, project: str, kind: VectorKind, vector: Sequence[float], ids: Collection[str]
+    ) -> dict[str, float]:
+        """The cosine with `vector` of each of these items that has a vector (items
+        without one are left out): scores a given set, unlike `search`, so that what the
+        caller may not see never takes a place."""
         ...
 
     def delete(self, project: str, kind: VectorKind, ids: Collection[str]) -> None: ...

@@ -2050,6 +2050,7 @@ class DynamoDbStore:
         # Vector ids first: recorded before the items go, so none is forgotten.
         vectors = [("entity", f"{role}:{k}") for k in plan.entity_keys for role in ROLES]
         vectors += [("passage", p.id) for r in plan.redactions for p in r.dropped]
+        vectors += [("fact", i) for i in plan.fact_ids]
         self._batch_write(
             [
                 {"PutRequest": {"Item": _key(self._erased_vectors_pk(project), f"{kind}#{i}")}}
@@ -2065,6 +2066,8 @@ class DynamoDbStore:
         self._redact_all(project, plan.redactions)
         gone = [_key(pk, NAME_SK) for pk in erased]
         gone += [listing_key(project, LIST_ENTITIES, k) for k in plan.entity_keys]
+        # Their statements waiting to be embedded go with them.
+        gone += [_key(work_pk(project), vector_sk("fact", i)) for i in plan.fact_ids]
         self._batch_write([{"DeleteRequest": {"Key": k}} for k in gone], ordered=False)
         return dropped
 
@@ -2320,6 +2323,8 @@ class DynamoDbStore:
             for key, name in ends:
                 entity = f"{f.source_role}:{key}"
                 self._mark_vector(project, unit, "entity", entity, name, f.source_role)
+            # Its statement is embedded for recall's fact ranking.
+            self._mark_vector(project, unit, "fact", f.id, f.statement, f.source_role)
 
     def _mark_passages(self, project: str, unit: _Unit) -> None:
         if self.mark_vectors:

@@ -440,6 +440,35 @@ class OpenSearchVectorIndex:
         }
         return self._hits(self._search("search", body), k, _cosine)
 
+    def similarities(
+        self, project: str, kind: VectorKind, vector: Sequence[float], ids: Collection[str]
+    ) -> dict[str, float]:
+        query = self._vector(vector)
+        wanted = sorted(set(ids))
+        scores: dict[str, float] = {}
+        # Filtered k-NN over exactly these items: with a filter this small the engine
+        # scores every one of them (exact search), so each with a vector comes back.
+        for start in range(0, len(wanted), _LOOKUP_IDS):
+            chunk = wanted[start : start + _LOOKUP_IDS]
+            fetch = min(_MAX_WINDOW, len(chunk) * _FETCH_FACTOR)
+            filters = [*self._scope(project, kind), {"terms": {"item_id": chunk}}]
+            body = {
+                "size": fetch,
+                "_source": ["item_id", "written_at"],
+                "query": {
+                    "knn": {
+                        "vector": {
+                            "vector": query,
+                            "k": fetch,
+                            "filter": {"bool": {"filter": filters}},
+                        }
+                    }
+                },
+            }
+            for hit in self._hits(self._search("similarities", body), fetch, _cosine):
+                scores[hit.id] = hit.score
+        return scores
+
     def search_text(
         self,
         project: str,

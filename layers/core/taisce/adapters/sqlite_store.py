@@ -356,6 +356,8 @@ class SqliteStore:
                 ).rowcount
                 if not inserted:
                     continue
+                if self.mark_vectors:  # its statement is embedded for recall's ranking
+                    db.execute(_PENDING, (project, "fact", f.id, f.statement, f.source_role))
                 # Reports of these entities are rebuilt later, never during a recall.
                 db.executemany(
                     _MARK_DIRTY,
@@ -514,6 +516,10 @@ class SqliteStore:
             ).fetchone()
             if gone is None:
                 return False
+            db.execute(
+                "DELETE FROM pending_vectors WHERE project = ? AND kind = 'fact' AND id = ?",
+                (project, fact_id),
+            )
             role, *keys = gone
             db.executemany(
                 _MARK_DIRTY,
@@ -596,7 +602,7 @@ class SqliteStore:
         return set(new)
 
     def mark_everything(self, project: str | None = None) -> int:
-        """Mark every passage and every live name for indexing, and every entity for a
+        """Mark every passage, fact and live name for indexing, and every entity for a
         report rebuild (to index what was stored while no model was configured).
         Returns how many vector marks were written."""
         only = "AND project = ?" if project else ""
@@ -616,6 +622,12 @@ class SqliteStore:
                 "ON CONFLICT (project, kind, id) DO NOTHING",
                 params,
             ).rowcount
+            facts = db.execute(
+                "INSERT INTO pending_vectors (project, kind, id, text, role) "
+                f"SELECT project, 'fact', id, statement, source_role FROM facts WHERE 1 {only} "
+                "ON CONFLICT (project, kind, id) DO NOTHING",
+                params,
+            ).rowcount
             db.execute(
                 "INSERT INTO dirty_entities (project, role, key, token) "
                 "SELECT project, role, key, lower(hex(randomblob(16))) FROM entity_roles "
@@ -623,7 +635,7 @@ class SqliteStore:
                 "ON CONFLICT (project, role, key) DO UPDATE SET token = excluded.token",
                 params,
             )
-        return passages + names
+        return passages + names + facts
 
     def vector_projects(self) -> list[str]:
         rows = self._db().execute("SELECT DISTINCT project FROM pending_vectors ORDER BY project")
@@ -1217,6 +1229,11 @@ class SqliteStore:
                     "RETURNING source_role, subject_key, object_key",
                     (project, *chunk),
                 ).fetchall()
+                db.executemany(
+                    "DELETE FROM pending_vectors WHERE project = ? AND kind = 'fact' AND id = ?",
+                    [(project, i) for i in chunk],
+                )
+                vectors += [("fact", i) for i in chunk]
                 for role, *keys in gone:
                     ends = [k for k in keys if k]
                     touched[role].update(ends)

@@ -341,6 +341,18 @@ class SqliteVectorIndex:
         hits.sort(key=lambda h: (-h.score, h.id))
         return hits
 
+    def similarities(
+        self, project: str, kind: VectorKind, vector: Sequence[float], ids: Collection[str]
+    ) -> dict[str, float]:
+        query = _blob(vector, self.dimensions)
+        matrix = self._matrix(project, kind)
+        with self._lock:
+            found = [(i, matrix.where[i]) for i in dict.fromkeys(ids) if i in matrix.where]
+            if not found:
+                return {}
+            scores = matrix.rows[[at for _, at in found]] @ query
+        return {item_id: float(score) for (item_id, _), score in zip(found, scores, strict=True)}
+
     def search_text(
         self,
         project: str,

@@ -35,6 +35,8 @@ CONTROLS = (
     "hops",
     "surfaces",
     "themes",
+    # Echoed only when sent, like the filters: why each item came back (docs/API.md).
+    "explain",
     # Filters (docs/API.md, "Time and filters"): echoed only when sent.
     "subjects",
     "as_of",
@@ -54,6 +56,7 @@ CONTROL_RULES = {
     "hops": "must be a JSON integer (values below 1 become 1, above 2 become 2)",
     "surfaces": "must be a non-empty list of distinct surfaces from " + ", ".join(SURFACES),
     "themes": "must be true or false",
+    "explain": "must be true or false",
     "subjects": f"must be a non-empty list of at most {MAX_SUBJECTS} distinct entity names "
     "(strings of 1-500 characters, not blank; names that normalise alike are repeats)",
     "as_of": "must be an RFC 3339 date-time with an offset, e.g. 2026-01-31T09:00:00Z",
@@ -81,6 +84,7 @@ class RecallRequest(BaseModel):
     hops: StrictInt | None = None
     surfaces: Annotated[list[Surface], Field(min_length=1)] | None = None
     themes: StrictBool | None = None
+    explain: StrictBool | None = None
     subjects: Annotated[list[Name], Field(min_length=1, max_length=MAX_SUBJECTS)] | None = None
     as_of: Timestamp | None = None
     recorded_after: Timestamp | None = None
@@ -134,6 +138,8 @@ class RecallControls:
     hops: int
     surfaces: tuple[Surface, ...]
     themes: bool
+    # None when not sent (then not echoed); true adds `why` to every item.
+    explain: bool | None = None
     # Filters: None when not sent. subjects as sent; times in UTC with a Z.
     subjects: tuple[str, ...] | None = None
     as_of: str | None = None
@@ -149,7 +155,10 @@ class RecallControls:
             "surfaces": list(self.surfaces),
             "themes": self.themes,
         }
-        # A filter is echoed only when sent, so an unfiltered echo keeps the page's six keys.
+        # explain and the filters are echoed only when sent, so the echo otherwise keeps
+        # the page's six keys.
+        if self.explain is not None:
+            echo["explain"] = self.explain
         for name in FILTERS:
             value = getattr(self, name)
             if value is not None:
@@ -203,6 +212,7 @@ def resolve(request: RecallRequest, limits: Limits) -> RecallControls:
         hops=hops,
         surfaces=tuple(request.surfaces or SURFACES),
         themes=bool(request.themes),
+        explain=request.explain,
         subjects=None if request.subjects is None else tuple(request.subjects),
         as_of=request.as_of,
         recorded_after=request.recorded_after,

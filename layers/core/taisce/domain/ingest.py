@@ -23,7 +23,7 @@ from .names import NOT_A_NAME, has_letter_or_digit, normalize_name
 
 MAX_BATCH = 100
 MAX_MESSAGE_CHARACTERS = 100_000
-PASSAGE_CHARACTERS = 230
+PASSAGE_CHARACTERS = 150
 
 # "#" is kept out of client ids: passage ids are "<message id>#<n>".
 ID_PATTERN = r"^[A-Za-z0-9._:@-]{1,128}$"

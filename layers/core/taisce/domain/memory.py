@@ -131,9 +131,10 @@ class Memory:
         vectors = self.semantic.embedder.embed([i.text for i in items])
         by_kind: dict[VectorKind, list[VectorItem]] = {}
         for item, vector in zip(items, vectors, strict=True):
-            by_kind.setdefault(item.kind, []).append(
-                VectorItem(item.id, vector, item.role, item.text)
-            )
+            # A fact's statement is not copied into the index's text side: recall
+            # scores facts' words itself, over the candidates it may see.
+            text = None if item.kind == "fact" else item.text
+            by_kind.setdefault(item.kind, []).append(VectorItem(item.id, vector, item.role, text))
         for kind, batch in by_kind.items():
             self.semantic.index.upsert(project, kind, batch)
 
@@ -185,6 +186,13 @@ class Memory:
             raise NotFound("no fact with that id (ids are 1-128 characters of A-Z a-z 0-9 ._:@-)")
         if not self.store.delete_fact(project, fact_id):
             raise NotFound(f"no fact with id {fact_id!r}")
+        if self.semantic is not None:
+            # Best effort: a vector left behind is never read (recall scores only the
+            # facts the store still holds).
+            try:
+                self.semantic.index.delete(project, "fact", [fact_id])
+            except Exception:
+                logger.exception("deleting a fact's vector failed")
 
     # -- reads -----------------------------------------------------------------
 

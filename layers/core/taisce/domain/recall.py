@@ -20,9 +20,11 @@ from dataclasses import dataclass
 from ..ports import Embedder, Hit, Store, VectorIndex, VectorKind
 from .budget import Bundle, fact_characters
 from .controls import RecallControls
+from .fact_ranking import Candidate, rank_facts
 from .filters import FactFilter
 from .model import Fact, Passage, Role
 from .names import QuestionNames, candidate_spans
+from .passage_ranking import PASSAGE_DEPTH, distinct_passages, fuse_rankings
 from .reports import Report
 from .similar_names import similar_names
 
@@ -30,6 +32,11 @@ logger = logging.getLogger(__name__)
 
 SEMANTIC_SURFACES = ("reports", "passages")
 REPORTS = 5
+# Cosine a report must reach with the question to be returned in step 3 (unmatched).
+REPORT_FLOOR = 0.0
+# Facts read per hop as candidates for the ranking: bounds a recall's work however
+# much the memory knows about the matched entities (storing order: the oldest first).
+FACT_POOL = 256
 
 
 @dataclass(frozen=True)
@@ -42,9 +49,11 @@ class Semantic:
 
 @dataclass(frozen=True, slots=True)
 class _Link:
-    """How a hop-2 entity was reached: the names walked from the matched one."""
+    """How a hop-2 entity was reached: the names walked from the matched one, and
+    the matched entity's key."""
 
     path: tuple[str, ...]
+    matched: str
 
 
 def _neighbours(hop1: list[Fact], matched: set[str]) -> dict[str, _Link]:
@@ -52,9 +61,11 @@ def _neighbours(hop1: list[Fact], matched: set[str]) -> dict[str, _Link]:
     links: dict[str, _Link] = {}
     for fact in hop1:
         if fact.subject_key in matched and fact.object_key and fact.object_key not in matched:
-            links.setdefault(fact.object_key, _Link((fact.subject, fact.object)))
+            links.setdefault(fact.object_key, _Link((fact.subject, fact.object), fact.subject_key))
         elif fact.object_key in matched and fact.subject_key not in matched:
-            links.setdefault(fact.subject_key, _Link((fact.object, fact.subject)))
+            links.setdefault(
+                fact.subject_key, _Link((fact.object, fact.subject), str(fact.object_key))
+            )
     return links
 
 
@@ -66,41 +77,60 @@ def _reached_through(fact: Fact, order: dict[str, int]) -> str:
 def _fill_facts(
     store: Store,
     project: str,
+    question: str,
     matched: list[str],
     controls: RecallControls,
     bundle: Bundle,
     filters: FactFilter,
+    meaning: _Meaning | None,
+    step: str = "exact_name",
+    names: Sequence[str] = (),
 ) -> None:
-    # A fact the filters hide is neither returned nor walked: only hop-1 facts that
-    # passed them name the entities of hop 2.
+    """Fill the bundle with the matched entities' facts that bear on the question
+    (domain/fact_ranking.py). If the model or the index fails, words alone rank them,
+    and `degraded` does not list facts: step 1 ran (as without a model)."""
+    # A fact the filters hide is neither a candidate nor walked, nor counted in the
+    # word statistics: only hop-1 facts that passed them name the entities of hop 2.
     roles = controls.source_roles
-    hop1: list[Fact] = []
-    for fact in store.facts_about(
-        project, matched, roles, limit=controls.max_rows + 1, filters=filters
-    ):
-        if not bundle.add("facts", fact.wire(), fact_characters(fact)):
-            return  # closed: nothing more is read
-        hop1.append(fact)
-    if controls.hops < 2:
+    hop1 = list(store.facts_about(project, matched, roles, limit=FACT_POOL, filters=filters))
+    first = {key: i for i, key in enumerate(matched)}
+    candidates = [Candidate(f, 1, (), _reached_through(f, first)) for f in hop1]
+    if controls.hops >= 2:
+        links = _neighbours(hop1, set(matched))
+        if links:
+            order = {key: i for i, key in enumerate(links)}
+            hop2 = store.facts_about(
+                project,
+                list(links),
+                roles,
+                limit=FACT_POOL,
+                exclude={f.id for f in hop1},
+                filters=filters,
+            )
+            for fact in hop2:
+                link = links[_reached_through(fact, order)]
+                candidates.append(Candidate(fact, 2, link.path, link.matched))
+    if not candidates:
         return
-    links = _neighbours(hop1, set(matched))
-    if not links:
-        return
-    order = {key: i for i, key in enumerate(links)}
-    hop2 = store.facts_about(
-        project,
-        list(links),
-        roles,
-        limit=controls.max_rows + 1 - bundle.rows,
-        exclude={f.id for f in hop1},
-        filters=filters,
-    )
-    for fact in hop2:
-        path = links[_reached_through(fact, order)].path
-        item = fact.wire()
-        item["path"] = list(path)
-        if not bundle.add("facts", item, fact_characters(fact, path)):
-            return
+    similarities: dict[str, float] | None = None
+    if meaning is not None:
+        similarities = meaning.similarities(project, "fact", [c.fact.id for c in candidates])
+    for scored in rank_facts(question, candidates, similarities, [*matched, *names]):
+        c = scored.candidate
+        item = c.fact.wire()
+        if c.path:
+            item["path"] = list(c.path)
+        if controls.explain:
+            item["why"] = {
+                "step": step,
+                "matched": c.matched,
+                "hop": c.hop,
+                "words": round(scored.words, 4),
+                "similarity": None if scored.similarity is None else round(scored.similarity, 4),
+                "score": round(scored.score, 4),
+            }
+        if not bundle.add("facts", item, fact_characters(c.fact, c.path)):
+            break
 
 
 class _Question:
@@ -132,6 +162,28 @@ class _Question:
         return _attempt(f"{kind} search", lambda: index.search(project, kind, vector, k, roles))
 
 
+@dataclass(frozen=True)
+class _Meaning:
+    """The question's vector and the index: the meaning signal of the fact ranking."""
+
+    question: _Question
+    index: VectorIndex
+
+    def similarities(
+        self, project: str, kind: VectorKind, ids: list[str]
+    ) -> dict[str, float] | None:
+        """Cosine with the question of each of these items that has a vector, or None
+        if the model or the index failed."""
+        vector = self.question.vector()
+        if vector is None:
+            return None
+        try:
+            return self.index.similarities(project, kind, vector, ids)
+        except Exception:  # an index failure degrades the recall, never fails it
+            logger.exception("%s similarities failed during a recall", kind)
+            return None
+
+
 def _attempt(what: str, search: Callable[[], list[Hit]]) -> list[Hit] | None:
     try:
         return search()
@@ -159,14 +211,22 @@ def recall(
     # cannot shape the answer (a tool's longer name cannot hide the user's).
     # An alias found in the question stands for its entity (domain/aliases.py).
     found = store.resolve_names(project, names.keys(), controls.source_roles)
-    matched = list(dict.fromkeys(found[k] for k in names.matches(found)))
+    picked = names.matches(found)
+    matched = list(dict.fromkeys(found[k] for k in picked))
+    # The names as the question wrote them (an alias too) are not asked words.
+    said = [*matched, *picked]
+    q = _Question(question, semantic.embedder) if semantic is not None else None
+    meaning = _Meaning(q, semantic.index) if q is not None and semantic is not None else None
+    lost: set[str] = set()
     if matched and "facts" in surfaces:
-        _fill_facts(store, project, matched, controls, bundle, filters)
-    if semantic is None:
-        lost = {s for s in surfaces if s in SEMANTIC_SURFACES}
+        _fill_facts(
+            store, project, question, matched, controls, bundle, filters, meaning, names=said
+        )
+    if semantic is None or q is None:
+        lost |= {s for s in surfaces if s in SEMANTIC_SURFACES}
     else:
-        lost = _semantic_steps(
-            store, project, question, controls, bundle, matched, semantic, filters
+        lost |= _semantic_steps(
+            store, project, question, controls, bundle, matched, semantic, q, filters
         )
     return {
         "controls": controls.echo(),
@@ -185,12 +245,12 @@ def _semantic_steps(
     bundle: Bundle,
     matched: list[str],
     semantic: Semantic,
+    q: _Question,
     filters: FactFilter,
 ) -> set[str]:
     """Steps 2-4; returns the surfaces that could not run."""
     lost: set[str] = set()
     surfaces, roles = controls.surfaces, controls.source_roles
-    q = _Question(question, semantic.embedder)
     index = semantic.index
 
     # Step 2: similar names (the question's name-like spans, by spelling and by
@@ -203,44 +263,70 @@ def _semantic_steps(
             lost.add("facts")
         matched = [m.key for m in similar.matches]
         if matched and "facts" in surfaces and not bundle.truncated:
-            _fill_facts(store, project, matched, controls, bundle, filters)
+            # Not ranked by the question: the similar name is not one of its words, so
+            # words would judge its facts by a misspelling.
+            _fill_facts(
+                store, project, "", matched, controls, bundle, filters, None, "similar_name"
+            )
 
     # Step 3: reports, when nothing matched or themes is asked for. A report sums up
     # facts that a filter cannot cut out of it, so a filtered recall returns none.
     if "reports" in surfaces and (not matched or controls.themes) and not controls.filtered:
+        why: dict[str, dict[str, object]] = {}
         if matched:
-            reports = _themes(store, project, matched, roles)
+            reports = _themes(store, project, matched, roles, why)
         else:
             hits = q.nearest(index, project, "report", REPORTS, roles)
-            reports = None if hits is None else store.reports_by_ids(project, [h.id for h in hits])
+            # Only reports near enough the question: a far one would take the budget
+            # of passages that bear on it.
+            near = [h.id for h in hits or () if h.score >= REPORT_FLOOR]
+            why = {
+                h.id: {"step": "report", "matched": None, "similarity": round(h.score, 4)}
+                for h in hits or ()
+            }
+            reports = None if hits is None else store.reports_by_ids(project, near)
         if reports is None:
             lost.add("reports")
         else:
             for report in reports:
-                if not bundle.add("reports", report.wire()):
+                item = report.wire()
+                if controls.explain:
+                    item["why"] = why.get(report.id, {"step": "report", "matched": None})
+                if not bundle.add("reports", item):
                     break
 
-    # Step 4: passages, with whatever budget is left, nearest the question by meaning.
-    # Fusing BM25 in lowered evidence recall on the development set (see README), so
-    # words rank passages only when the model or the vector index fails.
+    # Step 4: passages, with whatever budget is left, by the question's meaning and
+    # words fused (domain/passage_ranking.py), near-duplicates dropped.
     if "passages" in surfaces and not bundle.truncated:
         k = controls.max_rows + 1 - bundle.rows
-        hits = q.nearest(index, project, "passage", k, roles)
-        if hits is None:
+        depth = max(k, PASSAGE_DEPTH)
+        nearest = q.nearest(index, project, "passage", depth, roles)
+        if nearest is None:
             # Listed even when words still find something: the answer lacks what the
             # vectors would have found. What was found is still returned.
             lost.add("passages")
-            hits = _attempt(
-                "passage text search",
-                lambda: index.search_text(project, "passage", question, k, roles),
-            )
-        ids = [h.id for h in hits or []]
+        lexical = _attempt(
+            "passage text search",
+            lambda: index.search_text(project, "passage", question, depth, roles),
+        )
+        ids = fuse_rankings(nearest or [], lexical or [])
         messages = controls.message_filter()
         found = store.passages_by_ids(project, ids, messages if messages.active else None)
-        for passage in found:
-            if filters.subjects is not None and not _names_one(passage, filters.subjects):
-                continue
-            if not bundle.add("passages", passage.wire()):
+        kept = distinct_passages(
+            p for p in found if filters.subjects is None or _names_one(p, filters.subjects)
+        )
+        vector_rank = {h.id: n for n, h in enumerate(nearest or (), start=1)}
+        word_rank = {h.id: n for n, h in enumerate(lexical or (), start=1)}
+        for passage in kept:
+            item = passage.wire()
+            if controls.explain:
+                item["why"] = {
+                    "step": "passage",
+                    "matched": None,
+                    "vector_rank": vector_rank.get(passage.id),
+                    "word_rank": word_rank.get(passage.id),
+                }
+            if not bundle.add("passages", item):
                 break
     return lost
 
@@ -250,8 +336,15 @@ def _names_one(passage: Passage, subjects: frozenset[str]) -> bool:
     return any(span.key in subjects for span in candidate_spans(passage.quote))
 
 
-def _themes(store: Store, project: str, matched: list[str], roles: Sequence[Role]) -> list[Report]:
-    """The reports of the matched entities, each after its ancestors (top down)."""
+def _themes(
+    store: Store,
+    project: str,
+    matched: list[str],
+    roles: Sequence[Role],
+    why: dict[str, dict[str, object]],
+) -> list[Report]:
+    """The reports of the matched entities, each after its ancestors (top down); `why`
+    gets the matched name each was reached through."""
     ordered: dict[str, Report] = {}
     for key in matched:
         for report in store.reports_of_entity(project, key, roles):
@@ -265,4 +358,5 @@ def _themes(store: Store, project: str, matched: list[str], roles: Sequence[Role
                 parent = found[0].parent_id
             for r in reversed(chain):
                 ordered.setdefault(r.id, r)
+                why.setdefault(r.id, {"step": "report", "matched": key})
     return list(ordered.values())

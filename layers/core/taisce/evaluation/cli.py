@@ -1,4 +1,4 @@
-"""`taisce bench quality FILE`: the retrieval-quality benchmark on the command line.
+"""`taisce bench quality [FILE]`: the retrieval-quality benchmark on the command line.
 
 `taisce.cli` calls `add_bench_parser(subparsers)`; `main(argv)` here runs the same
 parser alone (`python -m taisce.evaluation bench quality FILE ...`).
@@ -43,31 +43,69 @@ def _taisce_default() -> str:
     return str(Settings.model_fields["embeddings"].default)
 
 
+# What `taisce bench quality` runs with no FILE: the real conversations of the shared
+# folder (read at run time, never copied: see its README), then the synthetic set.
+REAL_FOLDER = Path("../shared/bench/locomo")
+REAL_FILES = ("locomo-dev.json", "locomo-dev-facts.json")
+SYNTHETIC = Path("bench/data/dev.json")
+
+
+def default_files(root: Path | None = None) -> tuple[list[Path], list[str]]:
+    """The files of a run with no FILE, and a note for each one skipped."""
+    base = root or Path.cwd()
+    files: list[Path] = []
+    notes: list[str] = []
+    real = base / REAL_FOLDER
+    if real.is_dir():
+        for name in REAL_FILES:
+            if (real / name).is_file():
+                files.append(real / name)
+            else:
+                notes.append(f"skipped {real / name}: not found")
+    else:
+        notes.append(
+            f"skipped the real conversations: {real} is absent (see the README, "
+            "'Retrieval quality'); running the synthetic set only"
+        )
+    files.append(base / SYNTHETIC)
+    return files, notes
+
+
 def cmd_bench_quality(args: argparse.Namespace) -> int:
     from .dataset import DatasetError, load_dataset
     from .quality import HarnessError, Options, markdown, run_quality
 
-    try:
-        dataset = load_dataset(args.file)
-    except (DatasetError, OSError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    if args.file:
+        files = [Path(args.file)]
+    else:
+        files, notes = default_files()
+        for note in notes:
+            print(f"note: {note}", file=sys.stderr, flush=True)
     embeddings = args.embeddings or os.environ.get("TAISCE_EMBEDDINGS") or _taisce_default()
-    options = Options(
-        budgets=args.budgets,
-        embeddings=embeddings,
-        speaker=args.speaker,
-        limit_conversations=args.limit_conversations,
-        template=Path(args.template) if args.template else None,
-    )
-    try:
-        report: dict[str, Any] = run_quality(dataset, options)
-    except HarnessError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(markdown(report), flush=True)
+    reports: list[dict[str, Any]] = []
+    for path in files:
+        try:
+            dataset = load_dataset(str(path))
+        except (DatasetError, OSError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        options = Options(
+            budgets=args.budgets,
+            embeddings=embeddings,
+            speaker=args.speaker,
+            limit_conversations=args.limit_conversations,
+            template=Path(args.template) if args.template else None,
+        )
+        try:
+            report: dict[str, Any] = run_quality(dataset, options)
+        except HarnessError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        print(markdown(report) + "\n", flush=True)
+        reports.append(report)
     if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+        out: Any = reports[0] if args.file else reports
+        Path(args.json).write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
     return 0
 
 
@@ -86,7 +124,12 @@ def add_bench_parser(subparsers: Any) -> None:
             "messages at the same budgets."
         ),
     )
-    quality.add_argument("file", help="the dataset, a JSON file in the format of FORMAT.md")
+    quality.add_argument(
+        "file",
+        nargs="?",
+        help="the dataset, a JSON file in the format of FORMAT.md (default: both files of "
+        "../shared/bench/locomo/, skipped with a note where absent, then bench/data/dev.json)",
+    )
     quality.add_argument(
         "--budgets",
         type=_budgets,

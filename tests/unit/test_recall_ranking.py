@@ -1,0 +1,159 @@
+"""Recall's ranking: facts by words, meaning and hop with a floor; passages by fused
+rankings without near-duplicates (domain/fact_ranking.py, domain/passage_ranking.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from taisce.domain import fact_ranking
+from taisce.domain.fact_ranking import Candidate, rank_facts, word_scores
+from taisce.domain.model import Fact, Passage
+from taisce.domain.passage_ranking import distinct_passages, fuse_rankings
+from taisce.domain.words import words
+from taisce.ports import Hit
+
+
+def fact(statement: str, *, id: str, subject: str = "Caroline") -> Fact:
+    return Fact(
+        id=id,
+        subject=subject,
+        subject_key=subject.lower(),
+        predicate="noted",
+        object=statement,
+        object_kind="value",
+        object_key=None,
+        statement=statement,
+        source_role="user",
+        quote=None,
+        context=None,
+        message_id=None,
+        valid_from=None,
+        valid_to=None,
+        recorded_at="2024-05-01T12:00:00Z",
+    )
+
+
+def candidates(*statements: str, hop: int = 1) -> list[Candidate]:
+    path = ("Caroline", "Acme") if hop == 2 else ()
+    return [Candidate(fact(s, id=f"f{i}"), hop, path, "caroline") for i, s in enumerate(statements)]
+
+
+POOL = candidates(
+    "Caroline went to a pottery class with her kids.",
+    "Caroline adopted a dog named Max last spring.",
+    "Caroline likes the beach.",
+    "Caroline is researching adoption agencies.",
+)
+
+
+def test_words_fold_case_width_and_plurals() -> None:
+    full_width = "\uff30\uff4f\uff54\uff54\uff45\uff52\uff59"  # Pottery
+    assert words(f"{full_width} Classes and the DOGS' boxes") == ["pottery", "class", "dog", "box"]
+    assert words("What did Melanie's kids paint?") == ["melanie", "kid", "paint"]
+
+
+def test_word_scores_reward_the_rarer_asked_word() -> None:
+    docs = [words(c.fact.statement) for c in POOL]
+    scores = word_scores(words("pottery dog"), docs)
+    assert scores[0] > 0 and scores[1] > 0
+    assert scores[2] == scores[3] == 0
+    assert all(0 <= s <= 1 for s in scores)
+    # Statistics come from the documents given only: a word none holds scores nothing.
+    assert word_scores(words("volcano"), docs) == [0.0] * 4
+
+
+def test_words_alone_rank_and_the_floor_drops_what_bears_on_nothing() -> None:
+    ranked = rank_facts("Did Caroline go to a pottery class?", POOL, None, ["caroline"])
+    assert [s.candidate.fact.id for s in ranked] == ["f0"]
+    assert ranked[0].similarity is None and ranked[0].words >= fact_ranking.WORDS_FLOOR
+
+
+def test_meaning_orders_facts_that_share_the_words() -> None:
+    pool = candidates(
+        "Caroline went to a class on pottery.",
+        "Caroline took her kids to a pottery class.",
+        "Caroline likes the beach.",
+    )
+    sims = {"f0": 0.85, "f1": 0.9, "f2": 0.95}
+    ranked = rank_facts("Did Caroline take the kids to pottery class?", pool, sims, ["caroline"])
+    assert [s.candidate.fact.id for s in ranked] == ["f1", "f0"][: fact_ranking.MAX_FACTS]
+    assert all(s.score >= fact_ranking.FLOOR for s in ranked)
+    # Meaning alone does not reach the floor: a fact needs the question's words too.
+    assert fact_ranking.MEANING * 0.95 < fact_ranking.FLOOR
+
+
+def test_a_fact_without_a_vector_competes_by_its_words() -> None:
+    sims = {"f1": 0.3, "f2": 0.2, "f3": 0.2}  # f0 not embedded yet
+    ranked = rank_facts("Did Caroline go to a pottery class?", POOL, sims, ["caroline"])
+    assert ranked[0].candidate.fact.id == "f0"
+    assert ranked[0].similarity is None
+
+
+def test_at_most_max_facts_are_kept() -> None:
+    sims = {f"f{i}": 0.9 for i in range(4)}
+    ranked = rank_facts("Caroline pottery dog beach adoption", POOL, sims, ["caroline"])
+    assert len(ranked) == fact_ranking.MAX_FACTS
+
+
+def test_hop_2_counts_less_and_ties_keep_storing_order() -> None:
+    near = candidates("Acme is based in Dublin.", hop=2)
+    far = [dataclasses.replace(c, hop=1) for c in near]
+    sims = {"f0": 0.9}
+    two = rank_facts("Where is Acme based?", near, sims, ["caroline"])
+    one = rank_facts("Where is Acme based?", far, sims, ["caroline"])
+    assert two[0].score == pytest.approx(one[0].score * fact_ranking.HOP2)
+    same = candidates("Caroline paints.", "Caroline paints.")
+    order = rank_facts("Does Caroline paint?", same, None, ["caroline"])
+    assert [s.candidate.fact.id for s in order][: fact_ranking.MAX_FACTS] == ["f0", "f1"]
+
+
+def test_a_question_about_the_name_alone_keeps_every_candidate_in_order() -> None:
+    mixed = POOL[:2] + candidates("Acme is in Dublin.", hop=2) + POOL[2:]
+    ranked = rank_facts("Tell me about Caroline", mixed, None, ["caroline"])
+    assert [(s.candidate.hop, s.candidate.fact.statement) for s in ranked] == [
+        (1, POOL[0].fact.statement),
+        (1, POOL[1].fact.statement),
+        (1, POOL[2].fact.statement),
+        (1, POOL[3].fact.statement),
+        (2, "Acme is in Dublin."),
+    ]
+
+
+def test_the_order_is_the_same_for_any_order_of_equal_input() -> None:
+    sims = {"f0": 0.7, "f1": 0.7, "f2": 0.1, "f3": 0.65}
+    first = rank_facts("Caroline class dog adoption", POOL, sims, ["caroline"])
+    again = rank_facts("Caroline class dog adoption", POOL, sims, ["caroline"])
+    assert first == again
+
+
+# -- passages -------------------------------------------------------------------------
+
+
+def test_fusion_puts_what_both_rankings_find_first() -> None:
+    nearest = [Hit("a", 0.9), Hit("b", 0.8), Hit("c", 0.7)]
+    lexical = [Hit("c", 9.0), Hit("d", 5.0)]
+    fused = fuse_rankings(nearest, lexical)
+    assert fused[0] == "c"
+    assert set(fused) == {"a", "b", "c", "d"}
+    assert fuse_rankings(nearest, []) == ["a", "b", "c"]
+    assert fuse_rankings([], lexical) == ["c", "d"]
+    # Ties go by id.
+    assert fuse_rankings([Hit("y", 1.0)], [Hit("x", 1.0)]) == ["x", "y"]
+
+
+def passage(quote: str, n: int) -> Passage:
+    return Passage(f"m{n}#0", f"m{n}", "user", None, 0, len(quote), quote)
+
+
+def test_near_duplicate_passages_are_dropped_the_first_kept() -> None:
+    found = [
+        passage("Caroline: I went to the pottery class yesterday!", 1),
+        passage("Caroline: I went to the pottery class yesterday.", 2),
+        passage("Melanie: The pottery class sounds fun.", 3),
+        passage("Caroline: I went to the pottery class yesterday with my kids!", 4),
+    ]
+    kept = [p.message_id for p in distinct_passages(found)]
+    assert kept[:2] == ["m1", "m3"]
+    assert "m2" not in kept
