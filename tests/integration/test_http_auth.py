@@ -257,7 +257,8 @@ def test_two_projects_with_the_same_names_and_ids_never_see_each_other(
             recall = http.post(
                 "/v1/recalls",
                 json={
-                    "question": "Where does Atlas work?",
+                    # About the name as a whole: every fact of each hop comes back.
+                    "question": "What about Atlas?",
                     "hops": 2,
                     "source_roles": ["user", "tool", "assistant", "system"],
                 },
