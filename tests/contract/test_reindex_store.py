@@ -34,10 +34,13 @@ def test_mark_everything_marks_passages_names_and_entities(kind: str, tmp_path: 
     store.clear_dirty(project, store.dirty_entities(project))
     assert store.pending_vectors(project, 100) == []
 
-    assert store.mark_everything(project) == 5  # a passage; atlas, acme (user); atlas, grep
+    # a passage; two fact statements; atlas, acme (user); atlas, grep (tool)
+    assert store.mark_everything(project) == 7
     pending = {(v.kind, v.id, v.text, v.role) for v in store.pending_vectors(project, 100)}
     assert pending == {
         ("passage", "m1#0", "Atlas likes tea.", "user"),
+        ("fact", "f1", "Atlas works at Acme", "user"),
+        ("fact", "f2", "Atlas uses Grep", "tool"),
         ("entity", "user:atlas", "Atlas", "user"),
         ("entity", "user:acme", "Acme", "user"),
         ("entity", "tool:atlas", "Atlas", "tool"),
@@ -49,4 +52,4 @@ def test_mark_everything_marks_passages_names_and_entities(kind: str, tmp_path: 
     assert store.pending_vectors(other, 100) == []  # only the project asked for
     # Marking again adds nothing.
     store.mark_everything(project)
-    assert len(store.pending_vectors(project, 100)) == 5
+    assert len(store.pending_vectors(project, 100)) == 7

@@ -2482,7 +2482,7 @@ class DynamoDbStore:
     # -- reindexing (the `taisce reindex` command) -------------------------------------
 
     def mark_everything(self, project: str | None = None) -> int:
-        """Mark every passage and every live name for indexing, and every entity for a
+        """Mark every passage, fact and live name for indexing, and every entity for a
         report rebuild (to index what was stored while no model was configured, or to
         rebuild a lost vector collection). Reads the projects' listings, never a Scan;
         without a project, every project that holds a credential. Returns how many
@@ -2508,6 +2508,9 @@ class DynamoDbStore:
         for passages in self.passages_of_messages(project, ids).values():
             for p in passages:
                 self._mark_vector(project, unit, "passage", p.id, p.quote, p.role)
+        # Every stored fact's statement, for recall's fact ranking (as the embedded store).
+        for f in self.project_facts(project):
+            self._mark_vector(project, unit, "fact", f.id, f.statement, f.source_role)
         self._batch_write([{"PutRequest": {"Item": m}} for m in unit.marks.values()], ordered=False)
         for prefix, p in unit.work.items():
             self.client.update_item(TableName=self.table_name, **_work_touch(prefix, p))
