@@ -183,6 +183,12 @@ def test_the_page_and_its_files_are_served_with_their_headers(
         assert page.headers["x-content-type-options"] == "nosniff"
         assert page.headers["cache-control"] == "no-cache"
         assert "<script" in page.text and "<script>" not in page.text  # no inline script
+        # The address with a trailing slash is the same page (its files are named from
+        # the root, so nothing resolves differently there).
+        slash = http.get("/ui/", follow_redirects=False)
+        assert slash.status_code == 200, slash.text
+        assert slash.content == page.content
+        assert slash.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
         again = http.get("/ui", headers={"If-None-Match": page.headers["etag"]})
         assert again.status_code == 304 and again.content == b""
         for name, asset in ASSETS.items():
