@@ -280,7 +280,8 @@ def _semantic_steps(
             )
             # Themes come from the graph: if the model fails, words alone order them
             # and `reports` is not degraded (as for facts).
-            similarities = meaning.similarities(project, "report", [r.id for r in reports])
+            ids = [r.id for r in reports]
+            similarities = meaning.similarities(project, "report", ids) if ids else None
             chosen = themed_reports(question, reports, reached, similarities, [*said, *matched])
         else:
             nearest = q.nearest(index, project, "report", REPORT_DEPTH, roles)
