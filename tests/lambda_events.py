@@ -184,7 +184,10 @@ EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
         "EntitiesFunction",
         http("GET", "/v1/entities/neighbourhood", query={"name": "Atlas", "hops": "2"}),
     ),
-    "messages-list.json": ("MessagesFunction", http("GET", "/v1/messages", query={"limit": "10"})),
+    "messages-list.json": (
+        "MessagesFunction",
+        http("GET", "/v1/messages", query={"limit": "10", "passages": "true"}),
+    ),
     "ui-page.json": ("UiFunction", http("GET", "/ui", authorized=False)),
     "erasures.json": ("ErasuresFunction", http("POST", "/v1/erasures", {"subject": "Atlas"})),
     "worker-sqs.json": ("WorkerFunction", sqs_batch()),

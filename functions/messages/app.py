@@ -39,8 +39,14 @@ def list_messages(
     source: Annotated[str | None, Query(min_length=1, max_length=500)] = None,
     limit: Annotated[int | None, Query(ge=1, le=MAX_PAGE)] = None,
     cursor: Annotated[str | None, Query(min_length=1, max_length=MAX_CURSOR_CHARACTERS)] = None,
+    passages: Annotated[
+        bool | None,
+        Query(description="true: each message carries its passages (by start)"),
+    ] = None,
 ) -> dict[str, Any]:
-    return services().memory.list_messages(project_of(app), role, source, limit, cursor)
+    return services().memory.list_messages(
+        project_of(app), role, source, limit, cursor, passages=bool(passages)
+    )
 
 
 @app.get(

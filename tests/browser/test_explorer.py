@@ -7,6 +7,7 @@ import json
 import re
 import uuid
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -69,8 +70,11 @@ def test_a_wrong_credential_is_shown_as_an_error(page: Any, demo_server: Demo) -
     assert page.evaluate("localStorage.length") == 0
 
 
-def test_without_a_credential_the_page_asks_for_one(page: Any, demo_server: Demo) -> None:
-    page.goto(demo_server.url + "/ui")
+@pytest.mark.parametrize("address", ["/ui", "/ui/"])
+def test_without_a_credential_the_page_asks_for_one(
+    page: Any, demo_server: Demo, address: str
+) -> None:
+    page.goto(demo_server.url + address)
     page.locator("h2", has_text="Paste a credential").wait_for()
     assert page.evaluate("document.activeElement.id") == "credential"
 
@@ -332,9 +336,15 @@ def test_long_lists_are_read_a_page_at_a_time(page: Any, demo_server: Demo) -> N
     assert shown == sorted(
         {f"person {i:03}" for i in range(60)} | {f"town {i:03}" for i in range(60)}
     )
+    before = len(page.seen_urls)
     page.evaluate("location.hash = '#/messages'")
     cards = page.locator("#messages article")
     expect(cards).to_have_count(20)
     page.click("text=Show older messages")
     expect(cards).to_have_count(25)
     expect(page.locator("button.more")).to_be_hidden()
+    # One request per page of messages, their passages included: none per message.
+    calls = [urlsplit(u) for u in page.seen_urls[before:] if "/v1/messages" in u]
+    assert [c.path for c in calls] == ["/v1/messages", "/v1/messages"], calls
+    assert all(parse_qs(c.query).get("passages") == ["true"] for c in calls), calls
+    assert cards.first.locator(".content .passage").count() == 1  # "Note 24." is one passage

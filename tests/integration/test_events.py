@@ -129,6 +129,11 @@ def test_the_listings_show_what_the_events_stored() -> None:
         "Atlas moved to Acme Corp in March.",
         "Noted: Atlas works at Acme Corp.",
     }
+    # The event asks for passages=true: each message comes with its own passages.
+    for m in messages:
+        assert m["passages"], m
+        assert all(p["message_id"] == m["id"] for p in m["passages"])
+        assert all(m["content"][p["start"] : p["end"]] == p["quote"] for p in m["passages"])
 
 
 def test_the_explorer_page_is_served_without_a_credential() -> None:

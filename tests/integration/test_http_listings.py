@@ -110,6 +110,28 @@ def test_messages_newest_first_with_filters_and_one_with_its_passages(client: Cl
         client.message("n9")
 
 
+def test_a_page_of_messages_with_their_passages_in_one_request(
+    client: Client, running: tuple[str, LocalServer]
+) -> None:
+    """passages=true: each listed message carries exactly what GET /v1/messages/{id}
+    gives as its passages; without it, no message has the key."""
+    page = client.messages(passages=True)
+    assert [m["id"] for m in page["messages"]] == ["n3", "n2", "n1"]
+    for m in page["messages"]:
+        assert m["passages"] == client.message(m["id"])["passages"]
+        assert m["passages"], m["id"]
+    assert all("passages" not in m for m in client.messages()["messages"])
+    paged = client.messages(limit=1, cursor=client.messages(limit=1)["next_cursor"], passages=True)
+    assert [m["id"] for m in paged["messages"]] == ["n2"]
+    assert paged["messages"][0]["passages"] == page["messages"][1]["passages"]
+    # A value that is not a boolean is refused in the API's shape.
+    _, server = running
+    with server.client(client.settings.api_key) as http:
+        refused = http.get("/v1/messages", params={"passages": "maybe"})
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["error"]["code"] == "invalid_request"
+
+
 def test_the_neighbourhood_of_an_entity(client: Client) -> None:
     one = client.neighbourhood("bob")
     assert {e["id"] for e in one["edges"]} == {"x1", "x3", "x4"}
@@ -183,6 +205,12 @@ def test_the_page_and_its_files_are_served_with_their_headers(
         assert page.headers["x-content-type-options"] == "nosniff"
         assert page.headers["cache-control"] == "no-cache"
         assert "<script" in page.text and "<script>" not in page.text  # no inline script
+        # The address with a trailing slash is the same page (its files are named from
+        # the root, so nothing resolves differently there).
+        slash = http.get("/ui/", follow_redirects=False)
+        assert slash.status_code == 200, slash.text
+        assert slash.content == page.content
+        assert slash.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
         again = http.get("/ui", headers={"If-None-Match": page.headers["etag"]})
         assert again.status_code == 304 and again.content == b""
         for name, asset in ASSETS.items():

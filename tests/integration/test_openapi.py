@@ -286,3 +286,53 @@ def test_a_deleted_fact_keeps_to_the_description(api: LocalServer, credential: s
         )
         statuses.append(response.status_code)
     assert statuses == [204, 404]
+
+
+def _validator(name: str) -> Any:
+    """A validator for one component schema of the committed description, its $refs
+    resolved within the document."""
+    from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
+    from referencing.jsonschema import DRAFT202012
+
+    document = _committed()
+    resource = Resource.from_contents(document, default_specification=DRAFT202012)
+    registry = Registry().with_resource("urn:taisce", resource)
+    return Draft202012Validator(
+        {"$ref": f"urn:taisce#/components/schemas/{name}"}, registry=registry
+    )
+
+
+def test_an_explained_answer_keeps_to_the_description(api: LocalServer, credential: str) -> None:
+    """`why` is described for each kind of item, and a real explained answer (facts,
+    reports and passages) holds it on every item, valid against that description."""
+    schemas = _committed()["components"]["schemas"]
+    kinds = {"facts": "RecalledFact", "reports": "RecalledReport", "passages": "RecalledPassage"}
+    for kind, name in kinds.items():
+        assert "why" in schemas[name]["properties"], name
+        assert schemas["Recall"]["properties"][kind]["items"] == {
+            "$ref": f"#/components/schemas/{name}"
+        }
+    body = {
+        "question": "Where does Atlas work?",
+        "hops": 2,
+        "source_roles": ["user", "tool"],
+        "themes": True,
+        "explain": True,
+    }
+    with api.client(credential) as http:
+        r = http.post("/v1/recalls", json=body)
+    assert r.status_code == 200, r.text
+    answer = r.json()
+    assert answer["controls"]["explain"] is True
+    _validator("Recall").validate(answer)
+    steps = {"facts": {"exact_name"}, "reports": {"report"}, "passages": {"passage"}}
+    for kind, name in kinds.items():
+        assert answer[kind], kind
+        validator = _validator(name)
+        for item in answer[kind]:
+            assert item["why"]["step"] in steps[kind], item
+            validator.validate(item)
+            # The description can fail an answer: a why that is not the step's own.
+            wrong = {**item, "why": {**item["why"], "step": "guess"}}
+            assert list(validator.iter_errors(wrong)), (kind, wrong)

@@ -76,6 +76,7 @@ def test_the_authorizer_is_in_the_template_and_imports() -> None:
         "GET /v1/openapi.json",
         "GET /",
         "GET /ui",
+        "GET /ui/",
         "GET /ui/{proxy+}",
     }
 

@@ -90,8 +90,9 @@ class AsyncClient:
         source: str | None = None,
         limit: int | None = None,
         cursor: str | None = None,
+        passages: bool = False,
     ) -> dict[str, Any]:
-        return await self._run(calls.messages(role, source, limit, cursor))
+        return await self._run(calls.messages(role, source, limit, cursor, passages))
 
     async def message(self, message_id: str) -> dict[str, Any]:
         return await self._run(calls.message(message_id))

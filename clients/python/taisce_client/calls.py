@@ -95,8 +95,11 @@ def messages(
     source: str | None = None,
     limit: int | None = None,
     cursor: str | None = None,
+    passages: bool = False,
 ) -> Call[dict[str, Any]]:
-    params = _params(role=role, source=source, limit=limit, cursor=cursor)
+    params = _params(
+        role=role, source=source, limit=limit, cursor=cursor, passages="true" if passages else None
+    )
     return Call("GET", "/v1/messages", dict, params=params)
 
 

@@ -100,10 +100,12 @@ class Client:
         source: str | None = None,
         limit: int | None = None,
         cursor: str | None = None,
+        passages: bool = False,
     ) -> dict[str, Any]:
         """One page of the stored messages, newest first:
-        {"messages": [...], "next_cursor": str | None}."""
-        return self._run(calls.messages(role, source, limit, cursor))
+        {"messages": [...], "next_cursor": str | None}; with `passages`, each message
+        carries its passages (one request for the page)."""
+        return self._run(calls.messages(role, source, limit, cursor, passages))
 
     def message(self, message_id: str) -> dict[str, Any]:
         """One message with its passages; raises NotFound when there is none."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, WithJsonSchema
+from pydantic.json_schema import SkipJsonSchema
 
 from ..domain.model import ObjectKind, Role, Surface
 
@@ -87,10 +88,54 @@ class Facts(BaseModel):
     facts: list[Fact] = Field(description="In storing order.")
 
 
+# `why` (with `explain: true`): how an item was found. `step` and `matched` are always
+# there; the signals are those the step used (docs/API.md, "explain"). Not counted in
+# `characters`. Signals a step does not use are absent.
+Signal = float | None
+Rank = Annotated[int | None, Field(ge=1)]
+
+
+class FactWhy(BaseModel):
+    step: Literal["exact_name", "similar_name"]
+    matched: str = Field(description="The normalised matched name it was reached through.")
+    hop: int = Field(default=1, ge=1, le=2)
+    words: Signal = Field(default=None, description="How much of what is asked it holds, 0-1.")
+    similarity: Signal = Field(
+        default=None, description="Cosine with the question; null without a vector."
+    )
+    score: Signal = Field(default=None, description="The score it was ranked by.")
+
+
+class ReportWhy(BaseModel):
+    step: Literal["report"]
+    matched: str | None = Field(
+        description="With themes, the normalised matched name it was reached through; else null."
+    )
+    words: Signal = Field(default=None, description="How much of what is asked it holds, 0-1.")
+    similarity: Signal = Field(
+        default=None, description="Cosine with the question; null without a vector."
+    )
+    score: Signal = Field(default=None, description="The score it was ranked by.")
+
+
+class PassageWhy(BaseModel):
+    step: Literal["passage"]
+    matched: None
+    vector_rank: Rank = Field(
+        default=None, description="1-based rank among the nearest by vector; null if not there."
+    )
+    word_rank: Rank = Field(
+        default=None, description="1-based rank among the best by words; null if not there."
+    )
+
+
 class RecalledFact(Fact):
     path: OmittableNames = Field(
         default=None,
         description="Hop-2 facts only: the names walked, from the matched name to the subject.",
+    )
+    why: FactWhy | SkipJsonSchema[None] = Field(
+        default=None, description="With `explain: true` only."
     )
 
 
@@ -100,6 +145,12 @@ class Report(BaseModel):
     summary: str
     path: list[str]
     source_messages: list[str]
+
+
+class RecalledReport(Report):
+    why: ReportWhy | SkipJsonSchema[None] = Field(
+        default=None, description="With `explain: true` only."
+    )
 
 
 class Passage(BaseModel):
@@ -112,6 +163,12 @@ class Passage(BaseModel):
     quote: str
 
 
+class RecalledPassage(Passage):
+    why: PassageWhy | SkipJsonSchema[None] = Field(
+        default=None, description="With `explain: true` only."
+    )
+
+
 class UsedControls(BaseModel):
     """The controls the recall actually used, defaults filled in."""
 
@@ -121,7 +178,8 @@ class UsedControls(BaseModel):
     hops: int = Field(ge=1, le=2)
     surfaces: list[Surface]
     themes: bool
-    # Filters are echoed only when sent.
+    # explain and the filters are echoed only when sent.
+    explain: Annotated[bool | None, WithJsonSchema({"type": "boolean"})] = None
     subjects: OmittableNames = None
     as_of: Annotated[str | None, WithJsonSchema({"type": "string", "format": "date-time"})] = None
     recorded_after: Annotated[
@@ -138,8 +196,8 @@ class Recall(BaseModel):
     truncated: bool
     degraded: list[Surface] = Field(description="Surfaces in effect that could not run.")
     facts: list[RecalledFact]
-    reports: list[Report]
-    passages: list[Passage]
+    reports: list[RecalledReport]
+    passages: list[RecalledPassage]
 
 
 class ErasedCounts(BaseModel):
@@ -236,8 +294,14 @@ class StoredMessage(BaseModel):
     recorded_at: Moment
 
 
+class ListedMessage(StoredMessage):
+    passages: list[Passage] | SkipJsonSchema[None] = Field(
+        default=None, description="With `passages=true` only: its passages, in order of start."
+    )
+
+
 class MessageList(BaseModel):
-    messages: list[StoredMessage] = Field(description="Newest first (recorded_at, then id).")
+    messages: list[ListedMessage] = Field(description="Newest first (recorded_at, then id).")
     next_cursor: str | None = Field(
         description="Pass as cursor for the next page; null at the end."
     )

@@ -227,16 +227,23 @@ class Memory:
         source: str | None,
         limit: int | None,
         cursor: str | None,
+        passages: bool = False,
     ) -> dict[str, object]:
-        """Messages newest first (by recorded_at, then id), of one role and/or source."""
+        """Messages newest first (by recorded_at, then id), of one role and/or source;
+        with `passages`, each with its passages (by start), read for the page at once."""
         size = check_page(limit)
         before = tuple(decode_cursor("messages", cursor, 2)) if cursor else None
         rows = self.store.message_page(project, before, size + 1, role, source)  # type: ignore[arg-type]
         page = rows[:size]
         more = len(rows) > size
         last = page[-1] if page else None
+        listed = [message_wire(m) for m in page]
+        if passages and page:
+            held = self.store.passages_of_messages(project, [m.id for m in page])
+            for item, m in zip(listed, page, strict=True):
+                item["passages"] = [passage_wire(p) for p in held.get(m.id, [])]
         return {
-            "messages": [message_wire(m) for m in page],
+            "messages": listed,
             "next_cursor": (
                 encode_cursor("messages", [last.recorded_at, last.id]) if more and last else None
             ),

@@ -25,15 +25,12 @@ from .filters import FactFilter
 from .model import Fact, Passage, Role
 from .names import QuestionNames, candidate_spans
 from .passage_ranking import PASSAGE_DEPTH, distinct_passages, fuse_rankings
-from .reports import Report
+from .report_ranking import REPORT_DEPTH, hierarchy_of, nearest_reports, themed_reports
 from .similar_names import similar_names
 
 logger = logging.getLogger(__name__)
 
 SEMANTIC_SURFACES = ("reports", "passages")
-REPORTS = 5
-# Cosine a report must reach with the question to be returned in step 3 (unmatched).
-REPORT_FLOOR = 0.0
 # Facts read per hop as candidates for the ranking: bounds a recall's work however
 # much the memory knows about the matched entities (storing order: the oldest first).
 FACT_POOL = 256
@@ -226,7 +223,7 @@ def recall(
         lost |= {s for s in surfaces if s in SEMANTIC_SURFACES}
     else:
         lost |= _semantic_steps(
-            store, project, question, controls, bundle, matched, semantic, q, filters
+            store, project, question, controls, bundle, matched, semantic, q, filters, said
         )
     return {
         "controls": controls.echo(),
@@ -247,6 +244,7 @@ def _semantic_steps(
     semantic: Semantic,
     q: _Question,
     filters: FactFilter,
+    said: Sequence[str] = (),
 ) -> set[str]:
     """Steps 2-4; returns the surfaces that could not run."""
     lost: set[str] = set()
@@ -269,31 +267,47 @@ def _semantic_steps(
                 store, project, "", matched, controls, bundle, filters, None, "similar_name"
             )
 
-    # Step 3: reports, when nothing matched or themes is asked for. A report sums up
-    # facts that a filter cannot cut out of it, so a filtered recall returns none.
+    # Step 3: reports, when nothing matched or themes is asked for, nearest the
+    # question first (domain/report_ranking.py). A report sums up facts that a filter
+    # cannot cut out of it, so a filtered recall returns none.
     if "reports" in surfaces and (not matched or controls.themes) and not controls.filtered:
-        why: dict[str, dict[str, object]] = {}
+        meaning = _Meaning(q, index)
         if matched:
-            reports = _themes(store, project, matched, roles, why)
+            reports, reached = hierarchy_of(
+                matched,
+                lambda key: store.reports_of_entity(project, key, roles),
+                lambda ids: store.reports_by_ids(project, ids),
+            )
+            # Themes come from the graph: if the model fails, words alone order them
+            # and `reports` is not degraded (as for facts).
+            ids = [r.id for r in reports]
+            similarities = meaning.similarities(project, "report", ids) if ids else None
+            chosen = themed_reports(question, reports, reached, similarities, [*said, *matched])
         else:
-            hits = q.nearest(index, project, "report", REPORTS, roles)
-            # Only reports near enough the question: a far one would take the budget
-            # of passages that bear on it.
-            near = [h.id for h in hits or () if h.score >= REPORT_FLOOR]
-            why = {
-                h.id: {"step": "report", "matched": None, "similarity": round(h.score, 4)}
-                for h in hits or ()
-            }
-            reports = None if hits is None else store.reports_by_ids(project, near)
-        if reports is None:
-            lost.add("reports")
-        else:
-            for report in reports:
-                item = report.wire()
-                if controls.explain:
-                    item["why"] = why.get(report.id, {"step": "report", "matched": None})
-                if not bundle.add("reports", item):
-                    break
+            nearest = q.nearest(index, project, "report", REPORT_DEPTH, roles)
+            lexical = _attempt(
+                "report text search",
+                lambda: index.search_text(project, "report", question, REPORT_DEPTH, roles),
+            )
+            if nearest is None:
+                # What words still find is returned, but the vectors' part is lost.
+                lost.add("reports")
+            ids = list(dict.fromkeys(h.id for h in [*(nearest or ()), *(lexical or ())]))
+            held = [r for r in store.reports_by_ids(project, ids) if r.role in roles]
+            similarities = None
+            if nearest is not None:
+                similarities = {h.id: h.score for h in nearest}
+                unscored = [r.id for r in held if r.id not in similarities]
+                if unscored:
+                    more = meaning.similarities(project, "report", unscored)
+                    similarities.update(more or {})
+            chosen = nearest_reports(question, held, similarities)
+        for scored in chosen:
+            item = scored.report.wire()
+            if controls.explain:
+                item["why"] = scored.why()
+            if not bundle.add("reports", item):
+                break
 
     # Step 4: passages, with whatever budget is left, by the question's meaning and
     # words fused (domain/passage_ranking.py), near-duplicates dropped.
@@ -334,29 +348,3 @@ def _semantic_steps(
 def _names_one(passage: Passage, subjects: frozenset[str]) -> bool:
     """Whether the passage names one of these entities, found as in a question."""
     return any(span.key in subjects for span in candidate_spans(passage.quote))
-
-
-def _themes(
-    store: Store,
-    project: str,
-    matched: list[str],
-    roles: Sequence[Role],
-    why: dict[str, dict[str, object]],
-) -> list[Report]:
-    """The reports of the matched entities, each after its ancestors (top down); `why`
-    gets the matched name each was reached through."""
-    ordered: dict[str, Report] = {}
-    for key in matched:
-        for report in store.reports_of_entity(project, key, roles):
-            chain = [report]
-            parent = report.parent_id
-            while parent and parent not in ordered:
-                found = store.reports_by_ids(project, [parent])
-                if not found:
-                    break
-                chain.append(found[0])
-                parent = found[0].parent_id
-            for r in reversed(chain):
-                ordered.setdefault(r.id, r)
-                why.setdefault(r.id, {"step": "report", "matched": key})
-    return list(ordered.values())

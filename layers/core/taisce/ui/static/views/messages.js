@@ -1,5 +1,5 @@
 // Messages: newest first, with their passages marked, filtered by role and source
-// (GET /v1/messages, then each message's passages from GET /v1/messages/{id}).
+// (GET /v1/messages?passages=true: a page of messages with their passages, one request).
 
 import { api } from "../api.js";
 import { h, markedText, messageLink, roleBadge, when } from "../dom.js";
@@ -33,21 +33,6 @@ export function messageCard(message, passages) {
   );
 }
 
-// A few at a time: the passages of a page of messages without a burst of requests.
-async function withPassages(messages) {
-  const out = new Array(messages.length);
-  let next = 0;
-  async function worker() {
-    while (next < messages.length) {
-      const index = next++;
-      const detail = await api.message(messages[index].id);
-      out[index] = detail.passages;
-    }
-  }
-  await Promise.all([worker(), worker(), worker(), worker()]);
-  return out;
-}
-
 export async function messagesView(params, { showError }) {
   const role = params.get("role") || "";
   const source = params.get("source") || "";
@@ -58,9 +43,8 @@ export async function messagesView(params, { showError }) {
   let shown = 0;
 
   async function load() {
-    const page = await api.messages({ role, source, cursor, limit: PAGE });
-    const passages = await withPassages(page.messages);
-    page.messages.forEach((m, i) => list.append(messageCard(m, passages[i])));
+    const page = await api.messages({ role, source, cursor, limit: PAGE, passages: true });
+    page.messages.forEach((m) => list.append(messageCard(m, m.passages)));
     shown += page.messages.length;
     cursor = page.next_cursor;
     more.hidden = !cursor;

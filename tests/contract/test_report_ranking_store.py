@@ -1,0 +1,161 @@
+"""Recall step 3 on both stores (issue 11, item 4): the reports nearest the question come
+first, when nothing matched and with `themes`, by the same domain code
+(domain/report_ranking.py) over each store's reports, with the real local model."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from taisce.adapters.embedders import make_embedder
+from taisce.adapters.sqlite_vectors import SqliteVectorIndex
+from taisce.domain.controls import Limits, RecallRequest
+from taisce.domain.ingest import FactsRequest
+from taisce.domain.memory import Memory
+from taisce.domain.recall import Semantic
+from tests.contract.factories import unique
+
+# Three components of the user's graph, each one report: music, gardening, work.
+FACTS = [
+    ("Maya Okafor", "plays the violin in", "Galway Symphony Orchestra"),
+    ("Galway Symphony Orchestra", "performs concerts at", "Galway Concert Hall"),
+    ("Tobias Wren", "grows tomatoes in", "Kilkenny Allotment"),
+    ("Kilkenny Allotment", "is watered from", "River Nore"),
+    ("Orla Byrne", "works as an accountant at", "Ledger Partners"),
+    ("Ledger Partners", "has its office in", "Cork"),
+]
+# A tool's report about music: never returned to a user-only recall, nor shaping it.
+TOOL_FACTS = [
+    ("Heron Quartet", "plays chamber music at", "Opera House"),
+    ("Opera House", "hosts orchestra concerts in", "Belfast"),
+]
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Any:
+    return make_embedder("local")
+
+
+@pytest.fixture
+def memory(store: Any, embedder: Any, tmp_path: Path) -> Iterator[tuple[Memory, str]]:
+    index = SqliteVectorIndex(tmp_path / "vectors.sqlite3", embedder.dimensions)
+    memory = Memory(store, Limits(), semantic=Semantic(embedder, index))
+    project = unique("reports")
+    facts = [
+        {"subject": s, "predicate": p, "object": o, "source_role": "user"} for s, p, o in FACTS
+    ]
+    facts += [
+        {"subject": s, "predicate": p, "object": o, "source_role": "tool"} for s, p, o in TOOL_FACTS
+    ]
+    memory.store_facts(project, FactsRequest.model_validate({"facts": facts}))
+    memory.rebuild_reports(project)
+    memory.index_pending(project)
+    yield memory, project
+    index.close()
+
+
+def ask(memory: Memory, project: str, question: str, **controls: object) -> dict[str, Any]:
+    body = {"question": question, "surfaces": ["reports"], **controls}
+    answer = memory.recall(project, RecallRequest.model_validate(body))
+    assert answer["degraded"] == []
+    return answer
+
+
+def titles(answer: dict[str, Any]) -> list[str]:
+    return [r["title"] for r in answer["reports"]]
+
+
+def test_the_report_nearest_the_question_comes_first(memory: tuple[Memory, str]) -> None:
+    m, project = memory
+    music = ask(m, project, "who plays music in an orchestra?")
+    assert titles(music)[0].startswith("Galway Symphony Orchestra")
+    garden = ask(m, project, "where are the tomatoes grown?")
+    assert titles(garden)[0].startswith("Kilkenny Allotment")
+    # The same memory and request give the same answer.
+    assert ask(m, project, "who plays music in an orchestra?") == music
+    # Each report once; only the user's (the default roles).
+    assert len(set(titles(music))) == len(music["reports"]) >= 2
+    assert not any("Heron" in t or "Opera" in t for t in titles(music))
+
+
+def test_a_smaller_budget_returns_a_prefix(memory: tuple[Memory, str]) -> None:
+    m, project = memory
+    full = ask(m, project, "who plays music in an orchestra?")
+    ids = [r["id"] for r in full["reports"]]
+    for budget in range(1, full["characters"] + 1, 5):
+        small = ask(m, project, "who plays music in an orchestra?", max_characters=budget)
+        got = [r["id"] for r in small["reports"]]
+        assert got == ids[: len(got)], budget
+    for rows in (1, 2, 3):
+        small = ask(m, project, "who plays music in an orchestra?", max_rows=rows)
+        assert [r["id"] for r in small["reports"]] == ids[:rows]
+
+
+def test_roles_choose_the_candidates_and_hidden_ones_do_not_shape_the_order(
+    memory: tuple[Memory, str],
+) -> None:
+    m, project = memory
+    question = "who plays music in an orchestra?"
+    user = ask(m, project, question, explain=True)
+    both = ask(m, project, question, source_roles=["user", "tool"])
+    assert any("Opera House" in t for t in titles(both)), titles(both)
+    # With the tool's reports gone, the user's answer (scores included) is the same:
+    # what the recall did not ask for never shaped it.
+    for name in ("Heron Quartet", "Opera House", "Belfast"):
+        m.erase(project, name)
+    m.rebuild_reports(project)
+    m.flush_erased_vectors(project)
+    assert not any(
+        "Opera House" in t for t in titles(ask(m, project, question, source_roles=["user", "tool"]))
+    )
+    assert ask(m, project, question, explain=True) == user
+
+
+def test_themes_put_the_matched_report_nearest_the_question_first(
+    memory: tuple[Memory, str],
+) -> None:
+    m, project = memory
+    # Tobias is named first, but the question asks about the orchestra.
+    question = "Which orchestra do Tobias Wren or Maya Okafor play in?"
+    themed = ask(m, project, question, themes=True, explain=True)
+    assert titles(themed)[0].startswith("Galway Symphony Orchestra"), titles(themed)
+    assert any(t.startswith("Kilkenny Allotment") for t in titles(themed))
+    assert not any(t.startswith("Ledger Partners") for t in titles(themed))  # not matched
+    first = themed["reports"][0]["why"]
+    assert first["step"] == "report" and first["matched"] == "maya okafor"
+    assert (
+        first["similarity"] is not None and first["score"] >= themed["reports"][1]["why"]["score"]
+    )
+    assert set(first) == {"step", "matched", "words", "similarity", "score"}
+    # Asked the other way round, the other report comes first.
+    garden = ask(m, project, "What do Maya Okafor or Tobias Wren grow?", themes=True)
+    assert titles(garden)[0].startswith("Kilkenny Allotment"), titles(garden)
+
+
+def test_explain_names_the_signals_of_unmatched_reports(memory: tuple[Memory, str]) -> None:
+    m, project = memory
+    plain = ask(m, project, "who plays music in an orchestra?")
+    explained = ask(m, project, "who plays music in an orchestra?", explain=True)
+    assert [r["id"] for r in explained["reports"]] == [r["id"] for r in plain["reports"]]
+    assert explained["characters"] == plain["characters"]  # why is not counted
+    whys = [r["why"] for r in explained["reports"]]
+    assert all(w["step"] == "report" and w["matched"] is None for w in whys)
+    assert all(w["similarity"] is not None for w in whys)
+    scores = [w["score"] for w in whys]
+    assert scores == sorted(scores, reverse=True)
+    assert whys[0]["words"] > 0  # "orchestra" is in its title
+
+
+def test_an_erased_entity_takes_its_report_with_it(memory: tuple[Memory, str]) -> None:
+    m, project = memory
+    m.erase(project, "Galway Symphony Orchestra")
+    m.rebuild_reports(project)
+    m.index_pending(project)
+    m.flush_erased_vectors(project)
+    after = ask(m, project, "who plays music in an orchestra?")
+    assert not any(
+        "Orchestra" in r["title"] or "Orchestra" in r["summary"] for r in after["reports"]
+    )
