@@ -143,6 +143,17 @@ def test_fusion_puts_what_both_rankings_find_first() -> None:
     assert fuse_rankings([Hit("y", 1.0)], [Hit("x", 1.0)]) == ["x", "y"]
 
 
+def test_meaning_and_words_count_equally() -> None:
+    # First by meaning only and first by words only score alike: the tie goes by id,
+    # whichever ranking found each.
+    assert fuse_rankings([Hit("a", 0.9)], [Hit("b", 9.0)]) == ["a", "b"]
+    assert fuse_rankings([Hit("b", 0.9)], [Hit("a", 9.0)]) == ["a", "b"]
+    # Second in both beats first in one alone.
+    nearest = [Hit("v", 0.9), Hit("both", 0.8)]
+    lexical = [Hit("w", 9.0), Hit("both", 8.0)]
+    assert fuse_rankings(nearest, lexical)[0] == "both"
+
+
 def passage(quote: str, n: int) -> Passage:
     return Passage(f"m{n}#0", f"m{n}", "user", None, 0, len(quote), quote)
 
