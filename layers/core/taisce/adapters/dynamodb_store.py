@@ -1279,23 +1279,26 @@ class DynamoDbStore:
     ) -> list[Passage]:
         """The passages with these ids, in the order given (unknown ids left out).
 
-        A passage id is "<message id>#<n>": one Query per message they come from.
-        With a message filter, the message's times are read too (a GetItem)."""
+        A passage id is "<message id>#<n>": one Query per message they come from, and
+        the message's times (a GetItem): recall ranks by when a passage occurred, and
+        a message filter admits by them."""
         wanted = set(ids)
         found: dict[str, Passage] = {}
         for message_id in dict.fromkeys(i.rpartition("#")[0] for i in ids if "#" in i):
-            if messages is not None:
-                times = self._get(
-                    _key(message_pk(project, message_id), MESSAGE_SK),
-                    "occurred_at, recorded_at",
-                )
-                if times is None or not messages.admits(
-                    times["occurred_at"]["S"], times["recorded_at"]["S"]
-                ):
-                    continue
+            times = self._get(
+                _key(message_pk(project, message_id), MESSAGE_SK),
+                "occurred_at, recorded_at",
+            )
+            occurred = times["occurred_at"]["S"] if times is not None else None
+            if messages is not None and (
+                times is None
+                or not messages.admits(times["occurred_at"]["S"], times["recorded_at"]["S"])
+            ):
+                continue
             for p in self.passages_of(project, message_id):
                 if p.id in wanted:
-                    found[p.id] = p
+                    when = unsortable(occurred) if occurred is not None else None
+                    found[p.id] = replace(p, occurred_at=when)
         return [found[i] for i in ids if i in found]
 
     # -- credentials ---------------------------------------------------------------------

@@ -665,8 +665,9 @@ class SqliteStore:
         for i in range(0, len(ids), _CHUNK):
             chunk = ids[i : i + _CHUNK]
             rows = self._db().execute(
-                'SELECT p.id, p.message_id, p.role, p.source, p.start, p."end", p.quote '
-                "FROM passages p JOIN messages m ON m.project = p.project AND m.id = p.message_id "
+                'SELECT p.id, p.message_id, p.role, p.source, p.start, p."end", p.quote, '
+                "m.occurred_at FROM passages p "
+                "JOIN messages m ON m.project = p.project AND m.id = p.message_id "
                 f"WHERE p.project = ? AND p.id IN ({','.join('?' * len(chunk))}){where}",
                 (project, *chunk, *params),
             )

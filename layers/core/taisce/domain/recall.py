@@ -24,7 +24,7 @@ from .fact_ranking import Candidate, rank_facts
 from .filters import FactFilter
 from .model import Fact, Passage, Role
 from .names import QuestionNames, candidate_spans
-from .passage_ranking import PASSAGE_DEPTH, distinct_passages, fuse_rankings
+from .passage_ranking import PASSAGE_DEPTH, distinct_passages, fused_scores, order_passages
 from .reports import Report
 from .similar_names import similar_names
 
@@ -309,11 +309,15 @@ def _semantic_steps(
             "passage text search",
             lambda: index.search_text(project, "passage", question, depth, roles),
         )
-        ids = fuse_rankings(nearest or [], lexical or [])
+        scores = fused_scores(nearest or [], lexical or [])
         messages = controls.message_filter()
-        found = store.passages_by_ids(project, ids, messages if messages.active else None)
+        found = store.passages_by_ids(
+            project, sorted(scores), messages if messages.active else None
+        )
         kept = distinct_passages(
-            p for p in found if filters.subjects is None or _names_one(p, filters.subjects)
+            p
+            for p in order_passages(found, scores, question)
+            if filters.subjects is None or _names_one(p, filters.subjects)
         )
         vector_rank = {h.id: n for n, h in enumerate(nearest or (), start=1)}
         word_rank = {h.id: n for n, h in enumerate(lexical or (), start=1)}
