@@ -658,8 +658,13 @@ class SqliteStore:
             )
 
     def passages_by_ids(
-        self, project: str, ids: Sequence[str], messages: MessageFilter | None = None
+        self,
+        project: str,
+        ids: Sequence[str],
+        messages: MessageFilter | None = None,
+        times: bool = False,
     ) -> list[Passage]:
+        # occurred_at comes with the join the message filter needs anyway.
         found: dict[str, Passage] = {}
         where, params = _message_filter_sql(messages)
         for i in range(0, len(ids), _CHUNK):

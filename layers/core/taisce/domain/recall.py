@@ -24,7 +24,13 @@ from .fact_ranking import Candidate, rank_facts
 from .filters import FactFilter
 from .model import Fact, Passage, Role
 from .names import QuestionNames, candidate_spans
-from .passage_ranking import PASSAGE_DEPTH, distinct_passages, fused_scores, order_passages
+from .passage_ranking import (
+    PASSAGE_DEPTH,
+    asked_month,
+    distinct_passages,
+    fused_scores,
+    order_passages,
+)
 from .reports import Report
 from .similar_names import similar_names
 
@@ -311,8 +317,12 @@ def _semantic_steps(
         )
         scores = fused_scores(nearest or [], lexical or [])
         messages = controls.message_filter()
+        # The messages' times are read only when the question names a month.
         found = store.passages_by_ids(
-            project, sorted(scores), messages if messages.active else None
+            project,
+            sorted(scores),
+            messages if messages.active else None,
+            times=asked_month(question) is not None,
         )
         kept = distinct_passages(
             p
