@@ -233,6 +233,18 @@ def test_passages_of_messages_the_filter_admits(store: Any, project: str) -> Non
     assert seen(occurred_by=T0, recorded_after=T2) == []
 
 
+def test_passages_carry_their_message_time_when_asked(store: Any, project: str) -> None:
+    # Recall reads the time when the question names a month (domain/passage_ranking.py).
+    old = message("Ada lived in Gothenburg.", id="old", occurred_at=T0, recorded_at=T1)
+    new = message("Ada lives in Cork.", id="new", occurred_at=T2, recorded_at=T3)
+    messages, passages = with_passages(old, new)
+    store.put_messages(project, messages, passages)
+    found = store.passages_by_ids(project, ["new#0", "old#0"], times=True)
+    assert [(p.id, p.occurred_at) for p in found] == [("new#0", T2), ("old#0", T0)]
+    filtered = store.passages_by_ids(project, ["old#0"], MessageFilter(occurred_by=T1), True)
+    assert [(p.id, p.occurred_at) for p in filtered] == [("old#0", T0)]
+
+
 def test_a_closing_write_marks_the_closed_facts_entities_for_their_reports(store: Any) -> None:
     project = unique("proj")
     store.put_facts(project, [fact("Atlas", "lives in", "Cork", valid_from="2020-01-01T00:00:00Z")])

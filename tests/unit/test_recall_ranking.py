@@ -10,7 +10,13 @@ import pytest
 from taisce.domain import fact_ranking
 from taisce.domain.fact_ranking import Candidate, rank_facts, word_scores
 from taisce.domain.model import Fact, Passage
-from taisce.domain.passage_ranking import distinct_passages, fuse_rankings
+from taisce.domain.passage_ranking import (
+    asked_month,
+    distinct_passages,
+    fuse_rankings,
+    in_month,
+    order_passages,
+)
 from taisce.domain.words import words
 from taisce.ports import Hit
 
@@ -143,6 +149,17 @@ def test_fusion_puts_what_both_rankings_find_first() -> None:
     assert fuse_rankings([Hit("y", 1.0)], [Hit("x", 1.0)]) == ["x", "y"]
 
 
+def test_meaning_and_words_count_equally() -> None:
+    # First by meaning only and first by words only score alike: the tie goes by id,
+    # whichever ranking found each.
+    assert fuse_rankings([Hit("a", 0.9)], [Hit("b", 9.0)]) == ["a", "b"]
+    assert fuse_rankings([Hit("b", 0.9)], [Hit("a", 9.0)]) == ["a", "b"]
+    # Second in both beats first in one alone.
+    nearest = [Hit("v", 0.9), Hit("both", 0.8)]
+    lexical = [Hit("w", 9.0), Hit("both", 8.0)]
+    assert fuse_rankings(nearest, lexical)[0] == "both"
+
+
 def passage(quote: str, n: int) -> Passage:
     return Passage(f"m{n}#0", f"m{n}", "user", None, 0, len(quote), quote)
 
@@ -157,3 +174,39 @@ def test_near_duplicate_passages_are_dropped_the_first_kept() -> None:
     kept = [p.message_id for p in distinct_passages(found)]
     assert kept[:2] == ["m1", "m3"]
     assert "m2" not in kept
+
+
+def test_the_month_a_question_names() -> None:
+    assert asked_month("When did Melanie go camping in June?") == (6, None)
+    assert asked_month("What did Caroline paint in October 2023?") == (10, 2023)
+    # "may" is a verb; two months, or none, name no one time.
+    assert asked_month("What may Caroline paint next?") is None
+    assert asked_month("Did she move between March and May?") is None
+    assert asked_month("What did Jon do in 2023?") is None
+    # Two years: the month alone.
+    assert asked_month("Was it June 2022 or 2023?") == (6, None)
+
+
+def test_in_month_reads_the_stored_timestamp() -> None:
+    assert in_month("2023-06-27T10:37:00Z", (6, None))
+    assert in_month("2023-06-27T10:37:00.000000Z", (6, 2023))
+    assert not in_month("2022-06-27T10:37:00Z", (6, 2023))
+    assert not in_month("2023-07-01T00:00:00Z", (6, None))
+    assert not in_month(None, (6, None))
+
+
+def dated(n: int, occurred_at: str) -> Passage:
+    return Passage(f"m{n}#0", f"m{n}", "user", None, 0, 4, "text", occurred_at)
+
+
+def test_a_passage_of_the_month_asked_counts_twice() -> None:
+    june, july = dated(1, "2023-06-27T10:37:00Z"), dated(2, "2023-07-17T14:31:00Z")
+    scores = {june.id: 0.06, july.id: 0.1}
+    # 2 x 0.06 beats 0.1 when June is asked ...
+    assert order_passages([july, june], scores, "Where did Mel camp in June?") == [june, july]
+    # ... and nothing moves when no month is (or another year is).
+    assert order_passages([june, july], scores, "Where did Mel camp?") == [july, june]
+    assert order_passages([june, july], scores, "Where in June 2022?") == [july, june]
+    # Ties by id, whatever order the store returned.
+    even = {june.id: 0.1, july.id: 0.1}
+    assert order_passages([july, june], even, "Where?") == [june, july]

@@ -85,10 +85,15 @@ class Store(Protocol):
         ...
 
     def passages_by_ids(
-        self, project: str, ids: Sequence[str], messages: MessageFilter | None = None
+        self,
+        project: str,
+        ids: Sequence[str],
+        messages: MessageFilter | None = None,
+        times: bool = False,
     ) -> list[Passage]:
         """The passages with these ids, in the order given (unknown ids left out),
-        only those of messages that `messages` admits."""
+        only those of messages that `messages` admits; with `times`, each carries its
+        message's occurred_at (a store may fill it anyway where it is free)."""
         ...
 
     # Reports: a fact written or deleted marks its entities dirty (per role) in the

@@ -1275,27 +1275,41 @@ class DynamoDbStore:
         return [_passage(i) for i in items]
 
     def passages_by_ids(
-        self, project: str, ids: Sequence[str], messages: MessageFilter | None = None
+        self,
+        project: str,
+        ids: Sequence[str],
+        messages: MessageFilter | None = None,
+        times: bool = False,
     ) -> list[Passage]:
         """The passages with these ids, in the order given (unknown ids left out).
 
-        A passage id is "<message id>#<n>": one Query per message they come from.
-        With a message filter, the message's times are read too (a GetItem)."""
+        A passage id is "<message id>#<n>": one Query per message they come from. With
+        a message filter, or when asked for `times` (a question naming a month), the
+        message's times are read too (a GetItem)."""
         wanted = set(ids)
         found: dict[str, Passage] = {}
         for message_id in dict.fromkeys(i.rpartition("#")[0] for i in ids if "#" in i):
-            if messages is not None:
-                times = self._get(
+            read = messages is not None or times
+            times_item = (
+                self._get(
                     _key(message_pk(project, message_id), MESSAGE_SK),
                     "occurred_at, recorded_at",
                 )
-                if times is None or not messages.admits(
-                    times["occurred_at"]["S"], times["recorded_at"]["S"]
-                ):
-                    continue
+                if read
+                else None
+            )
+            occurred = times_item["occurred_at"]["S"] if times_item is not None else None
+            if messages is not None and (
+                times_item is None
+                or not messages.admits(
+                    times_item["occurred_at"]["S"], times_item["recorded_at"]["S"]
+                )
+            ):
+                continue
             for p in self.passages_of(project, message_id):
                 if p.id in wanted:
-                    found[p.id] = p
+                    when = unsortable(occurred) if occurred is not None else None
+                    found[p.id] = replace(p, occurred_at=when)
         return [found[i] for i in ids if i in found]
 
     # -- credentials ---------------------------------------------------------------------

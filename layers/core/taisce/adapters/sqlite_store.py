@@ -658,15 +658,21 @@ class SqliteStore:
             )
 
     def passages_by_ids(
-        self, project: str, ids: Sequence[str], messages: MessageFilter | None = None
+        self,
+        project: str,
+        ids: Sequence[str],
+        messages: MessageFilter | None = None,
+        times: bool = False,
     ) -> list[Passage]:
+        # occurred_at comes with the join the message filter needs anyway.
         found: dict[str, Passage] = {}
         where, params = _message_filter_sql(messages)
         for i in range(0, len(ids), _CHUNK):
             chunk = ids[i : i + _CHUNK]
             rows = self._db().execute(
-                'SELECT p.id, p.message_id, p.role, p.source, p.start, p."end", p.quote '
-                "FROM passages p JOIN messages m ON m.project = p.project AND m.id = p.message_id "
+                'SELECT p.id, p.message_id, p.role, p.source, p.start, p."end", p.quote, '
+                "m.occurred_at FROM passages p "
+                "JOIN messages m ON m.project = p.project AND m.id = p.message_id "
                 f"WHERE p.project = ? AND p.id IN ({','.join('?' * len(chunk))}){where}",
                 (project, *chunk, *params),
             )

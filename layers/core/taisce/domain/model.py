@@ -77,6 +77,9 @@ class Passage:
     start: int
     end: int
     quote: str
+    # When its message occurred (stored form), where the store read it for a recall;
+    # not part of the wire.
+    occurred_at: str | None = None
 
     def wire(self) -> dict[str, object]:
         return {

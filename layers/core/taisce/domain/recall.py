@@ -24,7 +24,13 @@ from .fact_ranking import Candidate, rank_facts
 from .filters import FactFilter
 from .model import Fact, Passage, Role
 from .names import QuestionNames, candidate_spans
-from .passage_ranking import PASSAGE_DEPTH, distinct_passages, fuse_rankings
+from .passage_ranking import (
+    PASSAGE_DEPTH,
+    asked_month,
+    distinct_passages,
+    fused_scores,
+    order_passages,
+)
 from .report_ranking import REPORT_DEPTH, hierarchy_of, nearest_reports, themed_reports
 from .similar_names import similar_names
 
@@ -323,11 +329,19 @@ def _semantic_steps(
             "passage text search",
             lambda: index.search_text(project, "passage", question, depth, roles),
         )
-        ids = fuse_rankings(nearest or [], lexical or [])
+        scores = fused_scores(nearest or [], lexical or [])
         messages = controls.message_filter()
-        found = store.passages_by_ids(project, ids, messages if messages.active else None)
+        # The messages' times are read only when the question names a month.
+        found = store.passages_by_ids(
+            project,
+            sorted(scores),
+            messages if messages.active else None,
+            times=asked_month(question) is not None,
+        )
         kept = distinct_passages(
-            p for p in found if filters.subjects is None or _names_one(p, filters.subjects)
+            p
+            for p in order_passages(found, scores, question)
+            if filters.subjects is None or _names_one(p, filters.subjects)
         )
         vector_rank = {h.id: n for n, h in enumerate(nearest or (), start=1)}
         word_rank = {h.id: n for n, h in enumerate(lexical or (), start=1)}
