@@ -14,14 +14,14 @@ recall still answers, and `degraded` names each surface in effect that was lost.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from ..ports import Embedder, Hit, Store, VectorIndex, VectorKind
 from .budget import Bundle, fact_characters
 from .controls import RecallControls
 from .fact_ranking import Candidate, rank_facts
-from .filters import FactFilter
+from .filters import FactFilter, MessageFilter
 from .model import Fact, Passage, Role
 from .names import QuestionNames, candidate_spans
 from .passage_ranking import PASSAGE_DEPTH, distinct_passages, fuse_rankings
@@ -37,6 +37,8 @@ REPORT_FLOOR = 0.0
 # Facts read per hop as candidates for the ranking: bounds a recall's work however
 # much the memory knows about the matched entities (storing order: the oldest first).
 FACT_POOL = 256
+# Passages read from the store at a time while the bundle fills.
+PASSAGE_CHUNK = 64
 
 
 @dataclass(frozen=True)
@@ -311,7 +313,7 @@ def _semantic_steps(
         )
         ids = fuse_rankings(nearest or [], lexical or [])
         messages = controls.message_filter()
-        found = store.passages_by_ids(project, ids, messages if messages.active else None)
+        found = _passages_in_order(store, project, ids, messages if messages.active else None)
         kept = distinct_passages(
             p for p in found if filters.subjects is None or _names_one(p, filters.subjects)
         )
@@ -329,6 +331,15 @@ def _semantic_steps(
             if not bundle.add("passages", item):
                 break
     return lost
+
+
+def _passages_in_order(
+    store: Store, project: str, ids: list[str], messages: MessageFilter | None
+) -> Iterator[Passage]:
+    """The passages of these ids that pass the filter, in the ids' order, read a chunk
+    at a time: the bundle usually closes long before the last of hundreds of ids."""
+    for start in range(0, len(ids), PASSAGE_CHUNK):
+        yield from store.passages_by_ids(project, ids[start : start + PASSAGE_CHUNK], messages)
 
 
 def _names_one(passage: Passage, subjects: frozenset[str]) -> bool:
