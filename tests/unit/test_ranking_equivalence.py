@@ -39,3 +39,17 @@ def _plain_distinct(passages: Iterable[Passage]) -> list[Passage]:
 def test_distinct_passages_keeps_what_the_plain_rule_keeps(quotes: list[str]) -> None:
     found = [Passage(f"m{n}#0", f"m{n}", "user", None, 0, len(q), q) for n, q in enumerate(quotes)]
     assert list(distinct_passages(found)) == _plain_distinct(found)
+
+
+def _plain_words(text: str) -> list[str]:
+    from taisce.domain.names import fold_piece, fold_separators
+    from taisce.domain.words import _TOKEN, STOPWORDS, stem
+
+    folded = fold_separators(fold_piece(text))
+    return [stem(t) for t in _TOKEN.findall(folded) if t not in STOPWORDS]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from("aeiosuxyzchSI's-_ .\u00ad\u0130\u00df"), max_size=60))
+def test_words_are_the_plain_words(text: str) -> None:
+    assert words(text) == _plain_words(text)
