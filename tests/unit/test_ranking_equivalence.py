@@ -3,14 +3,18 @@ definitions give (the performance work of issue 11 must not change an answer).""
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from collections.abc import Iterable
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from taisce.domain.fact_ranking import K1, B, word_scores
 from taisce.domain.model import Passage
+from taisce.domain.names import fold_piece, fold_separators
 from taisce.domain.passage_ranking import DUPLICATE, distinct_passages
-from taisce.domain.words import words
+from taisce.domain.words import _TOKEN, STOPWORDS, stem, words
 
 # Few distinct words, so that overlapping and repeated passages are common.
 _VOCABULARY = ["pottery", "class", "went", "Caroline", "kids", "paint", "lake", "camp", "a", "the"]
@@ -42,9 +46,6 @@ def test_distinct_passages_keeps_what_the_plain_rule_keeps(quotes: list[str]) ->
 
 
 def _plain_words(text: str) -> list[str]:
-    from taisce.domain.names import fold_piece, fold_separators
-    from taisce.domain.words import _TOKEN, STOPWORDS, stem
-
     folded = fold_separators(fold_piece(text))
     return [stem(t) for t in _TOKEN.findall(folded) if t not in STOPWORDS]
 
@@ -53,3 +54,38 @@ def _plain_words(text: str) -> list[str]:
 @given(st.text(alphabet=st.sampled_from("aeiosuxyzchSI's-_ .\u00ad\u0130\u00df"), max_size=60))
 def test_words_are_the_plain_words(text: str) -> None:
     assert words(text) == _plain_words(text)
+
+
+def _plain_word_scores(question: list[str], documents: list[list[str]]) -> list[float]:
+    """fact_ranking.word_scores as first written (a Counter of every document)."""
+    n = len(documents)
+    terms = list(dict.fromkeys(question))
+    if not n or not terms:
+        return [0.0] * n
+    counts = [Counter(d) for d in documents]
+    lengths = [len(d) for d in documents]
+    average = sum(lengths) / n or 1.0
+    df = {t: sum(1 for c in counts if t in c) for t in terms}
+    idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in terms if df[t]}
+    ideal = sum(idf.values())
+    if ideal <= 0:
+        return [0.0] * n
+    scores: list[float] = []
+    for c, length in zip(counts, lengths, strict=True):
+        norm = K1 * (1 - B + B * length / average)
+        s = 0.0
+        for t, weight in idf.items():
+            tf = c.get(t, 0)
+            if tf:
+                s += weight * tf * (K1 + 1) / (tf + norm)
+        scores.append(min(1.0, s / ideal))
+    return scores
+
+
+_word_lists = st.lists(st.sampled_from(["art", "camp", "lake", "paint", "kid", "run"]), max_size=8)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_word_lists, st.lists(_word_lists, max_size=12))
+def test_word_scores_are_the_plain_scores(question: list[str], documents: list[list[str]]) -> None:
+    assert word_scores(question, documents) == _plain_word_scores(question, documents)
