@@ -6,7 +6,7 @@ DATA ?= data
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: install run test lint audit browser screenshots openapi bench bench-quick bench-quality bench-extraction bench-erasure bench-secure-delete bench-load bench-load-quick clean sam-install sam-validate sam cold-start
+.PHONY: install run test lint audit browser screenshots openapi bench bench-quick bench-quality bench-extraction bench-erasure bench-secure-delete bench-load bench-load-quick bench-recall-speed clean sam-install sam-validate sam cold-start
 
 install: $(VENV)/.installed
 
@@ -65,6 +65,12 @@ bench-quick: install
 # Evidence recall against BM25, dense, hybrid and recency baselines (a few minutes).
 bench-quality: install
 	$(BIN)/taisce bench quality --embeddings local --json bench/data/quality-results.json
+
+# Recall p50/p95 through the gateway against the dense baseline on the real LoCoMo
+# conversations (../shared/bench/locomo/, skipped where absent), in one run. ARGS is passed
+# on, e.g. ARGS="--answers before.json" then ARGS="--compare before.json" after a change.
+bench-recall-speed: install
+	$(BIN)/python -m bench.recall_speed $(ARGS)
 
 # Storing with extraction off and on, and the delay from store to recallable facts.
 bench-extraction: install

@@ -669,14 +669,15 @@ class SqliteStore:
         where, params = _message_filter_sql(messages)
         for i in range(0, len(ids), _CHUNK):
             chunk = ids[i : i + _CHUNK]
-            rows = self._db().execute(
+            rows = self._scan(
                 'SELECT p.id, p.message_id, p.role, p.source, p.start, p."end", p.quote, '
                 "m.occurred_at FROM passages p "
                 "JOIN messages m ON m.project = p.project AND m.id = p.message_id "
                 f"WHERE p.project = ? AND p.id IN ({','.join('?' * len(chunk))}){where}",
                 (project, *chunk, *params),
             )
-            found.update((r["id"], Passage(**dict(r))) for r in rows)
+            # Plain tuples in Passage's field order: recall reads hundreds per question.
+            found.update((r[0], Passage(*r)) for r in rows)
         return [found[i] for i in ids if i in found]
 
     def passages_of(self, project: str, message_id: str) -> list[Passage]:

@@ -66,11 +66,23 @@ class _Matrix:
     roles: list[str | None] = field(default_factory=list)
     rows: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.float32))
     where: dict[str, int] = field(default_factory=dict)
+    # Which rows each set of asked roles admits, made once per set until a row changes:
+    # a recall's searches would otherwise test every row's role in Python.
+    masks: dict[frozenset[str], np.ndarray] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.rows = np.zeros((16, self.dimensions), np.float32)
 
+    def admitted(self, roles: Collection[str]) -> np.ndarray:
+        wanted = frozenset(roles)
+        mask = self.masks.get(wanted)
+        if mask is None:
+            mask = np.fromiter((r in wanted for r in self.roles), bool, len(self.ids))
+            self.masks[wanted] = mask
+        return mask
+
     def put(self, item_id: str, vector: np.ndarray, role: str | None) -> None:
+        self.masks.clear()
         at = self.where.get(item_id)
         if at is None:
             at = len(self.ids)
@@ -85,6 +97,7 @@ class _Matrix:
         self.roles[at] = role
 
     def remove(self, item_id: str) -> None:
+        self.masks.clear()
         at = self.where.pop(item_id, None)
         if at is None:
             return
@@ -333,7 +346,7 @@ class SqliteVectorIndex:
                 return []
             scores = matrix.rows[:count] @ query
             if roles is not None:
-                allowed = np.fromiter((r in roles for r in matrix.roles), bool, count)
+                allowed = matrix.admitted(roles)
                 scores = np.where(allowed, scores, -np.inf)
             take = min(k, count)
             top = np.argpartition(-scores, take - 1)[:take]

@@ -23,7 +23,6 @@ returns a prefix. The constants were chosen on real conversations (README, quali
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -92,7 +91,9 @@ def word_scores(question: Sequence[str], documents: Sequence[Sequence[str]]) -> 
     terms = list(dict.fromkeys(question))
     if not n or not terms:
         return [0.0] * n
-    counts = [Counter(d) for d in documents]
+    # Only the asked words' counts matter: list.count per asked word is cheaper than
+    # counting every word of every document.
+    counts = [{t: c for t in terms if (c := d.count(t))} for d in documents]
     lengths = [len(d) for d in documents]
     average = sum(lengths) / n or 1.0
     df = {t: sum(1 for c in counts if t in c) for t in terms}

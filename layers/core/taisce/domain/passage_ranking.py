@@ -105,20 +105,36 @@ def order_passages(
     return sorted(passages, key=lambda p: (-score(p), p.id))
 
 
-def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    if not a and not b:
-        return 1.0
-    return len(a & b) / len(a | b)
-
-
 def distinct_passages(passages: Iterable[Passage]) -> Iterator[Passage]:
     """The passages in order, less those that nearly repeat an earlier one."""
-    seen: list[frozenset[str]] = []
+    # Kept word sets by size: Jaccard(a, b) <= min(|a|, |b|) / max(|a|, |b|), so only
+    # sets of a size within that ratio of the new one's can reach DUPLICATE; the rest
+    # are skipped unseen (same answer as comparing with every earlier set, far fewer
+    # comparisons when a recall reads hundreds of passages).
+    by_size: dict[int, list[frozenset[str]]] = {}
     exact: set[frozenset[str]] = set()
     for passage in passages:
         bag = frozenset(words(passage.quote))
-        if bag in exact or any(_jaccard(bag, other) >= DUPLICATE for other in seen):
+        if bag in exact or _repeats(bag, by_size):
             continue
         exact.add(bag)
-        seen.append(bag)
+        by_size.setdefault(len(bag), []).append(bag)
         yield passage
+
+
+def _repeats(bag: frozenset[str], by_size: dict[int, list[frozenset[str]]]) -> bool:
+    """Whether `bag` nearly repeats one of the kept sets (Jaccard at least DUPLICATE)."""
+    size = len(bag)
+    for other_size, others in by_size.items():
+        small, large = min(size, other_size), max(size, other_size)
+        # The bound holds in floating point too (division rounds monotonically): a
+        # set skipped here would score below DUPLICATE.
+        if large and small / large < DUPLICATE:
+            continue
+        for other in others:
+            if not size and not other_size:
+                return True
+            shared = len(bag & other)  # Jaccard = shared / |union|, the union not built
+            if shared / (size + other_size - shared) >= DUPLICATE:
+                return True
+    return False

@@ -14,14 +14,14 @@ recall still answers, and `degraded` names each surface in effect that was lost.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from ..ports import Embedder, Hit, Store, VectorIndex, VectorKind
 from .budget import Bundle, fact_characters
 from .controls import RecallControls
 from .fact_ranking import Candidate, rank_facts
-from .filters import FactFilter
+from .filters import FactFilter, MessageFilter
 from .model import Fact, Passage, Role
 from .names import QuestionNames, candidate_spans
 from .passage_ranking import (
@@ -40,6 +40,8 @@ SEMANTIC_SURFACES = ("reports", "passages")
 # Facts read per hop as candidates for the ranking: bounds a recall's work however
 # much the memory knows about the matched entities (storing order: the oldest first).
 FACT_POOL = 256
+# Passages read from the store at a time while the bundle fills.
+PASSAGE_CHUNK = 64
 
 
 @dataclass(frozen=True)
@@ -331,17 +333,18 @@ def _semantic_steps(
         )
         scores = fused_scores(nearest or [], lexical or [])
         messages = controls.message_filter()
-        # The messages' times are read only when the question names a month.
-        found = store.passages_by_ids(
-            project,
-            sorted(scores),
-            messages if messages.active else None,
-            times=asked_month(question) is not None,
-        )
+        wanted = messages if messages.active else None
+        if asked_month(question) is None:
+            # The fused order is final: read a chunk at a time as the bundle fills.
+            ordered: Iterable[Passage] = _passages_in_order(
+                store, project, sorted(scores, key=lambda i: (-scores[i], i)), wanted
+            )
+        else:
+            # The month factor reorders by each message's time: read them all, with times.
+            found = store.passages_by_ids(project, sorted(scores), wanted, times=True)
+            ordered = order_passages(found, scores, question)
         kept = distinct_passages(
-            p
-            for p in order_passages(found, scores, question)
-            if filters.subjects is None or _names_one(p, filters.subjects)
+            p for p in ordered if filters.subjects is None or _names_one(p, filters.subjects)
         )
         vector_rank = {h.id: n for n, h in enumerate(nearest or (), start=1)}
         word_rank = {h.id: n for n, h in enumerate(lexical or (), start=1)}
@@ -357,6 +360,15 @@ def _semantic_steps(
             if not bundle.add("passages", item):
                 break
     return lost
+
+
+def _passages_in_order(
+    store: Store, project: str, ids: list[str], messages: MessageFilter | None
+) -> Iterator[Passage]:
+    """The passages of these ids that pass the filter, in the ids' order, read a chunk
+    at a time: the bundle usually closes long before the last of hundreds of ids."""
+    for start in range(0, len(ids), PASSAGE_CHUNK):
+        yield from store.passages_by_ids(project, ids[start : start + PASSAGE_CHUNK], messages)
 
 
 def _names_one(passage: Passage, subjects: frozenset[str]) -> bool:

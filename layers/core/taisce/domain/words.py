@@ -41,4 +41,5 @@ def words(text: str) -> list[str]:
     # parts read as a space: domain/names.py), so that "Xanthe_Morrow" or a name with a
     # soft hyphen is the same words as the name it stands for.
     folded = fold_separators(fold_piece(text))
-    return [stem(t) for t in _TOKEN.findall(folded) if t not in STOPWORDS]
+    # stem() leaves a token not ending in "s" as it is: most tokens skip the call.
+    return [stem(t) if t[-1] == "s" else t for t in _TOKEN.findall(folded) if t not in STOPWORDS]

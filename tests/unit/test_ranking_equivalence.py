@@ -1,0 +1,91 @@
+"""The faster forms of recall's ranking helpers give exactly what their plain
+definitions give (the performance work of issue 11 must not change an answer)."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from taisce.domain.fact_ranking import K1, B, word_scores
+from taisce.domain.model import Passage
+from taisce.domain.names import fold_piece, fold_separators
+from taisce.domain.passage_ranking import DUPLICATE, distinct_passages
+from taisce.domain.words import _TOKEN, STOPWORDS, stem, words
+
+# Few distinct words, so that overlapping and repeated passages are common.
+_VOCABULARY = ["pottery", "class", "went", "Caroline", "kids", "paint", "lake", "camp", "a", "the"]
+_quotes = st.lists(st.sampled_from(_VOCABULARY), min_size=0, max_size=9).map(" ".join)
+
+
+def _plain_distinct(passages: Iterable[Passage]) -> list[Passage]:
+    """The rule as docs/API.md states it: a passage whose word set has Jaccard at
+    least DUPLICATE with any earlier kept one's is dropped."""
+    kept: list[Passage] = []
+    bags: list[frozenset[str]] = []
+    for p in passages:
+        bag = frozenset(words(p.quote))
+        if any(
+            (1.0 if not bag and not other else len(bag & other) / len(bag | other)) >= DUPLICATE
+            for other in bags
+        ):
+            continue
+        bags.append(bag)
+        kept.append(p)
+    return kept
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_quotes, max_size=40))
+def test_distinct_passages_keeps_what_the_plain_rule_keeps(quotes: list[str]) -> None:
+    found = [Passage(f"m{n}#0", f"m{n}", "user", None, 0, len(q), q) for n, q in enumerate(quotes)]
+    assert list(distinct_passages(found)) == _plain_distinct(found)
+
+
+def _plain_words(text: str) -> list[str]:
+    folded = fold_separators(fold_piece(text))
+    return [stem(t) for t in _TOKEN.findall(folded) if t not in STOPWORDS]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from("aeiosuxyzchSI's-_ .\u00ad\u0130\u00df"), max_size=60))
+def test_words_are_the_plain_words(text: str) -> None:
+    assert words(text) == _plain_words(text)
+
+
+def _plain_word_scores(question: list[str], documents: list[list[str]]) -> list[float]:
+    """fact_ranking.word_scores as first written (a Counter of every document)."""
+    n = len(documents)
+    terms = list(dict.fromkeys(question))
+    if not n or not terms:
+        return [0.0] * n
+    counts = [Counter(d) for d in documents]
+    lengths = [len(d) for d in documents]
+    average = sum(lengths) / n or 1.0
+    df = {t: sum(1 for c in counts if t in c) for t in terms}
+    idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in terms if df[t]}
+    ideal = sum(idf.values())
+    if ideal <= 0:
+        return [0.0] * n
+    scores: list[float] = []
+    for c, length in zip(counts, lengths, strict=True):
+        norm = K1 * (1 - B + B * length / average)
+        s = 0.0
+        for t, weight in idf.items():
+            tf = c.get(t, 0)
+            if tf:
+                s += weight * tf * (K1 + 1) / (tf + norm)
+        scores.append(min(1.0, s / ideal))
+    return scores
+
+
+_word_lists = st.lists(st.sampled_from(["art", "camp", "lake", "paint", "kid", "run"]), max_size=8)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_word_lists, st.lists(_word_lists, max_size=12))
+def test_word_scores_are_the_plain_scores(question: list[str], documents: list[list[str]]) -> None:
+    assert word_scores(question, documents) == _plain_word_scores(question, documents)
