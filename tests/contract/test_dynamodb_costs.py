@@ -13,6 +13,11 @@ domain as the recall handler runs it):
 
     .venv/bin/python -m tests.contract.test_dynamodb_costs [--facts 1000] [--recalls 200]
                                                            [--latency-ms 5]
+
+The recall's time is given three ways, per question in one run: on moto as is, on moto
+with the latency slept before every call, and replayed: moto's recorded answers served
+after the latency, requests at once (tests/dynamodb_replay.py), since moto answers one
+request at a time and its own time per call is several times an in-region round trip.
 """
 
 from __future__ import annotations
@@ -20,12 +25,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import random
 import statistics
 import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -37,6 +44,7 @@ from taisce.domain.memory import Memory
 from taisce.domain.model import ROLES
 from taisce.domain.names import MAX_CANDIDATES, candidate_keys
 from tests.contract.factories import unique
+from tests.dynamodb_replay import ReplayDynamoDb
 from tests.moto_server import MotoDynamoDb, shared_moto
 
 READ_UNIT = 4096
@@ -208,6 +216,27 @@ def test_a_long_question_costs_at_most_ten_batch_gets(metered: tuple[Memory, Met
     assert meter.read_units == MAX_CANDIDATES + 1
 
 
+def test_a_hops_2_recall_with_hubs_goes_out_in_three_waves(
+    metered: tuple[Memory, Meter],
+) -> None:
+    # Atlas has 60 facts and links to Acme Corp, a hub of 81: with pages of 50 (as
+    # before), each was read on page after page, 5 waves in all. Now: the names, Atlas,
+    # then its 60 neighbours at once.
+    memory, meter = metered
+    project = unique("waves")
+    triples = [("Atlas", "works at", "Acme Corp")]
+    triples += [("Atlas", "knows", f"Person {n}") for n in range(59)]
+    triples += [(f"Worker {n}", "works at", "Acme Corp") for n in range(80)]
+    for start in range(0, len(triples), 100):
+        memory.store_facts(project, _facts(*triples[start : start + 100]))
+    meter.reset()
+    meter.latency = 0.02  # so that calls sent together surely overlap
+    body = _recall(memory, project, "Who works at the same place as Atlas?", hops=2)
+    assert body["facts"]
+    assert meter.sent == {"BatchGetItem": 1, "Query": 1 + 60}
+    assert meter.waves() <= 3
+
+
 # -- figures ---------------------------------------------------------------------------
 
 
@@ -216,23 +245,53 @@ def _percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, math.ceil(share * len(ordered)) - 1)]
 
 
+def _one_call_ms(store: DynamoDbStore, project: str, times: int = 50) -> list[float]:
+    """p50/p95 of one small call (a BatchGetItem of one name) through this store."""
+    single: list[float] = []
+    for _ in range(times):
+        started = time.perf_counter()
+        store.known_names(project, ["x"])
+        single.append((time.perf_counter() - started) * 1000)
+    return [round(_percentile(single, q), 1) for q in (0.5, 0.95)]
+
+
+def _p50_p95(values: list[float]) -> list[float]:
+    return [round(_percentile(values, q), 1) for q in (0.5, 0.95)]
+
+
 def figures(
     moto: MotoDynamoDb, n_facts: int, n_recalls: int, latency: float = 0.005, seed: int = 7
 ) -> dict[str, Any]:
     """Per recall, hops 1 and 2, on the bench's graph: round trips, waves and read
-    units; and the recall's time (p50/p95) as is and with `latency` seconds slept before
-    every call (waves are counted there: calls of one wave then surely overlap)."""
+    units; and the recall's time (p50/p95) in three ways, question by question in one
+    run: on moto as is; on moto with `latency` seconds slept before every call (waves
+    are counted there: calls of one wave then surely overlap); and replayed
+    (tests/dynamodb_replay.py): moto's recorded answers served after `latency`, requests
+    at once, so the database's own time is the fixed delay and not moto's."""
     from bench.recall_bench import make_corpus, make_questions
 
+    limits = Limits(bundle_characters=16_000, max_rows=200)
     corpus = make_corpus(n_facts, 0, seed)
     store = DynamoDbStore(moto.table, client=moto.client())
-    memory = Memory(store, Limits(bundle_characters=16_000, max_rows=200))
+    memory = Memory(store, limits)
     project = unique("figures")
     for start in range(0, len(corpus.facts), 100):
         request = FactsRequest.model_validate({"facts": corpus.facts[start : start + 100]})
         memory.store_facts(project, request)
     questions = make_questions(random.Random(seed), corpus.known(), n_recalls)
     meter = Meter(store.client)
+    # The replayed recalls ask at a fixed time (the filters hold it), so that each
+    # request is the one recorded.
+    replay = ReplayDynamoDb(moto.endpoint, latency)
+    replay_view = MotoDynamoDb(moto.process, replay.endpoint, moto.table, moto.log)
+    replay_store = DynamoDbStore(moto.table, client=replay_view.client())
+    fixed = datetime.now(UTC)
+    replayed = Memory(replay_store, limits, clock=lambda: fixed)
+    for hops in (1, 2):
+        for question in questions:
+            _recall(replayed, project, question, hops)
+    replay_store.known_names(project, ["x"])
+    replay.recording = False
     rows = []
     for hops in (1, 2):
         trips: list[int] = []
@@ -241,6 +300,7 @@ def figures(
         by_operation: Counter[str] = Counter()
         returned: list[int] = []
         timings: dict[float, list[float]] = {0.0: [], latency: []}
+        replay_ms: list[float] = []
         truncated = 0
         names = []
         for question in questions:
@@ -250,6 +310,11 @@ def figures(
                 started = time.perf_counter()
                 body = _recall(memory, project, question, hops)
                 timings[injected].append((time.perf_counter() - started) * 1000)
+            started = time.perf_counter()
+            again = _recall(replayed, project, question, hops)
+            replay_ms.append((time.perf_counter() - started) * 1000)
+            if [f["id"] for f in again["facts"]] != [f["id"] for f in body["facts"]]:
+                raise RuntimeError(f"the replayed recall answered otherwise: {question!r}")
             waves.append(meter.waves())
             trips.append(meter.round_trips())
             units.append(meter.read_units)
@@ -263,6 +328,7 @@ def figures(
                 "hops": hops,
                 "waves_mean": round(statistics.fmean(waves), 2),
                 "waves_max": max(waves),
+                "waves_histogram": dict(sorted(Counter(waves).items())),
                 "round_trips_mean": round(statistics.fmean(trips), 2),
                 "round_trips_max": max(trips),
                 "per_operation_mean": {
@@ -273,12 +339,9 @@ def figures(
                 "candidate_names_mean": round(statistics.fmean(names), 1),
                 "facts_returned_mean": round(statistics.fmean(returned), 1),
                 "truncated_share": round(truncated / len(questions), 3),
-                "ms_p50_p95_no_latency": [
-                    round(_percentile(timings[0.0], q), 1) for q in (0.5, 0.95)
-                ],
-                f"ms_p50_p95_{latency * 1000:g}ms_per_call": [
-                    round(_percentile(timings[latency], q), 1) for q in (0.5, 0.95)
-                ],
+                "ms_p50_p95_moto": _p50_p95(timings[0.0]),
+                f"ms_p50_p95_moto_plus_{latency * 1000:g}ms_per_call": _p50_p95(timings[latency]),
+                f"ms_p50_p95_replayed_{latency * 1000:g}ms_per_call": _p50_p95(replay_ms),
                 "dollars_per_million_recalls_strong": round(
                     mean_units * DOLLARS_PER_MILLION_READ_UNITS, 2
                 ),
@@ -287,15 +350,17 @@ def figures(
                 ),
             }
         )
-    # What one call costs here without injection (moto's own time and the client's), to
-    # read the timings against: a BatchGetItem of one name, 50 times.
-    single: list[float] = []
+    # What one call costs here, to read the timings against: moto's own time (and the
+    # client's), and the replay's with and without its fixed delay.
     meter.latency = 0.0
-    for _ in range(50):
-        started = time.perf_counter()
-        store.known_names(project, ["x"])
-        single.append((time.perf_counter() - started) * 1000)
+    moto_call = _one_call_ms(store, project)
+    replay_call = _one_call_ms(replay_store, project)
+    replay.latency = 0.0
+    replay_overhead = _one_call_ms(replay_store, project)
+    misses = replay.misses
+    replay.stop()
     store.client.close()
+    replay_store.client.close()
     degrees = sorted(corpus.degree.values())
     return {
         "facts": n_facts,
@@ -304,7 +369,10 @@ def figures(
         "recalls_per_row": n_recalls,
         "settings": "source_roles all four, bundle 16000 characters, max_rows 200",
         "latency_injected_ms": latency * 1000,
-        "one_call_ms_p50_p95_no_latency": [round(_percentile(single, q), 1) for q in (0.5, 0.95)],
+        "one_call_ms_p50_p95_moto": moto_call,
+        f"one_call_ms_p50_p95_replayed_{latency * 1000:g}ms": replay_call,
+        "one_call_ms_p50_p95_replayed_no_delay": replay_overhead,
+        "replay_misses": misses,
         "price": f"${DOLLARS_PER_MILLION_READ_UNITS} per million read request units "
         "(on demand, us-east-1, 2025)",
         "rows": rows,
@@ -322,6 +390,8 @@ def test_figures_on_a_small_graph(moto: MotoDynamoDb) -> None:
     # The names in one wave, the matched entities in one, their neighbours in one.
     assert hop1["waves_max"] <= 2
     assert hop2["waves_max"] <= 3
+    # Every replayed call was one recorded from moto (and the answers agreed).
+    assert result["replay_misses"] == 0
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -330,9 +400,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--recalls", type=int, default=200)
     parser.add_argument("--latency-ms", type=float, default=5.0)
     args = parser.parse_args(argv)
+    from taisce.evaluation.machine import describe_machine
+
     moto = shared_moto()
     try:
+        load_before = os.getloadavg()[0]
         result = figures(moto, args.facts, args.recalls, args.latency_ms / 1000)
+        result["date"] = datetime.now(UTC).isoformat(timespec="seconds")
+        result["machine"] = describe_machine()
+        result["load_average_1min"] = {"before": load_before, "after": os.getloadavg()[0]}
         print(json.dumps(result, indent=2))
     finally:
         moto.stop()

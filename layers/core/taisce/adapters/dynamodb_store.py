@@ -86,9 +86,11 @@ _KEY_PART_BYTES = 512
 
 # A transaction stays under DynamoDB's 4 MB with room for the request's own framing.
 _TRANSACTION_BUDGET = TRANSACTION_BYTES - 256 * 1024
-# facts_about reads an entity in pages that grow, so a recall that closes its bundle
-# after a few facts reads little, and a hub is read in few round trips.
-FIRST_PAGE = 50
+# facts_about asks each entity for as many facts as the caller may still take (up to
+# MAX_PAGE) in its first page: its callers take every fact up to their limit (a
+# recall's candidate pool), so a hub is read in the same wave as the entities beside it,
+# not page after page (a wave more per page). A partition with few facts costs the same
+# one Query either way; pages only grow on when a filter leaves a page short.
 MIN_PAGE = 10
 MAX_PAGE = 1000
 # Retries of a cancelled transaction (conflict with another writer, throttling).
@@ -1077,9 +1079,10 @@ class DynamoDbStore:
         """The facts of these entities, entity after entity, each in storing order.
 
         The first pages of up to PARALLEL entities go out at once (one wave), read
-        when the caller asks for the first fact; an entity with more facts than its
-        first page is read on page by page (pages of 50, 200, 800, 1000) only as far
-        as the caller reads, and the next wave only if the limit is not reached."""
+        when the caller asks for the first fact, each as large as what the caller may
+        still take (so a hub needs no second page); an entity is read on page by page
+        (pages growing fourfold, up to 1000) only when filters left its page short,
+        and the next PARALLEL entities only if the limit is not reached."""
         if not roles or limit <= 0:
             return
         seen = set(exclude)
@@ -1087,7 +1090,7 @@ class DynamoDbStore:
         order = list(dict.fromkeys(keys))
         for at in range(0, len(order), PARALLEL):
             chunk = order[at : at + PARALLEL]
-            first = max(MIN_PAGE, min(FIRST_PAGE, limit - count))
+            first = max(MIN_PAGE, min(MAX_PAGE, limit - count))
             queries = [self._facts_query(project, k, roles, filters) for k in chunk]
             pages = parallel(lambda q, first=first: self._facts_page(q, first, None), queries)
             for params, (facts, last) in zip(queries, pages, strict=True):
