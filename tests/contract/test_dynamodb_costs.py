@@ -31,18 +31,22 @@ import statistics
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from taisce.adapters.dynamodb_store import DynamoDbStore, item_size
+from taisce.adapters.sqlite_vectors import SqliteVectorIndex
 from taisce.domain.controls import Limits, RecallRequest
-from taisce.domain.ingest import FactsRequest
+from taisce.domain.filters import MessageFilter
+from taisce.domain.ingest import FactsRequest, MessagesRequest
 from taisce.domain.memory import Memory
 from taisce.domain.model import ROLES
 from taisce.domain.names import MAX_CANDIDATES, candidate_keys
+from taisce.domain.recall import Semantic
 from tests.contract.factories import unique
 from tests.dynamodb_replay import ReplayDynamoDb
 from tests.moto_server import MotoDynamoDb, shared_moto
@@ -235,6 +239,105 @@ def test_a_hops_2_recall_with_hubs_goes_out_in_three_waves(
     assert body["facts"]
     assert meter.sent == {"BatchGetItem": 1, "Query": 1 + 60}
     assert meter.waves() <= 3
+
+
+class _Embedder:
+    """A stand-in model (the fact-vector path, not a model's quality, is tested): a
+    text's vector says whether it is about work, living or neither."""
+
+    name = "test"
+    dimensions = 3
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [[float("work" in t), float("live" in t), 0.1 + float("Dublin" in t)] for t in texts]
+
+
+class _CountingIndex(SqliteVectorIndex):
+    """The embedded vector index standing for OpenSearch, counting what recall asks it
+    (each of these is one OpenSearch request for up to 500 ids: adapters/opensearch_index.py)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, _Embedder.dimensions)
+        self.calls: Counter[str] = Counter()
+
+    def search(self, project, kind, vector, k, roles=None):  # type: ignore[no-untyped-def]
+        self.calls[f"search {kind}"] += 1
+        return super().search(project, kind, vector, k, roles)
+
+    def search_text(self, project, kind, text, k, roles=None):  # type: ignore[no-untyped-def]
+        self.calls[f"search_text {kind}"] += 1
+        return super().search_text(project, kind, text, k, roles)
+
+    def similarities(self, project, kind, vector, ids):  # type: ignore[no-untyped-def]
+        self.calls[f"similarities {kind}"] += 1
+        return super().similarities(project, kind, vector, ids)
+
+
+def test_with_a_model_fact_vectors_rank_on_dynamodb_and_their_calls_are_counted(
+    moto: MotoDynamoDb, tmp_path: Path
+) -> None:
+    store = DynamoDbStore(moto.table, client=moto.client())
+    meter = Meter(store.client)
+    index = _CountingIndex(tmp_path / "vectors.sqlite3")
+    memory = Memory(store, Limits(), semantic=Semantic(_Embedder(), index))
+    project = unique("model")
+    memory.store_facts(
+        project,
+        _facts(
+            ("Atlas", "works at", "Acme Corp"),
+            ("Atlas", "lives in", "Dublin"),
+            ("Acme Corp", "is based in", "Dublin"),
+        ),
+    )
+    message = {"role": "user", "content": "Atlas said the office moves next year."}
+    memory.store_messages(project, MessagesRequest.model_validate({"messages": [message]}))
+    # The worker's pass: facts, names and passages get vectors, marked on DynamoDB.
+    assert memory.index_pending(project) >= 4
+    index.calls.clear()
+    meter.reset()
+    meter.latency = 0.02  # so that calls sent together surely overlap
+    request = RecallRequest.model_validate(
+        {"question": "Where does Atlas work?", "hops": 2, "explain": True}
+    )
+    body = memory.recall(project, request)
+    assert body["degraded"] == []
+    # The facts are ranked by meaning too: each had a vector to compare.
+    assert body["facts"] and all(f["why"]["similarity"] is not None for f in body["facts"])
+    assert body["facts"][0]["predicate"] == "works at"
+    # One index request for the facts' similarities, two for passages (meaning, words).
+    assert index.calls == {
+        "similarities fact": 1,
+        "search passage": 1,
+        "search_text passage": 1,
+    }
+    # DynamoDB: the names, Atlas, its neighbours (Acme Corp, Dublin); then the
+    # passages found (a Query per message they come from).
+    assert meter.sent == {"BatchGetItem": 1, "Query": 1 + 2 + 1}
+    assert meter.waves() == 4
+
+
+def test_passages_of_many_messages_are_read_in_one_wave(metered: tuple[Memory, Meter]) -> None:
+    # A recall's passages come from up to 200 messages: their Queries (and with a
+    # message filter, the messages' times) once went out one after another.
+    memory, meter = metered
+    store = memory.store
+    project = unique("passages")
+    given = [{"role": "user", "content": f"Note {n} about the harbour."} for n in range(12)]
+    ids = memory.store_messages(project, MessagesRequest.model_validate({"messages": given}))
+    wanted = [f"{i}#0" for i in reversed(ids)]
+    meter.reset()
+    meter.latency = 0.02
+    assert [p.id for p in store.passages_by_ids(project, wanted)] == wanted
+    assert meter.sent == {"Query": 12}
+    assert meter.waves() == 1
+    meter.reset()
+    admits_all = MessageFilter(None, None, None)
+    assert [p.id for p in store.passages_by_ids(project, wanted, admits_all)] == wanted
+    assert meter.sent == {"Query": 12, "GetItem": 12}
+    assert meter.waves() == 1
+    later = MessageFilter(None, "2999-01-01T00:00:00Z", None)  # recorded after: none
+    assert store.passages_by_ids(project, wanted, later) == []
+    store.client.close()
 
 
 # -- figures ---------------------------------------------------------------------------

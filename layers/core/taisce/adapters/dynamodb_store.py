@@ -1171,6 +1171,12 @@ class DynamoDbStore:
             raise
         return True
 
+    def held_facts(self, project: str, ids: Collection[str]) -> set[str]:
+        """The facts' claim items, one BatchGetItem per 100 ids (keys only)."""
+        by_pk = {fact_pk(project, i): i for i in ids}
+        items = self._batch_get([_key(pk, FACT_SK) for pk in by_pk], projection="PK")
+        return {by_pk[i["PK"]["S"]] for i in items}
+
     def known_names(
         self, project: str, keys: Collection[str], roles: Collection[Role] | None = None
     ) -> set[str]:
@@ -1282,21 +1288,32 @@ class DynamoDbStore:
     ) -> list[Passage]:
         """The passages with these ids, in the order given (unknown ids left out).
 
-        A passage id is "<message id>#<n>": one Query per message they come from.
-        With a message filter, the message's times are read too (a GetItem)."""
+        A passage id is "<message id>#<n>": one Query per message they come from,
+        and with a message filter a GetItem of the message's times; all of them in
+        parallel (one wave, however many messages the passages come from)."""
         wanted = set(ids)
+        message_ids = list(dict.fromkeys(i.rpartition("#")[0] for i in ids if "#" in i))
+        reads: list[tuple[str, str]] = [("passages", m) for m in message_ids]
+        if messages is not None:
+            reads += [("times", m) for m in message_ids]
+
+        def read(what: tuple[str, str]) -> Any:
+            kind, message_id = what
+            if kind == "times":
+                key = _key(message_pk(project, message_id), MESSAGE_SK)
+                return self._get(key, "occurred_at, recorded_at")
+            return self.passages_of(project, message_id)
+
+        results = dict(zip(reads, parallel(read, reads), strict=True))
         found: dict[str, Passage] = {}
-        for message_id in dict.fromkeys(i.rpartition("#")[0] for i in ids if "#" in i):
+        for message_id in message_ids:
             if messages is not None:
-                times = self._get(
-                    _key(message_pk(project, message_id), MESSAGE_SK),
-                    "occurred_at, recorded_at",
-                )
+                times = results[("times", message_id)]
                 if times is None or not messages.admits(
                     times["occurred_at"]["S"], times["recorded_at"]["S"]
                 ):
                     continue
-            for p in self.passages_of(project, message_id):
+            for p in results[("passages", message_id)]:
                 if p.id in wanted:
                     found[p.id] = p
         return [found[i] for i in ids if i in found]
