@@ -394,7 +394,7 @@ def figures(
         for question in questions:
             _recall(replayed, project, question, hops)
     replay_store.known_names(project, ["x"])
-    replay.recording = False
+    replay.replay()
     rows = []
     for hops in (1, 2):
         trips: list[int] = []
@@ -404,8 +404,8 @@ def figures(
         returned: list[int] = []
         timings: dict[float, list[float]] = {0.0: [], latency: []}
         replay_ms: list[float] = []
-        # CPU of this process during a replayed recall: the domain, botocore on every
-        # thread, and the replay's own threads (a fraction of a millisecond a call).
+        # CPU of this process during a replayed recall: the domain and botocore on
+        # every thread (the endpoint runs in its own process).
         replay_cpu_ms: list[float] = []
         truncated = 0
         names = []
@@ -463,7 +463,7 @@ def figures(
     meter.latency = 0.0
     moto_call = _one_call_ms(store, project)
     replay_call = _one_call_ms(replay_store, project)
-    replay.latency = 0.0
+    replay.set_latency(0.0)
     replay_overhead = _one_call_ms(replay_store, project)
     misses = replay.misses
     replay.stop()
