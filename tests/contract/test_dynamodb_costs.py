@@ -13,6 +13,11 @@ domain as the recall handler runs it):
 
     .venv/bin/python -m tests.contract.test_dynamodb_costs [--facts 1000] [--recalls 200]
                                                            [--latency-ms 5]
+
+The recall's time is given three ways, per question in one run: on moto as is, on moto
+with the latency slept before every call, and replayed: moto's recorded answers served
+after the latency, requests at once (tests/dynamodb_replay.py), since moto answers one
+request at a time and its own time per call is several times an in-region round trip.
 """
 
 from __future__ import annotations
@@ -20,23 +25,30 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import random
 import statistics
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from taisce.adapters.dynamodb_store import DynamoDbStore, item_size
+from taisce.adapters.sqlite_vectors import SqliteVectorIndex
 from taisce.domain.controls import Limits, RecallRequest
-from taisce.domain.ingest import FactsRequest
+from taisce.domain.filters import MessageFilter
+from taisce.domain.ingest import FactsRequest, MessagesRequest
 from taisce.domain.memory import Memory
 from taisce.domain.model import ROLES
 from taisce.domain.names import MAX_CANDIDATES, candidate_keys
+from taisce.domain.recall import Semantic
 from tests.contract.factories import unique
+from tests.dynamodb_replay import ReplayDynamoDb
 from tests.moto_server import MotoDynamoDb, shared_moto
 
 READ_UNIT = 4096
@@ -208,6 +220,126 @@ def test_a_long_question_costs_at_most_ten_batch_gets(metered: tuple[Memory, Met
     assert meter.read_units == MAX_CANDIDATES + 1
 
 
+def test_a_hops_2_recall_with_hubs_goes_out_in_three_waves(
+    metered: tuple[Memory, Meter],
+) -> None:
+    # Atlas has 60 facts and links to Acme Corp, a hub of 81: with pages of 50 (as
+    # before), each was read on page after page, 5 waves in all. Now: the names, Atlas,
+    # then its 60 neighbours at once.
+    memory, meter = metered
+    project = unique("waves")
+    triples = [("Atlas", "works at", "Acme Corp")]
+    triples += [("Atlas", "knows", f"Person {n}") for n in range(59)]
+    triples += [(f"Worker {n}", "works at", "Acme Corp") for n in range(80)]
+    for start in range(0, len(triples), 100):
+        memory.store_facts(project, _facts(*triples[start : start + 100]))
+    meter.reset()
+    meter.latency = 0.02  # so that calls sent together surely overlap
+    body = _recall(memory, project, "Who works at the same place as Atlas?", hops=2)
+    assert body["facts"]
+    assert meter.sent == {"BatchGetItem": 1, "Query": 1 + 60}
+    assert meter.waves() <= 3
+
+
+class _Embedder:
+    """A stand-in model (the fact-vector path, not a model's quality, is tested): a
+    text's vector says whether it is about work, living or neither."""
+
+    name = "test"
+    dimensions = 3
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [[float("work" in t), float("live" in t), 0.1 + float("Dublin" in t)] for t in texts]
+
+
+class _CountingIndex(SqliteVectorIndex):
+    """The embedded vector index standing for OpenSearch, counting what recall asks it
+    (each of these is one OpenSearch request for up to 500 ids: adapters/opensearch_index.py)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, _Embedder.dimensions)
+        self.calls: Counter[str] = Counter()
+
+    def search(self, project, kind, vector, k, roles=None):  # type: ignore[no-untyped-def]
+        self.calls[f"search {kind}"] += 1
+        return super().search(project, kind, vector, k, roles)
+
+    def search_text(self, project, kind, text, k, roles=None):  # type: ignore[no-untyped-def]
+        self.calls[f"search_text {kind}"] += 1
+        return super().search_text(project, kind, text, k, roles)
+
+    def similarities(self, project, kind, vector, ids):  # type: ignore[no-untyped-def]
+        self.calls[f"similarities {kind}"] += 1
+        return super().similarities(project, kind, vector, ids)
+
+
+def test_with_a_model_fact_vectors_rank_on_dynamodb_and_their_calls_are_counted(
+    moto: MotoDynamoDb, tmp_path: Path
+) -> None:
+    store = DynamoDbStore(moto.table, client=moto.client())
+    meter = Meter(store.client)
+    index = _CountingIndex(tmp_path / "vectors.sqlite3")
+    memory = Memory(store, Limits(), semantic=Semantic(_Embedder(), index))
+    project = unique("model")
+    memory.store_facts(
+        project,
+        _facts(
+            ("Atlas", "works at", "Acme Corp"),
+            ("Atlas", "lives in", "Dublin"),
+            ("Acme Corp", "is based in", "Dublin"),
+        ),
+    )
+    message = {"role": "user", "content": "Atlas said the office moves next year."}
+    memory.store_messages(project, MessagesRequest.model_validate({"messages": [message]}))
+    # The worker's pass: facts, names and passages get vectors, marked on DynamoDB.
+    assert memory.index_pending(project) >= 4
+    index.calls.clear()
+    meter.reset()
+    meter.latency = 0.02  # so that calls sent together surely overlap
+    request = RecallRequest.model_validate(
+        {"question": "Where does Atlas work?", "hops": 2, "explain": True}
+    )
+    body = memory.recall(project, request)
+    assert body["degraded"] == []
+    # The facts are ranked by meaning too: each had a vector to compare.
+    assert body["facts"] and all(f["why"]["similarity"] is not None for f in body["facts"])
+    assert body["facts"][0]["predicate"] == "works at"
+    # One index request for the facts' similarities, two for passages (meaning, words).
+    assert index.calls == {
+        "similarities fact": 1,
+        "search passage": 1,
+        "search_text passage": 1,
+    }
+    # DynamoDB: the names, Atlas, its neighbours (Acme Corp, Dublin); then the
+    # passages found (a Query per message they come from).
+    assert meter.sent == {"BatchGetItem": 1, "Query": 1 + 2 + 1}
+    assert meter.waves() == 4
+
+
+def test_passages_of_many_messages_are_read_in_one_wave(metered: tuple[Memory, Meter]) -> None:
+    # A recall's passages come from up to 200 messages: their Queries (and with a
+    # message filter, the messages' times) once went out one after another.
+    memory, meter = metered
+    store = memory.store
+    project = unique("passages")
+    given = [{"role": "user", "content": f"Note {n} about the harbour."} for n in range(12)]
+    ids = memory.store_messages(project, MessagesRequest.model_validate({"messages": given}))
+    wanted = [f"{i}#0" for i in reversed(ids)]
+    meter.reset()
+    meter.latency = 0.02
+    assert [p.id for p in store.passages_by_ids(project, wanted)] == wanted
+    assert meter.sent == {"Query": 12}
+    assert meter.waves() == 1
+    meter.reset()
+    admits_all = MessageFilter(None, None, None)
+    assert [p.id for p in store.passages_by_ids(project, wanted, admits_all)] == wanted
+    assert meter.sent == {"Query": 12, "GetItem": 12}
+    assert meter.waves() == 1
+    later = MessageFilter(None, "2999-01-01T00:00:00Z", None)  # recorded after: none
+    assert store.passages_by_ids(project, wanted, later) == []
+    store.client.close()
+
+
 # -- figures ---------------------------------------------------------------------------
 
 
@@ -216,23 +348,53 @@ def _percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, math.ceil(share * len(ordered)) - 1)]
 
 
+def _one_call_ms(store: DynamoDbStore, project: str, times: int = 50) -> list[float]:
+    """p50/p95 of one small call (a BatchGetItem of one name) through this store."""
+    single: list[float] = []
+    for _ in range(times):
+        started = time.perf_counter()
+        store.known_names(project, ["x"])
+        single.append((time.perf_counter() - started) * 1000)
+    return [round(_percentile(single, q), 1) for q in (0.5, 0.95)]
+
+
+def _p50_p95(values: list[float]) -> list[float]:
+    return [round(_percentile(values, q), 1) for q in (0.5, 0.95)]
+
+
 def figures(
     moto: MotoDynamoDb, n_facts: int, n_recalls: int, latency: float = 0.005, seed: int = 7
 ) -> dict[str, Any]:
     """Per recall, hops 1 and 2, on the bench's graph: round trips, waves and read
-    units; and the recall's time (p50/p95) as is and with `latency` seconds slept before
-    every call (waves are counted there: calls of one wave then surely overlap)."""
+    units; and the recall's time (p50/p95) in three ways, question by question in one
+    run: on moto as is; on moto with `latency` seconds slept before every call (waves
+    are counted there: calls of one wave then surely overlap); and replayed
+    (tests/dynamodb_replay.py): moto's recorded answers served after `latency`, requests
+    at once, so the database's own time is the fixed delay and not moto's."""
     from bench.recall_bench import make_corpus, make_questions
 
+    limits = Limits(bundle_characters=16_000, max_rows=200)
     corpus = make_corpus(n_facts, 0, seed)
     store = DynamoDbStore(moto.table, client=moto.client())
-    memory = Memory(store, Limits(bundle_characters=16_000, max_rows=200))
+    memory = Memory(store, limits)
     project = unique("figures")
     for start in range(0, len(corpus.facts), 100):
         request = FactsRequest.model_validate({"facts": corpus.facts[start : start + 100]})
         memory.store_facts(project, request)
     questions = make_questions(random.Random(seed), corpus.known(), n_recalls)
     meter = Meter(store.client)
+    # The replayed recalls ask at a fixed time (the filters hold it), so that each
+    # request is the one recorded.
+    replay = ReplayDynamoDb(moto.endpoint, latency)
+    replay_view = MotoDynamoDb(moto.process, replay.endpoint, moto.table, moto.log)
+    replay_store = DynamoDbStore(moto.table, client=replay_view.client())
+    fixed = datetime.now(UTC)
+    replayed = Memory(replay_store, limits, clock=lambda: fixed)
+    for hops in (1, 2):
+        for question in questions:
+            _recall(replayed, project, question, hops)
+    replay_store.known_names(project, ["x"])
+    replay.replay()
     rows = []
     for hops in (1, 2):
         trips: list[int] = []
@@ -241,6 +403,10 @@ def figures(
         by_operation: Counter[str] = Counter()
         returned: list[int] = []
         timings: dict[float, list[float]] = {0.0: [], latency: []}
+        replay_ms: list[float] = []
+        # CPU of this process during a replayed recall: the domain and botocore on
+        # every thread (the endpoint runs in its own process).
+        replay_cpu_ms: list[float] = []
         truncated = 0
         names = []
         for question in questions:
@@ -250,6 +416,12 @@ def figures(
                 started = time.perf_counter()
                 body = _recall(memory, project, question, hops)
                 timings[injected].append((time.perf_counter() - started) * 1000)
+            started, cpu = time.perf_counter(), time.process_time()
+            again = _recall(replayed, project, question, hops)
+            replay_ms.append((time.perf_counter() - started) * 1000)
+            replay_cpu_ms.append((time.process_time() - cpu) * 1000)
+            if [f["id"] for f in again["facts"]] != [f["id"] for f in body["facts"]]:
+                raise RuntimeError(f"the replayed recall answered otherwise: {question!r}")
             waves.append(meter.waves())
             trips.append(meter.round_trips())
             units.append(meter.read_units)
@@ -263,6 +435,7 @@ def figures(
                 "hops": hops,
                 "waves_mean": round(statistics.fmean(waves), 2),
                 "waves_max": max(waves),
+                "waves_histogram": dict(sorted(Counter(waves).items())),
                 "round_trips_mean": round(statistics.fmean(trips), 2),
                 "round_trips_max": max(trips),
                 "per_operation_mean": {
@@ -273,12 +446,10 @@ def figures(
                 "candidate_names_mean": round(statistics.fmean(names), 1),
                 "facts_returned_mean": round(statistics.fmean(returned), 1),
                 "truncated_share": round(truncated / len(questions), 3),
-                "ms_p50_p95_no_latency": [
-                    round(_percentile(timings[0.0], q), 1) for q in (0.5, 0.95)
-                ],
-                f"ms_p50_p95_{latency * 1000:g}ms_per_call": [
-                    round(_percentile(timings[latency], q), 1) for q in (0.5, 0.95)
-                ],
+                "ms_p50_p95_moto": _p50_p95(timings[0.0]),
+                f"ms_p50_p95_moto_plus_{latency * 1000:g}ms_per_call": _p50_p95(timings[latency]),
+                f"ms_p50_p95_replayed_{latency * 1000:g}ms_per_call": _p50_p95(replay_ms),
+                "cpu_ms_p50_p95_replayed": _p50_p95(replay_cpu_ms),
                 "dollars_per_million_recalls_strong": round(
                     mean_units * DOLLARS_PER_MILLION_READ_UNITS, 2
                 ),
@@ -287,15 +458,17 @@ def figures(
                 ),
             }
         )
-    # What one call costs here without injection (moto's own time and the client's), to
-    # read the timings against: a BatchGetItem of one name, 50 times.
-    single: list[float] = []
+    # What one call costs here, to read the timings against: moto's own time (and the
+    # client's), and the replay's with and without its fixed delay.
     meter.latency = 0.0
-    for _ in range(50):
-        started = time.perf_counter()
-        store.known_names(project, ["x"])
-        single.append((time.perf_counter() - started) * 1000)
+    moto_call = _one_call_ms(store, project)
+    replay_call = _one_call_ms(replay_store, project)
+    replay.set_latency(0.0)
+    replay_overhead = _one_call_ms(replay_store, project)
+    misses = replay.misses
+    replay.stop()
     store.client.close()
+    replay_store.client.close()
     degrees = sorted(corpus.degree.values())
     return {
         "facts": n_facts,
@@ -304,7 +477,10 @@ def figures(
         "recalls_per_row": n_recalls,
         "settings": "source_roles all four, bundle 16000 characters, max_rows 200",
         "latency_injected_ms": latency * 1000,
-        "one_call_ms_p50_p95_no_latency": [round(_percentile(single, q), 1) for q in (0.5, 0.95)],
+        "one_call_ms_p50_p95_moto": moto_call,
+        f"one_call_ms_p50_p95_replayed_{latency * 1000:g}ms": replay_call,
+        "one_call_ms_p50_p95_replayed_no_delay": replay_overhead,
+        "replay_misses": misses,
         "price": f"${DOLLARS_PER_MILLION_READ_UNITS} per million read request units "
         "(on demand, us-east-1, 2025)",
         "rows": rows,
@@ -322,6 +498,8 @@ def test_figures_on_a_small_graph(moto: MotoDynamoDb) -> None:
     # The names in one wave, the matched entities in one, their neighbours in one.
     assert hop1["waves_max"] <= 2
     assert hop2["waves_max"] <= 3
+    # Every replayed call was one recorded from moto (and the answers agreed).
+    assert result["replay_misses"] == 0
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -330,9 +508,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--recalls", type=int, default=200)
     parser.add_argument("--latency-ms", type=float, default=5.0)
     args = parser.parse_args(argv)
+    from taisce.evaluation.machine import describe_machine
+
     moto = shared_moto()
     try:
+        load_before = os.getloadavg()[0]
         result = figures(moto, args.facts, args.recalls, args.latency_ms / 1000)
+        result["date"] = datetime.now(UTC).isoformat(timespec="seconds")
+        result["machine"] = describe_machine()
+        result["load_average_1min"] = {"before": load_before, "after": os.getloadavg()[0]}
         print(json.dumps(result, indent=2))
     finally:
         moto.stop()

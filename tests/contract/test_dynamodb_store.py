@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 
 from taisce.adapters.dynamodb_store import (
-    FIRST_PAGE,
     TRANSACTION_ITEMS,
     DynamoDbStore,
     entity_pk,
@@ -289,26 +288,40 @@ def test_an_item_too_large_for_dynamodb_fails_the_batch_before_any_write(
     assert dynamo.passages_of(project, "small") == []
 
 
-# -- reads: lazy, in pages ---------------------------------------------------------------------
+# -- reads: a hub in one page ------------------------------------------------------------
 
 
-def test_facts_about_reads_a_hub_only_as_far_as_it_is_read(
+def test_facts_about_asks_a_hub_for_the_callers_limit_in_one_page(
     dynamo: DynamoDbStore, project: str
 ) -> None:
     hub = [fact("Hub", "links", f"Spoke {n}") for n in range(300)]
     for start in range(0, len(hub), 100):
         dynamo.put_facts(project, hub[start : start + 100])
     calls = Calls(dynamo.client)
-    facts = dynamo.facts_about(project, ["hub"], ALL_ROLES, 201)
-    assert [next(facts) for _ in range(10)] == hub[:10]
-    facts.close()  # the recall's bundle closed
+    # A recall takes up to its pool: the hub's facts come in one Query (one wave), not
+    # in pages that grow one after another.
+    assert list(dynamo.facts_about(project, ["hub"], ALL_ROLES, 201)) == hub[:201]
     assert calls.sent == {"Query": 1}
     ((_, params),) = calls.params
-    assert params["Limit"] == FIRST_PAGE
-    # Read to the end: pages grow, so a hub costs few round trips.
+    assert params["Limit"] == 201
+    # A larger limit: still one Query for the whole hub.
     calls.sent.clear()
     assert about(dynamo, project, "Hub") == hub
-    assert calls.sent["Query"] <= 3
+    assert calls.sent["Query"] == 1
+
+
+def test_facts_about_reads_on_when_a_filter_leaves_the_page_short(
+    dynamo: DynamoDbStore, project: str
+) -> None:
+    # DynamoDB's Limit counts the items read before the filter: 30 assistant facts
+    # behind 30 user facts need a second page when the page asked for 20.
+    said = [fact("Hub", "links", f"Spoke {n}", role="user") for n in range(30)]
+    said += [fact("Hub", "links", f"Other {n}", role="assistant") for n in range(30)]
+    dynamo.put_facts(project, said)
+    calls = Calls(dynamo.client)
+    found = list(dynamo.facts_about(project, ["hub"], ["assistant"], 20))
+    assert found == said[30:50]
+    assert calls.sent["Query"] == 2
 
 
 def test_role_filters_and_items_are_small(dynamo: DynamoDbStore, project: str) -> None:

@@ -140,6 +140,15 @@ def wire(reports: list[Report]) -> list[dict[str, object]]:
     return [r.wire() for r in reports]
 
 
+def test_held_facts_are_those_stored_and_not_deleted(store: Any, project: str, other: str) -> None:
+    a, b = fact("Atlas", "works at", "Acme"), fact("Bob", "knows", "Atlas")
+    store.put_facts(project, [a, b])
+    assert store.held_facts(project, [a.id, b.id, "fact_unknown"]) == {a.id, b.id}
+    assert store.held_facts(other, [a.id, b.id]) == set()
+    assert store.delete_fact(project, a.id)
+    assert store.held_facts(project, [a.id, b.id]) == {b.id}
+
+
 def test_reports_are_stored_and_read_by_id_and_by_entity(store: Any, project: str) -> None:
     facts = [
         fact("Atlas", "works at", "Acme Corp", message_id="m1"),

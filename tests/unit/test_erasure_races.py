@@ -101,3 +101,20 @@ def test_reports_embedded_across_an_erasure_are_not_left_in_the_index(
     memory.rebuild_reports("p")
     reports = memory.store.reports_of_entity("p", "maya", ["user"])
     assert reports and all("atlas" not in (r.title + r.summary).casefold() for r in reports)
+
+
+def test_fact_vectors_stay_unless_their_fact_was_erased_meanwhile(
+    parts: tuple[Memory, Embedder, SqliteVectorIndex, Path],
+) -> None:
+    # Each fact is embedded (ranking by meaning); the check for items erased meanwhile
+    # once left facts out, so every fact vector was deleted just after it was written.
+    memory, embedder, _index, path = parts
+    embedder.during = lambda: memory.erase("p", "Atlas Ward")
+
+    memory.index_pending("p")
+
+    with sqlite3.connect(path) as db:
+        vectors = {r[0] for r in db.execute("SELECT id FROM vectors WHERE kind = 'fact'")}
+        held = {r[0] for r in db.execute("SELECT id FROM facts")}
+    assert len(held) == 1  # Maya's; Atlas Ward's two were erased
+    assert vectors == held

@@ -86,9 +86,11 @@ _KEY_PART_BYTES = 512
 
 # A transaction stays under DynamoDB's 4 MB with room for the request's own framing.
 _TRANSACTION_BUDGET = TRANSACTION_BYTES - 256 * 1024
-# facts_about reads an entity in pages that grow, so a recall that closes its bundle
-# after a few facts reads little, and a hub is read in few round trips.
-FIRST_PAGE = 50
+# facts_about asks each entity for as many facts as the caller may still take (up to
+# MAX_PAGE) in its first page: its callers take every fact up to their limit (a
+# recall's candidate pool), so a hub is read in the same wave as the entities beside it,
+# not page after page (a wave more per page). A partition with few facts costs the same
+# one Query either way; pages only grow on when a filter leaves a page short.
 MIN_PAGE = 10
 MAX_PAGE = 1000
 # Retries of a cancelled transaction (conflict with another writer, throttling).
@@ -1077,9 +1079,10 @@ class DynamoDbStore:
         """The facts of these entities, entity after entity, each in storing order.
 
         The first pages of up to PARALLEL entities go out at once (one wave), read
-        when the caller asks for the first fact; an entity with more facts than its
-        first page is read on page by page (pages of 50, 200, 800, 1000) only as far
-        as the caller reads, and the next wave only if the limit is not reached."""
+        when the caller asks for the first fact, each as large as what the caller may
+        still take (so a hub needs no second page); an entity is read on page by page
+        (pages growing fourfold, up to 1000) only when filters left its page short,
+        and the next PARALLEL entities only if the limit is not reached."""
         if not roles or limit <= 0:
             return
         seen = set(exclude)
@@ -1087,7 +1090,7 @@ class DynamoDbStore:
         order = list(dict.fromkeys(keys))
         for at in range(0, len(order), PARALLEL):
             chunk = order[at : at + PARALLEL]
-            first = max(MIN_PAGE, min(FIRST_PAGE, limit - count))
+            first = max(MIN_PAGE, min(MAX_PAGE, limit - count))
             queries = [self._facts_query(project, k, roles, filters) for k in chunk]
             pages = parallel(lambda q, first=first: self._facts_page(q, first, None), queries)
             for params, (facts, last) in zip(queries, pages, strict=True):
@@ -1167,6 +1170,12 @@ class DynamoDbStore:
                 return False  # deleted meanwhile by another request
             raise
         return True
+
+    def held_facts(self, project: str, ids: Collection[str]) -> set[str]:
+        """The facts' claim items, one BatchGetItem per 100 ids (keys only)."""
+        by_pk = {fact_pk(project, i): i for i in ids}
+        items = self._batch_get([_key(pk, FACT_SK) for pk in by_pk], projection="PK")
+        return {by_pk[i["PK"]["S"]] for i in items}
 
     def known_names(
         self, project: str, keys: Collection[str], roles: Collection[Role] | None = None
@@ -1283,21 +1292,27 @@ class DynamoDbStore:
     ) -> list[Passage]:
         """The passages with these ids, in the order given (unknown ids left out).
 
-        A passage id is "<message id>#<n>": one Query per message they come from. With
-        a message filter, or when asked for `times` (a question naming a month), the
-        message's times are read too (a GetItem)."""
+        A passage id is "<message id>#<n>": one Query per message they come from, and
+        with a message filter, or when asked for `times` (a question naming a month), a
+        GetItem of the message's times; all of them in parallel (one wave, however many
+        messages the passages come from)."""
         wanted = set(ids)
+        message_ids = list(dict.fromkeys(i.rpartition("#")[0] for i in ids if "#" in i))
+        reads: list[tuple[str, str]] = [("passages", m) for m in message_ids]
+        if messages is not None or times:
+            reads += [("times", m) for m in message_ids]
+
+        def read(what: tuple[str, str]) -> Any:
+            kind, message_id = what
+            if kind == "times":
+                key = _key(message_pk(project, message_id), MESSAGE_SK)
+                return self._get(key, "occurred_at, recorded_at")
+            return self.passages_of(project, message_id)
+
+        results = dict(zip(reads, parallel(read, reads), strict=True))
         found: dict[str, Passage] = {}
-        for message_id in dict.fromkeys(i.rpartition("#")[0] for i in ids if "#" in i):
-            read = messages is not None or times
-            times_item = (
-                self._get(
-                    _key(message_pk(project, message_id), MESSAGE_SK),
-                    "occurred_at, recorded_at",
-                )
-                if read
-                else None
-            )
+        for message_id in message_ids:
+            times_item = results.get(("times", message_id))
             occurred = times_item["occurred_at"]["S"] if times_item is not None else None
             if messages is not None and (
                 times_item is None
@@ -1306,7 +1321,7 @@ class DynamoDbStore:
                 )
             ):
                 continue
-            for p in self.passages_of(project, message_id):
+            for p in results[("passages", message_id)]:
                 if p.id in wanted:
                     when = unsortable(occurred) if occurred is not None else None
                     found[p.id] = replace(p, occurred_at=when)

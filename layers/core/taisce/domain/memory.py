@@ -158,7 +158,8 @@ class Memory:
         return done
 
     def _unindex_vanished(self, project: str, items: Sequence[PendingVector]) -> None:
-        """Delete the vectors just written of items no longer held. An erasure that
+        """Delete the vectors just written of items no longer held (facts too: a kind
+        not checked here would lose every vector it just wrote). An erasure that
         committed while they were embedded found nothing to delete in the index yet;
         one that commits after this check deletes them itself."""
         assert self.semantic is not None
@@ -170,6 +171,8 @@ class Memory:
             held.update(p.id for p in self.store.passages_by_ids(project, ids))
         if ids := by_kind.get("report"):
             held.update(r.id for r in self.store.reports_by_ids(project, ids))
+        if ids := by_kind.get("fact"):
+            held.update(self.store.held_facts(project, ids))
         if ids := by_kind.get("entity"):
             # An entity's id is "<role>:<name>"; its name row goes only with an erasure
             # (or a merge, whose alias's vector may go too: recall resolves aliases).
