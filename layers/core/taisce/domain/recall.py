@@ -115,7 +115,10 @@ def _fill_facts(
     similarities: dict[str, float] | None = None
     if meaning is not None:
         similarities = meaning.similarities(project, "fact", [c.fact.id for c in candidates])
-    for scored in rank_facts(question, candidates, similarities, [*matched, *names]):
+    ranked = rank_facts(
+        question, candidates, similarities, [*matched, *names], model=meaning is not None
+    )
+    for scored in ranked:
         c = scored.candidate
         item = c.fact.wire()
         if c.path:
@@ -263,10 +266,21 @@ def _semantic_steps(
             lost.add("facts")
         matched = [m.key for m in similar.matches]
         if matched and "facts" in surfaces and not bundle.truncated:
-            # Not ranked by the question: the similar name is not one of its words, so
-            # words would judge its facts by a misspelling.
+            # Ranked by the question as in step 1; the spans that found the names are
+            # not asked words (a misspelling would match no fact anyway).
+            meaning = _Meaning(q, index)
+            spans = [m.span for m in similar.matches]
             _fill_facts(
-                store, project, "", matched, controls, bundle, filters, None, "similar_name"
+                store,
+                project,
+                question,
+                matched,
+                controls,
+                bundle,
+                filters,
+                meaning,
+                "similar_name",
+                names=spans,
             )
 
     # Step 3: reports, when nothing matched or themes is asked for. A report sums up
