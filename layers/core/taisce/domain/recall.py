@@ -266,14 +266,18 @@ def _semantic_steps(
             lost.add("facts")
         matched = [m.key for m in similar.matches]
         if matched and "facts" in surfaces and not bundle.truncated:
-            # Ranked by the question as in step 1; the spans that found the names are
-            # not asked words (a misspelling would match no fact anyway).
-            meaning = _Meaning(q, index)
+            # Ranked as in step 1, by the question with each span that found a name
+            # read as that name ("Where is Atlas Moren employed?" asks about Atlas
+            # Moran: the misspelling would pull the question's vector away).
+            asked = question
+            for m in similar.matches:
+                asked = asked.replace(m.span, m.key)
+            meaning = _Meaning(q if asked == question else _Question(asked, q.embedder), index)
             spans = [m.span for m in similar.matches]
             _fill_facts(
                 store,
                 project,
-                question,
+                asked,
                 matched,
                 controls,
                 bundle,
