@@ -41,9 +41,12 @@ def fact(statement: str, *, id: str, subject: str = "Caroline") -> Fact:
     )
 
 
-def candidates(*statements: str, hop: int = 1) -> list[Candidate]:
-    path = ("Caroline", "Acme") if hop == 2 else ()
-    return [Candidate(fact(s, id=f"f{i}"), hop, path, "caroline") for i, s in enumerate(statements)]
+def candidates(*statements: str, hop: int = 1, subject: str = "Caroline") -> list[Candidate]:
+    path = (subject, "Acme") if hop == 2 else ()
+    return [
+        Candidate(fact(s, id=f"f{i}", subject=subject), hop, path, subject.lower())
+        for i, s in enumerate(statements)
+    ]
 
 
 POOL = candidates(
@@ -73,7 +76,30 @@ def test_word_scores_reward_the_rarer_asked_word() -> None:
 def test_words_alone_rank_and_the_floor_drops_what_bears_on_nothing() -> None:
     ranked = rank_facts("Did Caroline go to a pottery class?", POOL, None, ["caroline"])
     assert [s.candidate.fact.id for s in ranked] == ["f0"]
-    assert ranked[0].similarity is None and ranked[0].words >= fact_ranking.WORDS_FLOOR
+    assert ranked[0].similarity is None and ranked[0].words >= fact_ranking.NO_MODEL_FLOOR
+
+
+def test_without_a_model_every_fact_holding_an_asked_word_comes_back() -> None:
+    # No later step would use the budget: no cap, words best first.
+    pool = candidates(*(f"Caroline painted picture number {n}." for n in range(6)))
+    ranked = rank_facts("Which pictures did Caroline paint?", pool, None, ["caroline"])
+    assert len(ranked) == 6 > fact_ranking.MAX_FACTS
+    assert [s.candidate.fact.id for s in ranked] == [f"f{n}" for n in range(6)]
+    # With a model configured but failed during the recall, words decide under the cap.
+    failed = rank_facts("Which pictures did Caroline paint?", pool, None, ["caroline"], model=True)
+    assert [s.candidate.fact.id for s in failed] == ["f0", "f1", "f2"]
+
+
+def test_meaning_alone_finds_a_fact_asked_in_other_words() -> None:
+    pool = candidates(
+        "Atlas Moran works at Acme Corp.",
+        "Atlas Moran likes tea.",
+        subject="Atlas Moran",
+    )
+    sims = {"f0": 0.79, "f1": 0.5}
+    ranked = rank_facts("Where is Atlas Moran employed?", pool, sims, ["atlas moran"])
+    assert [s.candidate.fact.id for s in ranked] == ["f0"]
+    assert ranked[0].words == 0 and ranked[0].score == pytest.approx(0.79)
 
 
 def test_meaning_orders_facts_that_share_the_words() -> None:
@@ -82,19 +108,44 @@ def test_meaning_orders_facts_that_share_the_words() -> None:
         "Caroline took her kids to a pottery class.",
         "Caroline likes the beach.",
     )
-    sims = {"f0": 0.85, "f1": 0.9, "f2": 0.95}
+    sims = {"f0": 0.85, "f1": 0.9, "f2": 0.6}
     ranked = rank_facts("Did Caroline take the kids to pottery class?", pool, sims, ["caroline"])
-    assert [s.candidate.fact.id for s in ranked] == ["f1", "f0"][: fact_ranking.MAX_FACTS]
+    assert [s.candidate.fact.id for s in ranked] == ["f1", "f0"]
+    # Below the floor a cosine keeps nothing, whatever words the fact shares.
     assert all(s.score >= fact_ranking.FLOOR for s in ranked)
-    # Meaning alone does not reach the floor: a fact needs the question's words too.
-    assert fact_ranking.MEANING * 0.95 < fact_ranking.FLOOR
+    low = {"f0": 0.6, "f1": 0.6, "f2": 0.6}
+    assert rank_facts("Did Caroline take the kids to pottery class?", pool, low, []) == []
 
 
 def test_a_fact_without_a_vector_competes_by_its_words() -> None:
     sims = {"f1": 0.3, "f2": 0.2, "f3": 0.2}  # f0 not embedded yet
     ranked = rank_facts("Did Caroline go to a pottery class?", POOL, sims, ["caroline"])
-    assert ranked[0].candidate.fact.id == "f0"
-    assert ranked[0].similarity is None
+    assert [s.candidate.fact.id for s in ranked] == ["f0"]
+    assert ranked[0].similarity is None and ranked[0].words >= fact_ranking.WORDS_FLOOR
+    # A fact not yet embedded that holds too little of the question is left out.
+    weak = rank_facts("Caroline pottery dog", POOL, sims, ["caroline"])
+    assert weak == []
+    assert rank_facts("Caroline pottery dog", POOL, None, ["caroline"])[0].words > 0
+
+
+def test_the_cap_keeps_the_best_over_the_floor() -> None:
+    pool = candidates(*(f"Caroline fact {n}." for n in range(5)))
+    sims = {"f0": 0.7, "f1": 0.9, "f2": 0.86, "f3": 0.85, "f4": 0.88}
+    ranked = rank_facts("What did Caroline cook?", pool, sims, ["caroline"])
+    assert [s.candidate.fact.id for s in ranked] == ["f1", "f4", "f2"]
+
+
+def test_a_fact_far_below_the_best_is_dropped() -> None:
+    pool = candidates(*(f"Caroline fact {n}." for n in range(3)))
+    sims = {"f0": 0.95, "f1": 0.9, "f2": 0.8}  # f2 is over the floor, 0.15 below the best
+    ranked = rank_facts("What did Caroline cook?", pool, sims, ["caroline"])
+    assert [s.candidate.fact.id for s in ranked] == ["f0", "f1"]
+    assert 0.95 - 0.8 > fact_ranking.DROP >= 0.95 - 0.9
+    # Without a model nothing is dropped for being below the best (no later step).
+    worded = candidates("Caroline cooks pasta and soup.", "Caroline cooks.", "Caroline ate.")
+    alone = rank_facts("What did Caroline cook, pasta?", worded, None, ["caroline"])
+    assert [s.candidate.fact.id for s in alone] == ["f0", "f1"]
+    assert alone[0].score - alone[1].score > fact_ranking.DROP
 
 
 def test_at_most_max_facts_are_kept() -> None:

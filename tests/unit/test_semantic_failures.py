@@ -212,3 +212,14 @@ def test_the_worker_reports_work_it_could_not_do(parts: tuple[Memory, Embedder, 
     assert worker.run_once() is False  # the run loop backs off
     embedder.failing = False
     assert worker.run_once() is True
+
+
+def test_an_indexed_fact_keeps_its_vector_for_the_ranking(
+    parts: tuple[Memory, Embedder, Index],
+) -> None:
+    # The worker deletes vectors of items gone while they were embedded; a fact still
+    # held keeps its vector, so recall's meaning signal sees it (it once did not).
+    memory, _, _ = parts
+    answer = ask(memory, "Where does Atlas work?", explain=True)
+    assert [f["statement"] for f in answer["facts"]] == ["Atlas works at Acme"]
+    assert answer["facts"][0]["why"]["similarity"] == pytest.approx(1.0)

@@ -84,6 +84,11 @@ class Store(Protocol):
         """Clear these marks (a mark rewritten since with other text stays)."""
         ...
 
+    def held_facts(self, project: str, ids: Collection[str]) -> set[str]:
+        """Which of these fact ids the store still holds (for the worker: a vector
+        written for a fact deleted or erased meanwhile is deleted again)."""
+        ...
+
     def passages_by_ids(
         self,
         project: str,

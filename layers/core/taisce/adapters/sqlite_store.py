@@ -657,6 +657,18 @@ class SqliteStore:
                 [(project, i.kind, i.id, i.text) for i in items],
             )
 
+    def held_facts(self, project: str, ids: Collection[str]) -> set[str]:
+        wanted = list(dict.fromkeys(ids))
+        held: set[str] = set()
+        for i in range(0, len(wanted), _CHUNK):
+            chunk = wanted[i : i + _CHUNK]
+            rows = self._db().execute(
+                f"SELECT id FROM facts WHERE project = ? AND id IN ({','.join('?' * len(chunk))})",
+                (project, *chunk),
+            )
+            held.update(r["id"] for r in rows)
+        return held
+
     def passages_by_ids(
         self,
         project: str,

@@ -4,20 +4,28 @@ The candidates are a bounded pool of the matched entities' facts (hop 1, and hop
 when asked), all of which passed the recall's roles and filters. Each is scored
 against the question by
 
+- meaning: the cosine of the fact's statement vector with the question's, when the
+  fact has one;
 - words: BM25 (k1 1.2, b 0.75) of the question's words, less the matched names' own
   words, over the fact's subject, predicate, object, statement, quote and context,
   with document frequencies from the visible pool only; divided by the score a fact
   of average length holding each of those words once would get, and capped at 1, so
-  it reads as "how much of what is asked this fact holds";
-- meaning: the cosine of the fact's statement vector with the question's, when the
-  fact has one (a fact not yet embedded competes by words alone);
+  it reads as "how much of what is asked this fact holds". It decides for a fact
+  without a vector (not yet embedded by the worker, or no model configured);
 - hop: a fact reached at hop 2 counts `HOP2` of its score.
 
-score = MEANING * cosine + (1 - MEANING) * words (words alone without a vector), times
-the hop factor. A fact is kept when its score reaches `FLOOR` and `RELATIVE` of the
-best candidate's; the kept facts go best first (ties: hop, then storing order). The
-pool, the scores and so the order never depend on the budget, so a smaller budget
-returns a prefix. The constants were chosen on real conversations (README, quality).
+score = cosine for a fact with a vector, else words; times the hop factor. On real
+conversations the cosine alone chose better than any mix with words (README,
+quality; docs/API.md): a fact's statement is a short sentence that paraphrases what
+it holds, so a question asked in other words ("employed" for "works at") still finds
+it, and the words the two share add nothing the vector missed.
+
+A fact is kept when its score reaches its floor (`FLOOR` for a cosine, `WORDS_FLOOR`
+for words) and, with a model, is within `DROP` of the best one's; at most `MAX_FACTS`
+are kept, best first (ties: hop, then storing order), because later steps (reports,
+passages) need the budget. Without a model no later step
+runs, so every fact over `NO_MODEL_FLOOR` comes back. The pool, the scores and so the
+order never depend on the budget, so a smaller budget returns a prefix.
 """
 
 from __future__ import annotations
@@ -31,16 +39,18 @@ from .words import words
 
 K1 = 1.2
 B = 0.75
-# Weight of meaning against words when a fact has a vector.
-MEANING = 0.5
 # Share of its score a fact reached at hop 2 keeps.
 HOP2 = 0.9
-# A fact must reach this score, and this share of the best candidate's score.
-FLOOR = 0.6
-WORDS_FLOOR = 0.3
-RELATIVE = 0.0
-# At most this many facts are kept (0: no cap).
-MAX_FACTS = 2
+# The cosine a fact's statement vector must reach with the question's.
+FLOOR = 0.65
+# The words score a fact without a vector must reach, when a model is configured.
+WORDS_FLOOR = 0.7
+# At most this many facts are kept when a model is configured (later steps use the
+# budget). Without one only step 1 runs: no cap, and this words floor.
+MAX_FACTS = 3
+# With a model, a fact whose score is more than this below the best kept one is left out.
+DROP = 0.08
+NO_MODEL_FLOOR = 0.1
 
 
 # Words that ask without saying what about.
@@ -118,10 +128,14 @@ def rank_facts(
     candidates: Sequence[Candidate],
     similarities: Mapping[str, float] | None,
     names: Collection[str] = (),
+    *,
+    model: bool | None = None,
 ) -> list[Scored]:
     """The candidates that bear on the question, best first (see the module's rule).
-    `similarities` maps fact ids to their cosine with the question (None: no model);
-    `names` are the matched entities' names, whose words do not count as asked."""
+    `similarities` maps fact ids to their cosine with the question (None: no model, or
+    it failed); `names` are the matched entities' names, whose words do not count as
+    asked; `model` says whether one is configured, so later steps will use the budget
+    (default: whether `similarities` were given)."""
     name_words = {w for name in names for w in words(name)}
     asked = [w for w in words(question) if w not in name_words and w not in _ASKING]
     if not asked:
@@ -132,17 +146,20 @@ def rank_facts(
             for c in sorted(candidates, key=lambda c: c.hop)  # stable: storing order
         ]
     lexical = word_scores(asked, [words(fact_text(c.fact)) for c in candidates])
+    if model is None:
+        model = similarities is not None
     scored: list[tuple[float, int, int, Scored]] = []
     for position, (candidate, w) in enumerate(zip(candidates, lexical, strict=True)):
         sim = similarities.get(candidate.fact.id) if similarities is not None else None
-        base = w if sim is None else MEANING * sim + (1 - MEANING) * w
+        base = w if sim is None else sim
+        floor = FLOOR if sim is not None else WORDS_FLOOR if model else NO_MODEL_FLOOR
         score = base * (HOP2 if candidate.hop > 1 else 1.0)
-        scored.append((-score, candidate.hop, position, Scored(candidate, w, sim, score)))
+        if score >= floor:
+            scored.append((-score, candidate.hop, position, Scored(candidate, w, sim, score)))
     scored.sort(key=lambda s: s[:3])
-    ranked = [s[3] for s in scored]
-    if not ranked:
-        return []
-    floor = FLOOR if similarities is not None else WORDS_FLOOR
-    floor = max(floor, RELATIVE * ranked[0].score)
-    kept = [s for s in ranked if s.score >= floor]
-    return kept[:MAX_FACTS] if MAX_FACTS else kept
+    kept = [s[3] for s in scored]
+    if not model or not kept:
+        return kept
+    # A fact well below the best says less than the passages the budget would hold.
+    near = [s for s in kept if s.score >= kept[0].score - DROP]
+    return near[:MAX_FACTS]

@@ -169,6 +169,8 @@ class Memory:
         held: set[str] = set()
         if ids := by_kind.get("passage"):
             held.update(p.id for p in self.store.passages_by_ids(project, ids))
+        if ids := by_kind.get("fact"):
+            held.update(self.store.held_facts(project, ids))
         if ids := by_kind.get("report"):
             held.update(r.id for r in self.store.reports_by_ids(project, ids))
         if ids := by_kind.get("fact"):

@@ -120,7 +120,10 @@ def _fill_facts(
     similarities: dict[str, float] | None = None
     if meaning is not None:
         similarities = meaning.similarities(project, "fact", [c.fact.id for c in candidates])
-    for scored in rank_facts(question, candidates, similarities, [*matched, *names]):
+    ranked = rank_facts(
+        question, candidates, similarities, [*matched, *names], model=meaning is not None
+    )
+    for scored in ranked:
         c = scored.candidate
         item = c.fact.wire()
         if c.path:
@@ -269,10 +272,25 @@ def _semantic_steps(
             lost.add("facts")
         matched = [m.key for m in similar.matches]
         if matched and "facts" in surfaces and not bundle.truncated:
-            # Not ranked by the question: the similar name is not one of its words, so
-            # words would judge its facts by a misspelling.
+            # Ranked as in step 1, by the question with each span that found a name
+            # read as that name ("Where is Atlas Moren employed?" asks about Atlas
+            # Moran: the misspelling would pull the question's vector away).
+            asked = question
+            for m in similar.matches:
+                asked = asked.replace(m.span, m.key)
+            meaning = _Meaning(q if asked == question else _Question(asked, q.embedder), index)
+            spans = [m.span for m in similar.matches]
             _fill_facts(
-                store, project, "", matched, controls, bundle, filters, None, "similar_name"
+                store,
+                project,
+                asked,
+                matched,
+                controls,
+                bundle,
+                filters,
+                meaning,
+                "similar_name",
+                names=spans,
             )
 
     # Step 3: reports, when nothing matched or themes is asked for, nearest the
