@@ -201,16 +201,3 @@ def test_reports_stay_in_their_project_and_role(store: Any, project: str, other:
     assert store.reports_of_entity(other, "atlas", ["tool"]) == []
     assert store.report_components(other, "tool", {"atlas"}) == set()
     assert store.report_components(project, "user", {"atlas"}) == set()
-
-
-def test_held_facts_are_those_stored_and_not_deleted(store: Any, project: str, other: str) -> None:
-    # The worker asks which facts it embedded are still held: a fact's vector must stay
-    # after indexing (recall's meaning signal), and go when the fact went meanwhile.
-    kept = fact("Atlas", "works at", "Acme Corp")
-    gone = fact("Atlas", "lives in", "Dublin")
-    store.put_facts(project, [kept, gone])
-    assert store.held_facts(project, [kept.id, gone.id, "nope"]) == {kept.id, gone.id}
-    assert store.delete_fact(project, gone.id)
-    assert store.held_facts(project, [kept.id, gone.id]) == {kept.id}
-    assert store.held_facts(other, [kept.id]) == set()
-    assert store.held_facts(project, []) == set()

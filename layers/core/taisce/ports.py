@@ -101,10 +101,6 @@ class Store(Protocol):
         message's occurred_at (a store may fill it anyway where it is free)."""
         ...
 
-    def held_facts(self, project: str, ids: Collection[str]) -> set[str]:
-        """Which of these fact ids the store holds (a deleted or erased fact is not)."""
-        ...
-
     # Reports: a fact written or deleted marks its entities dirty (per role) in the
     # same transaction; a worker later reads the marks, rebuilds their reports and
     # clears exactly the marks it read (a mark rewritten meanwhile stays).

@@ -1283,12 +1283,6 @@ class DynamoDbStore:
         )
         return [_passage(i) for i in items]
 
-    def held_facts(self, project: str, ids: Collection[str]) -> set[str]:
-        """BatchGetItem of the facts' claim items (keys only)."""
-        by_pk = {fact_pk(project, i): i for i in dict.fromkeys(ids)}
-        items = self._batch_get([_key(pk, FACT_SK) for pk in by_pk], "PK")
-        return {by_pk[i["PK"]["S"]] for i in items if i["PK"]["S"] in by_pk}
-
     def passages_by_ids(
         self,
         project: str,

@@ -692,18 +692,6 @@ class SqliteStore:
             found.update((r[0], Passage(*r)) for r in rows)
         return [found[i] for i in ids if i in found]
 
-    def held_facts(self, project: str, ids: Collection[str]) -> set[str]:
-        wanted = list(dict.fromkeys(ids))
-        held: set[str] = set()
-        for i in range(0, len(wanted), _CHUNK):
-            chunk = wanted[i : i + _CHUNK]
-            rows = self._db().execute(
-                f"SELECT id FROM facts WHERE project = ? AND id IN ({','.join('?' * len(chunk))})",
-                (project, *chunk),
-            )
-            held.update(r["id"] for r in rows)
-        return held
-
     def passages_of(self, project: str, message_id: str) -> list[Passage]:
         rows = self._db().execute(
             'SELECT id, message_id, role, source, start, "end", quote FROM passages '
