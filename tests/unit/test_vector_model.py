@@ -98,13 +98,14 @@ def test_a_new_model_drops_the_old_vectors_and_the_worker_embeds_everything_agai
     assert index.recorded_model() == "old/4"
     before = _directions(index, "passage")
     assert before and all(v == OLD.direction for v in before.values())
-    assert _directions(index, "entity")
+    # Fact statements keep their vectors (the worker once deleted them as "vanished").
+    assert _directions(index, "fact") and _directions(index, "entity")
 
     store, index, memory = _memory(path, NEW)  # the next start, another model
     _adopt_model(store, index, "new/4")
 
     assert index.recorded_model() == "new/4"
-    for kind in ("passage", "entity"):
+    for kind in ("passage", "fact", "entity"):
         assert _directions(index, kind) == {}, kind
     # Nothing of the new model's is searched against the old model's vectors meanwhile.
     assert index.search("p", "passage", NEW.direction, 10) == []
