@@ -440,6 +440,9 @@ class SqliteStore:
         changed = {f.id: f for f in planned}
         return [changed.get(f.id, f) if f.id not in stored else f for f in facts]
 
+    def facts_held(self, project: str, ids: Collection[str]) -> set[str]:
+        return self._stored_ids(self._db(), project, list(dict.fromkeys(ids)))
+
     def _stored_ids(self, db: sqlite3.Connection, project: str, ids: list[str]) -> set[str]:
         found: set[str] = set()
         for i in range(0, len(ids), _CHUNK):

@@ -53,6 +53,11 @@ CREATE TABLE IF NOT EXISTS vector_versions (
     version INTEGER NOT NULL,
     PRIMARY KEY (project, kind)
 ) WITHOUT ROWID;
+-- The model that made the vectors (one row): vectors of two models do not compare.
+CREATE TABLE IF NOT EXISTS vector_model (
+    one INTEGER PRIMARY KEY CHECK (one = 1),
+    model TEXT NOT NULL
+);
 """
 
 
@@ -257,6 +262,35 @@ class SqliteVectorIndex:
         self.dimensions = dimensions
         self._lock = threading.Lock()
         self._matrices: dict[tuple[str, str], _Matrix] = {}
+
+    def recorded_model(self) -> str | None:
+        """The model recorded as making this index's vectors (None: none recorded)."""
+        row = self.file.db().execute("SELECT model FROM vector_model WHERE one = 1").fetchone()
+        return None if row is None else str(row[0])
+
+    def adopt_model(self, model: str) -> int | None:
+        """Record `model` as the one that makes this index's vectors. If another model
+        made the vectors held, they are deleted (the caller has marked everything for
+        the worker to embed again) and their count returned; None when none were. A
+        folder written before models were recorded is taken as this model's."""
+        with self._lock:
+            with self.file.write() as db:
+                row = db.execute("SELECT model FROM vector_model WHERE one = 1").fetchone()
+                if row is not None and row[0] == model:
+                    return None
+                db.execute(
+                    "INSERT INTO vector_model (one, model) VALUES (1, ?) "
+                    "ON CONFLICT (one) DO UPDATE SET model = excluded.model",
+                    (model,),
+                )
+                if row is None:
+                    return None
+                scopes = db.execute("SELECT DISTINCT project, kind FROM vectors").fetchall()
+                dropped = db.execute("DELETE FROM vectors").rowcount
+                for project, kind in scopes:
+                    _bump(db, project, kind)
+            self._matrices.clear()
+            return dropped
 
     def upsert(self, project: str, kind: VectorKind, items: Sequence[VectorItem]) -> None:
         if not items:

@@ -4,6 +4,7 @@ request (cold start), never at import, and reused while the process lives."""
 from __future__ import annotations
 
 import functools
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -18,6 +19,8 @@ from ..settings import Settings, SettingsError, load_settings
 
 if TYPE_CHECKING:
     from ..adapters.dynamodb_store import DynamoDbStore
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -39,7 +42,31 @@ def open_semantic(settings: Settings, store: object = None) -> Semantic | None:
     if embedder is None:
         return None
     index = SqliteVectorIndex(settings.sqlite_path, embedder.dimensions)
+    if isinstance(store, SqliteStore):
+        _adopt_model(store, index, f"{embedder.name}/{embedder.dimensions}")
     return Semantic(embedder=embedder, index=index)
+
+
+def _adopt_model(store: SqliteStore, index: SqliteVectorIndex, model: str) -> None:
+    """Vectors of another model (TAISCE_EMBEDDINGS changed) do not compare with this
+    one's: everything is marked for the worker to embed again (as `taisce reindex`
+    does), then the old vectors are dropped. Marking first, so that a crash in between
+    leaves work to redo, never an item without a vector and without a mark."""
+    recorded = index.recorded_model()
+    if recorded == model:
+        return
+    if recorded is None:
+        index.adopt_model(model)
+        return
+    marked = store.mark_everything()
+    dropped = index.adopt_model(model)
+    logger.warning(
+        "embedding model changed from %s to %s: %s vectors dropped, %s items marked to embed again",
+        recorded,
+        model,
+        dropped,
+        marked,
+    )
 
 
 def open_opensearch_semantic(settings: Settings, store: object = None) -> Semantic | None:
