@@ -203,7 +203,7 @@ def test_reports_stay_in_their_project_and_role(store: Any, project: str, other:
     assert store.report_components(project, "user", {"atlas"}) == set()
 
 
-def test_facts_held_names_the_stored_facts_only(store: Any, project: str, other: str) -> None:
+def test_held_facts_once_each_and_per_project(store: Any, project: str, other: str) -> None:
     # The worker asks after embedding fact statements: a fact deleted (or erased) while
     # it was embedded must not keep its vector, a fact still held must.
     store.put_facts(project, [fact("Atlas", "works at", "Acme", id="h1")])
@@ -211,6 +211,6 @@ def test_facts_held_names_the_stored_facts_only(store: Any, project: str, other:
     store.put_facts(other, [fact("Bob", "knows", "Carol", id="h3")])
     assert store.delete_fact(project, "h2")
 
-    assert store.facts_held(project, ["h1", "h2", "h3", "h1", "never"]) == {"h1"}
-    assert store.facts_held(other, ["h3"]) == {"h3"}
-    assert store.facts_held(project, []) == set()
+    assert store.held_facts(project, ["h1", "h2", "h3", "h1", "never"]) == {"h1"}
+    assert store.held_facts(other, ["h3"]) == {"h3"}
+    assert store.held_facts(project, []) == set()

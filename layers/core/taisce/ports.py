@@ -56,10 +56,6 @@ class Store(Protocol):
 
     def delete_fact(self, project: str, fact_id: str) -> bool: ...
 
-    def facts_held(self, project: str, ids: Collection[str]) -> set[str]:
-        """Which of these fact ids the store still holds (deleted or erased ones left out)."""
-        ...
-
     def known_names(
         self, project: str, keys: Collection[str], roles: Collection[Role] | None = None
     ) -> set[str]:

@@ -1121,12 +1121,6 @@ class DynamoDbStore:
         )
         return [_fact(i) for i in items]
 
-    def facts_held(self, project: str, ids: Collection[str]) -> set[str]:
-        """BatchGetItem of the facts' claim items (keys only)."""
-        by_pk = {fact_pk(project, i): i for i in dict.fromkeys(ids)}
-        keys = [_key(pk, FACT_SK) for pk in by_pk]
-        return {by_pk[item["PK"]["S"]] for item in self._batch_get(keys, "PK")}
-
     def delete_fact(self, project: str, fact_id: str) -> bool:
         claim_key = _key(fact_pk(project, fact_id), FACT_SK)
         claim = self._get(claim_key)

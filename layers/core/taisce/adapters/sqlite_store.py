@@ -440,9 +440,6 @@ class SqliteStore:
         changed = {f.id: f for f in planned}
         return [changed.get(f.id, f) if f.id not in stored else f for f in facts]
 
-    def facts_held(self, project: str, ids: Collection[str]) -> set[str]:
-        return self._stored_ids(self._db(), project, list(dict.fromkeys(ids)))
-
     def _stored_ids(self, db: sqlite3.Connection, project: str, ids: list[str]) -> set[str]:
         found: set[str] = set()
         for i in range(0, len(ids), _CHUNK):
@@ -661,16 +658,7 @@ class SqliteStore:
             )
 
     def held_facts(self, project: str, ids: Collection[str]) -> set[str]:
-        wanted = list(dict.fromkeys(ids))
-        held: set[str] = set()
-        for i in range(0, len(wanted), _CHUNK):
-            chunk = wanted[i : i + _CHUNK]
-            rows = self._db().execute(
-                f"SELECT id FROM facts WHERE project = ? AND id IN ({','.join('?' * len(chunk))})",
-                (project, *chunk),
-            )
-            held.update(r["id"] for r in rows)
-        return held
+        return self._stored_ids(self._db(), project, list(dict.fromkeys(ids)))
 
     def passages_by_ids(
         self,

@@ -173,8 +173,6 @@ class Memory:
             held.update(self.store.held_facts(project, ids))
         if ids := by_kind.get("report"):
             held.update(r.id for r in self.store.reports_by_ids(project, ids))
-        if ids := by_kind.get("fact"):
-            held.update(self.store.facts_held(project, ids))
         if ids := by_kind.get("entity"):
             # An entity's id is "<role>:<name>"; its name row goes only with an erasure
             # (or a merge, whose alias's vector may go too: recall resolves aliases).
