@@ -110,7 +110,7 @@ def test_erasure_needs_a_credential(server: LocalServer) -> None:
 def test_erasure_over_http_is_idempotent_and_audited(server: LocalServer) -> None:
     project = "erasure-http"
     with server.client(server.new_credential(project)) as http:
-        assert erase(http, {"subject": "Nobody"}).json() == {"erased": ZERO}
+        assert erase(http, {"subject": "Nobody"}).json()["erased"] == ZERO
         assert http.post("/v1/messages", json={"messages": MESSAGES}).status_code == 202
         assert http.post("/v1/facts", json={"facts": FACTS}).status_code == 201
         first = erase(http, {"subject": "atlas"})
@@ -122,7 +122,7 @@ def test_erasure_over_http_is_idempotent_and_audited(server: LocalServer) -> Non
             "passages": 2,
             "reports": 0,  # none built yet (or none, without a model, on this server)
         } | {"reports": first.json()["erased"]["reports"]}
-        assert erase(http, {"subject": "ATLAS"}).json() == {"erased": ZERO}
+        assert erase(http, {"subject": "ATLAS"}).json()["erased"] == ZERO
         assert http.get("/v1/facts", params={"subject": "Atlas"}).json() == {"facts": []}
         asked = {"question": "What about Acme Corp?", "source_roles": ROLES, "hops": 2}
         answer = http.post("/v1/recalls", json=asked).json()
