@@ -94,9 +94,12 @@ def sqs_batch(
         ("messages", ["m-1"]),
         ("facts", ["f-1", "f-2"]),
     ),
+    first: int = 0,
 ) -> dict[str, Any]:
+    """Records numbered from `first`: each SQS message id is one pass (the worker's
+    idempotency), so two batches must not share one."""
     records = []
-    for n, (kind, ids) in enumerate(messages):
+    for n, (kind, ids) in enumerate(messages, start=first):
         body = json.dumps({"project": PROJECT, "kind": kind, "ids": ids}, sort_keys=True)
         records.append(
             {
@@ -207,7 +210,7 @@ EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
             path_params={"id": ERASURE_ID},
         ),
     ),
-    "worker-erasure.json": ("WorkerFunction", sqs_batch((("erasure", []),))),
+    "worker-erasure.json": ("WorkerFunction", sqs_batch((("erasure", []),), first=5)),
     "worker-sqs.json": ("WorkerFunction", sqs_batch()),
     "worker-schedule.json": ("WorkerFunction", schedule()),
 }
