@@ -13,20 +13,21 @@ import pytest
 
 from taisce.adapters.sqs_queue import group_id
 from taisce.local.gateway import Gateway
-from tests.integration.test_worker_sqs import (  # noqa: F401 - fixtures
-    FACTS,
-    Context,
-    api,
-    aws,
-    bearer,
-    moto,
-    project,
-    queue,
-    receive,
-    run,
-    sqs,
-)
+from tests.integration import test_worker_sqs as worker_sqs
 from tests.moto_server import MotoDynamoDb
+
+# The SQS worker module's fixtures and helpers (its queue, environment and gateway).
+moto = worker_sqs.moto
+sqs = worker_sqs.sqs
+queue = worker_sqs.queue
+aws = worker_sqs.aws
+project = worker_sqs.project
+api = worker_sqs.api
+FACTS = worker_sqs.FACTS
+Context = worker_sqs.Context
+bearer = worker_sqs.bearer
+receive = worker_sqs.receive
+run = worker_sqs.run
 
 MESSAGES = {
     "messages": [
