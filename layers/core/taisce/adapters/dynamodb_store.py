@@ -231,6 +231,17 @@ def _work_touch(prefix: str, project: str) -> Item:
 ERASING = "ER"
 
 
+def _message_of(item: Item) -> Message:
+    return Message(
+        id=item["id"]["S"],
+        role=item["role"]["S"],
+        content=item["content"]["S"],
+        source=_s(item, "source"),
+        occurred_at=item["occurred_at"]["S"],
+        recorded_at=item["recorded_at"]["S"],
+    )
+
+
 def _audit_item(record: ErasureRecord) -> Item:
     """The audit record of one erasure (ERASURES / <erased_at>#<id>): no name."""
     item: Item = {
@@ -2153,14 +2164,15 @@ class DynamoDbStore:
         units.sort(key=lambda u: sorted(u.names))
         parallel(lambda group: self._commit(group, undo=True), list(self._groups(units)))
 
-    def _redaction_writes(self, project: str, r: Any) -> tuple[list[Item], Item]:
+    def _redaction_writes(
+        self, project: str, r: Any, stored: Message | None
+    ) -> tuple[list[Item], Item]:
         """The passage writes (DeleteRequest/PutRequest) and the message's Update of
-        one redaction."""
+        one redaction (`stored`: the message as held, for its listing item)."""
         pk = message_pk(project, r.message_id)
         writes: list[Item] = [
             {"DeleteRequest": {"Key": _key(pk, _passage_sk(p.start))}} for p in r.dropped
         ]
-        stored = self.message(project, r.message_id)
         if stored is not None:
             # The explorer's listing names the source too: rewritten with it.
             listed = message_listing_item(project, replace(stored, source=r.source))
@@ -2203,8 +2215,12 @@ class DynamoDbStore:
         ops: list[Item] = []
         members: list[Any] = []
         size = 0
+        # The messages as held, read at once (BatchGetItem, in parallel), not one
+        # GetItem after another.
+        keys = [_key(message_pk(project, r.message_id), MESSAGE_SK) for r in redactions]
+        held = {i["id"]["S"]: _message_of(i) for i in self._batch_get(keys)}
         for r in redactions:
-            writes, update = self._redaction_writes(project, r)
+            writes, update = self._redaction_writes(project, r, held.get(r.message_id))
             mine: list[Item] = [
                 {"Delete": {"TableName": table, "Key": w["DeleteRequest"]["Key"]}}
                 if "DeleteRequest" in w
@@ -2241,7 +2257,7 @@ class DynamoDbStore:
     def _redact(self, project: str, r: Any) -> None:
         """Passages first, the message last: until the message is rewritten it still
         names the entity, so a retry finds it and finishes."""
-        writes, update = self._redaction_writes(project, r)
+        writes, update = self._redaction_writes(project, r, self.message(project, r.message_id))
         self._batch_write(writes)
         self.client.update_item(TableName=self.table_name, **update)
 
