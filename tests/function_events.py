@@ -25,7 +25,7 @@ from taisce.credentials import bearer_secret, secret_hash
 from taisce.local.routes import load_template
 from tests.aws_calls import AwsCalls
 from tests.contract.factories import credential
-from tests.lambda_events import BEARER, EVENTS, PROJECT
+from tests.lambda_events import BEARER, ERASURE_ID, EVENTS, PROJECT
 from tests.moto_server import AWS_ENV, TEMPLATE, shared_moto
 
 EVENTS_DIR = Path(__file__).resolve().parents[1] / "events"
@@ -50,6 +50,8 @@ ORDER = [
     "ui-page.json",
     "facts-delete.json",
     "erasures.json",
+    "worker-erasure.json",
+    "erasures-status.json",
 ]
 
 
@@ -136,6 +138,13 @@ def function_env(function: str) -> dict[str, str]:
     return env
 
 
+def _with_erasure_id(event: dict[str, Any], before: list[Invocation]) -> dict[str, Any]:
+    accepted = next(i for i in before if i.event_file == "erasures.json")
+    erasure_id = json.loads(accepted.answer["body"])["id"]
+    text = json.dumps(event).replace(ERASURE_ID, erasure_id)
+    return json.loads(text)
+
+
 @functools.cache
 def run_events() -> tuple[list[Invocation], AwsCalls]:
     """Run every event once; the answers in ORDER, and the calls each function made."""
@@ -173,6 +182,8 @@ def run_events() -> tuple[list[Invocation], AwsCalls]:
             # Always moto's endpoints, declared or not: never a call to AWS itself.
             env = {**AWS_ENV, **env, **here}
             event = json.loads((EVENTS_DIR / name).read_text())
+            if name == "erasures-status.json":  # the id erasures.json was given
+                event = _with_erasure_id(event, invocations)
             with environment(env), calls.as_function(function):
                 answer = handler_of(function)(event, Context(function, timeout_of(function)))
             invocations.append(Invocation(name, function, answer))

@@ -83,9 +83,23 @@ def authorizer_request() -> dict[str, Any]:
     }
 
 
-def sqs_batch() -> dict[str, Any]:
+# The erasure whose status erasures-status.json reads: a placeholder, since the id is
+# made when erasures.json is accepted (tests/function_events.py puts the real one in;
+# with `sam local invoke`, put in the id the 202 answered).
+ERASURE_ID = "era_" + "0" * 32
+
+
+def sqs_batch(
+    messages: tuple[tuple[str, list[str]], ...] = (
+        ("messages", ["m-1"]),
+        ("facts", ["f-1", "f-2"]),
+    ),
+    first: int = 0,
+) -> dict[str, Any]:
+    """Records numbered from `first`: each SQS message id is one pass (the worker's
+    idempotency), so two batches must not share one."""
     records = []
-    for n, (kind, ids) in enumerate([("messages", ["m-1"]), ("facts", ["f-1", "f-2"])]):
+    for n, (kind, ids) in enumerate(messages, start=first):
         body = json.dumps({"project": PROJECT, "kind": kind, "ids": ids}, sort_keys=True)
         records.append(
             {
@@ -190,6 +204,16 @@ EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "ui-page.json": ("UiFunction", http("GET", "/ui", authorized=False)),
     "erasures.json": ("ErasuresFunction", http("POST", "/v1/erasures", {"subject": "Atlas"})),
+    "erasures-status.json": (
+        "ErasuresFunction",
+        http(
+            "GET",
+            f"/v1/erasures/{ERASURE_ID}",
+            route="/v1/erasures/{id}",
+            path_params={"id": ERASURE_ID},
+        ),
+    ),
+    "worker-erasure.json": ("WorkerFunction", sqs_batch((("erasure", []),), first=5)),
     "worker-sqs.json": ("WorkerFunction", sqs_batch()),
     "worker-schedule.json": ("WorkerFunction", schedule()),
 }

@@ -1,11 +1,15 @@
-"""POST /v1/erasures: erase everything held about one entity."""
+"""POST /v1/erasures: erase everything held about one entity; GET /v1/erasures/{id}: its
+status. On DynamoDB the erasure is accepted (202) and the worker completes it; the
+embedded store completes it in the request (200). Both answer the same body."""
 
 from typing import Annotated, Any
+from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from taisce.api import make_handler, make_resolver, project_of, services
-from taisce.api.responses import Erased, described
+from taisce.api.responses import ErasureAnswer, described
+from taisce.api.work import announce
 from taisce.domain.erasure import ErasureRequest
 
 app = make_resolver()
@@ -14,11 +18,31 @@ app = make_resolver()
 @app.post(
     "/v1/erasures",
     summary="Erase everything held about one entity",
-    responses=described(200, Erased, "Erased (zero counts when nothing was held)"),
+    responses={
+        **described(200, ErasureAnswer, "Erased now (zero counts when nothing was held)"),
+        **described(202, ErasureAnswer, "Accepted: the worker erases it; see status_url"),
+    },
 )
-def erase(request: Annotated[ErasureRequest, Body(embed=False)]) -> dict[str, Any]:
-    counts = services().memory.erase(project_of(app), request.subject)
-    return {"erased": counts}
+def erase(request: Annotated[ErasureRequest, Body(embed=False)]) -> tuple[dict[str, Any], int]:
+    built = services()
+    project = project_of(app)
+    # Where finding what names the entity reads the whole project over the network
+    # (DynamoDB), no entity size bounds the request's time: the worker does the work.
+    defer = bool(getattr(built.memory.store, "defers_erasure", False))
+    status = built.memory.request_erasure(project, request.subject, defer=defer)
+    if status.status == "pending":
+        announce(built.queue, project, "erasure", [status.id])
+        return status.wire(), 202
+    return status.wire(), 200
+
+
+@app.get(
+    "/v1/erasures/<erasure_id>",
+    summary="The status of one erasure",
+    responses=described(200, ErasureAnswer, "Pending or done, with counts", not_found=True),
+)
+def erasure_status(erasure_id: str) -> dict[str, Any]:
+    return services().memory.erasure_status(project_of(app), unquote(erasure_id)).wire()
 
 
 lambda_handler = make_handler(app)

@@ -151,8 +151,12 @@ def test_erasure_removes_everything_about_a_subject(taisce: Client) -> None:
     taisce.store_facts(ATLAS)
     counts = taisce.erase("Atlas")
     assert counts["erased"]["facts"] == 2, counts
+    assert counts["status"] == "done"  # the embedded store erases in the request
+    assert taisce.erasure(counts["id"]) == counts
     assert taisce.facts_about("Atlas") == []
     assert taisce.recall("What about Atlas?", source_roles=["user", "tool"]).facts == []
+    with pytest.raises(NotFound):
+        taisce.erasure("era_" + "0" * 32)
 
 
 def test_the_async_client_covers_the_same_routes(server: LocalServer) -> None:

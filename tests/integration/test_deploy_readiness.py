@@ -58,14 +58,14 @@ SCENARIOS = {
 # Who calls what the tests cannot run (from the code): the embedding model is called by
 # whoever embeds (a recall's question, merge proposals' names, the worker's pending
 # vectors); the extractor only by the worker; vectors are read by recall and proposals,
-# written by the worker (which also creates the index) and deleted by erasure.
+# written by the worker (which also creates the index) and deleted by it when it
+# completes an erasure.
 EMBEDS = {"RecallFunction", "EntitiesFunction", "WorkerFunction"}
 EXTRACTS = {"WorkerFunction"}
 VECTOR_PERMISSIONS = {
     "RecallFunction": {"aoss:ReadDocument", "aoss:DescribeIndex"},
     "EntitiesFunction": {"aoss:ReadDocument", "aoss:DescribeIndex"},
     "WorkerFunction": {"aoss:ReadDocument", "aoss:WriteDocument", "aoss:CreateIndex"},
-    "ErasuresFunction": {"aoss:ReadDocument", "aoss:WriteDocument"},
 }
 
 

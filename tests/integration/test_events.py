@@ -143,7 +143,13 @@ def test_the_explorer_page_is_served_without_a_credential() -> None:
     assert "Content-Security-Policy" in answer["headers"]
 
 
-def test_the_erasure_erases_what_the_events_stored() -> None:
-    assert status("erasures.json") == 200
-    erased = body("erasures.json")["erased"]
+def test_the_erasure_is_accepted_then_done_by_the_worker() -> None:
+    assert status("erasures.json") == 202
+    accepted = body("erasures.json")
+    assert accepted["status"] == "pending" and set(accepted["erased"].values()) == {0}
+    assert answers()["worker-erasure.json"].answer == {"batchItemFailures": []}
+    assert status("erasures-status.json") == 200
+    done = body("erasures-status.json")
+    assert done["id"] == accepted["id"] and done["status"] == "done"
+    erased = done["erased"]
     assert erased["facts"] == 1 and erased["messages"] == 2

@@ -110,7 +110,7 @@ def test_erasure_needs_a_credential(server: LocalServer) -> None:
 def test_erasure_over_http_is_idempotent_and_audited(server: LocalServer) -> None:
     project = "erasure-http"
     with server.client(server.new_credential(project)) as http:
-        assert erase(http, {"subject": "Nobody"}).json() == {"erased": ZERO}
+        assert erase(http, {"subject": "Nobody"}).json()["erased"] == ZERO
         assert http.post("/v1/messages", json={"messages": MESSAGES}).status_code == 202
         assert http.post("/v1/facts", json={"facts": FACTS}).status_code == 201
         first = erase(http, {"subject": "atlas"})
@@ -122,7 +122,7 @@ def test_erasure_over_http_is_idempotent_and_audited(server: LocalServer) -> Non
             "passages": 2,
             "reports": 0,  # none built yet (or none, without a model, on this server)
         } | {"reports": first.json()["erased"]["reports"]}
-        assert erase(http, {"subject": "ATLAS"}).json() == {"erased": ZERO}
+        assert erase(http, {"subject": "ATLAS"}).json()["erased"] == ZERO
         assert http.get("/v1/facts", params={"subject": "Atlas"}).json() == {"facts": []}
         asked = {"question": "What about Acme Corp?", "source_roles": ROLES, "hops": 2}
         answer = http.post("/v1/recalls", json=asked).json()
@@ -233,3 +233,83 @@ def test_with_a_model_nothing_about_it_comes_back(semantic: tuple[httpx.Client, 
     assert not [t for t in text if names_atlas(t)]
     assert left == 0
     assert "atlas" not in " ".join(tombstones)
+
+
+# -- on DynamoDB (moto's server): accepted, then completed by the worker ---------------
+
+
+@pytest.fixture(scope="module")
+def on_dynamodb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LocalServer, Any]]:
+    from tests.moto_server import shared_moto
+
+    table = shared_moto().table_named("taisce-erasure-http")
+    server = start_server(Path(tmp_path_factory.mktemp("erasure-dynamodb")), table.env)
+    try:
+        yield server, table
+    finally:
+        server.stop()
+
+
+def dynamodb_client(on_dynamodb: tuple[LocalServer, Any], project: str) -> httpx.Client:
+    from taisce.credentials import new_secret, secret_hash
+    from tests.contract.factories import credential
+
+    server, table = on_dynamodb
+    secret = new_secret()
+    table.store().add_credential(credential(project), secret_hash(secret))
+    return server.client(secret)
+
+
+def test_on_dynamodb_an_erasure_is_accepted_then_done_by_the_worker(
+    on_dynamodb: tuple[LocalServer, Any],
+) -> None:
+    project = f"erasure-ddb-{os.urandom(6).hex()}"
+    with dynamodb_client(on_dynamodb, project) as http:
+        assert http.post("/v1/messages", json={"messages": MESSAGES}).status_code == 202
+        assert http.post("/v1/facts", json={"facts": FACTS}).status_code == 201
+        r = erase(http, {"subject": "atlas"})
+        assert r.status_code == 202, r.text
+        accepted = r.json()
+        assert accepted["status"] == "pending" and accepted["erased"] == ZERO
+        assert accepted["status_url"] == f"/v1/erasures/{accepted['id']}"
+        deadline = time.monotonic() + 60
+        while (status := http.get(accepted["status_url"])).json()["status"] == "pending":
+            assert status.status_code == 200
+            # Whatever the worker has done so far, recall returns nothing about it.
+            asked = {"question": "Where does Atlas work?", "source_roles": ROLES, "hops": 2}
+            assert not [t for t in texts(http.post("/v1/recalls", json=asked).json())
+                        if names_atlas(t)]  # fmt: skip
+            assert time.monotonic() < deadline, "the worker did not finish the erasure"
+            time.sleep(0.1)
+        done = status.json()
+        assert done["status"] == "done" and done["finished_at"] >= done["requested_at"]
+        assert done["erased"] | {"reports": 0} == {
+            "facts": 4, "entities": 1, "messages": 3, "passages": 2, "reports": 0
+        }  # fmt: skip
+        assert http.get("/v1/facts", params={"subject": "Atlas"}).json() == {"facts": []}
+        # Erasing again: a new erasure, done with zero counts.
+        again = erase(http, {"subject": "ATLAS"})
+        assert again.status_code == 202
+        wait_for_worker(http)
+        assert http.get(again.json()["status_url"]).json()["erased"] == ZERO
+        # Bad input: the API's shape, nothing recorded.
+        bad = erase(http, {"subject": "   "})
+        assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_request"
+        missing = http.get("/v1/erasures/era_" + "f" * 32)
+        assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+    _, table = on_dynamodb
+    assert table.store().pending_erasures(project) == []
+    assert len(table.store().erasures(project)) == 2
+
+
+def test_the_embedded_store_answers_the_same_shape_done(server: LocalServer) -> None:
+    with server.client(server.new_credential("erasure-shape")) as http:
+        assert http.post("/v1/facts", json={"facts": FACTS}).status_code == 201
+        r = erase(http, {"subject": "Maya Okafor"})
+        assert r.status_code == 200
+        done = r.json()
+        assert done["status"] == "done" and done["erased"]["facts"] == 3
+        assert http.get(done["status_url"]).json() == done
+        other = server.new_credential("erasure-shape-other")
+    with server.client(other) as http:
+        assert http.get(done["status_url"]).status_code == 404

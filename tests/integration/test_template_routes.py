@@ -48,6 +48,7 @@ def test_every_template_route_reaches_code(route) -> None:
 PARAMETERS = {
     "/v1/facts/{id}": "/v1/facts/<fact_id>",
     "/v1/messages/{id}": "/v1/messages/<message_id>",
+    "/v1/erasures/{id}": "/v1/erasures/<erasure_id>",
 }
 # The explorer's page (taisce.ui) is served by a plain handler, not a resolver.
 API_ROUTES = [r for r in API.routes if r.path.startswith("/v1/")]

@@ -114,3 +114,35 @@ def test_the_request_and_the_hash() -> None:
         ErasureRequest.model_validate({"subject": "Atlas", "extra": 1})
     assert subject_hash("p", "atlas") != subject_hash("q", "atlas")
     assert len(subject_hash("p", "atlas")) == 64
+
+
+def test_hide_pending_drops_every_item_naming_a_pending_name_and_recounts() -> None:
+    from taisce.domain.budget import item_characters
+    from taisce.domain.erasure import hide_pending
+
+    fact_kept = {
+        "subject": "Maya",
+        "predicate": "likes",
+        "object": "tea",
+        "statement": "Maya likes tea",
+        "source_role": "user",
+        "quote": None,
+        "context": None,
+    }
+    fact_gone = {**fact_kept, "statement": "Maya likes tea, as ATLAS does"}
+    hop = {**fact_kept, "path": ["Atlas", "Maya"]}
+    report_gone = {"title": "Maya", "summary": "Maya and Atlas-the-dog", "path": []}
+    passage_kept = {"role": "user", "source": None, "quote": "Alice met Al."}
+    passage_gone = {"role": "user", "source": "notes/atlas.md", "quote": "Nothing here."}
+    answer = {
+        "controls": {}, "characters": 0, "truncated": False, "degraded": [],
+        "facts": [fact_kept, fact_gone, hop], "reports": [report_gone],
+        "passages": [passage_kept, passage_gone],
+    }  # fmt: skip
+    hidden = hide_pending(answer, {"atlas"})
+    assert hidden["facts"] == [fact_kept] and hidden["reports"] == []
+    assert hidden["passages"] == [passage_kept]
+    assert hidden["characters"] == item_characters("facts", fact_kept) + item_characters(
+        "passages", passage_kept
+    )
+    assert hide_pending(answer, set()) is answer

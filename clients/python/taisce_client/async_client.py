@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any, TypeVar, Unpack
@@ -73,8 +74,16 @@ class AsyncClient:
     async def recall(self, question: str, **controls: Unpack[RecallControls]) -> Recall:
         return await self._run(calls.recall(question, controls))
 
-    async def erase(self, subject: str) -> dict[str, Any]:
-        return await self._run(calls.erase(subject))
+    async def erase(self, subject: str, *, wait: float = 0.0) -> dict[str, Any]:
+        answer = await self._run(calls.erase(subject))
+        deadline = time.monotonic() + wait
+        while answer.get("status") == "pending" and time.monotonic() < deadline:
+            await asyncio.sleep(calls.ERASURE_POLL_SECONDS)
+            answer = await self.erasure(answer["id"])
+        return answer
+
+    async def erasure(self, erasure_id: str) -> dict[str, Any]:
+        return await self._run(calls.erasure(erasure_id))
 
     async def entities(
         self, search: str | None = None, limit: int | None = None, cursor: str | None = None

@@ -74,6 +74,14 @@ def erase(subject: str) -> Call[dict[str, Any]]:
     return Call("POST", "/v1/erasures", dict, {"subject": subject})
 
 
+def erasure(erasure_id: str) -> Call[dict[str, Any]]:
+    return Call("GET", f"/v1/erasures/{quote(erasure_id, safe='')}", dict)
+
+
+# How often erase(wait=True) reads a pending erasure's status.
+ERASURE_POLL_SECONDS = 0.5
+
+
 def _params(**given: Any) -> dict[str, str]:
     """Query parameters that were given (None is left out), as text."""
     return {k: str(v) for k, v in given.items() if v is not None}

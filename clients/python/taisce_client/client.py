@@ -79,9 +79,21 @@ class Client:
         the server's defaults; a control this client does not name is sent as given."""
         return self._run(calls.recall(question, controls))
 
-    def erase(self, subject: str) -> dict[str, Any]:
-        """Erase everything held about an entity; returns the API's counts as a dict."""
-        return self._run(calls.erase(subject))
+    def erase(self, subject: str, *, wait: float = 0.0) -> dict[str, Any]:
+        """Erase everything held about an entity; returns the API's answer as a dict:
+        `status` "done" with the counts under `erased`, or "pending" (a deploy whose
+        worker erases it: recall already hides it). With `wait` (seconds), reads the
+        status until it is done or the time is up."""
+        answer = self._run(calls.erase(subject))
+        deadline = time.monotonic() + wait
+        while answer.get("status") == "pending" and time.monotonic() < deadline:
+            time.sleep(calls.ERASURE_POLL_SECONDS)
+            answer = self.erasure(answer["id"])
+        return answer
+
+    def erasure(self, erasure_id: str) -> dict[str, Any]:
+        """An erasure's status (pending or done, with counts); NotFound if unknown."""
+        return self._run(calls.erasure(erasure_id))
 
     def entities(
         self, search: str | None = None, limit: int | None = None, cursor: str | None = None

@@ -28,6 +28,8 @@ from .transport import settings
 
 Role = Literal["user", "assistant", "system", "tool"]
 ROLES = ["user", "assistant", "system", "tool"]
+# forget waits this long for an erasure a worker completes (the client's timeout is 30 s).
+FORGET_WAIT_SECONDS = 20.0
 
 
 class MessageArg(TypedDict):
@@ -188,11 +190,13 @@ def build_server(url: str | None = None, api_key: str | None = None) -> MCPServe
 
     @server.tool(
         description="Erase everything memory holds about one entity (its facts, "
-        "and the messages and passages about it). Returns what was erased."
+        "and the messages and passages about it). Returns what was erased; on a deploy "
+        "whose worker erases it, waits up to 20 s and may return status pending (recall "
+        "already hides the entity; the worker finishes it)."
     )
     async def forget(subject: str) -> CallToolResult:
         async def use(client: AsyncClient) -> Any:
-            return await client.erase(subject)
+            return await client.erase(subject, wait=FORGET_WAIT_SECONDS)
 
         return await call(use)
 

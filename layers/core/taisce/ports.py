@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from .domain.aliases import Alias, EntityName, MergeResult
-from .domain.erasure import ErasurePlan, ErasureRecord
+from .domain.erasure import ErasurePlan, ErasureRecord, ErasureStatus, PendingErasure
 from .domain.filters import FactFilter, MessageFilter
 from .domain.listing import EntityCounts
 from .domain.model import Fact, Message, Passage, Role
@@ -275,6 +275,38 @@ class Store(Protocol):
         """Audit records, oldest first."""
         ...
 
+    # Erasure requests (docs/API.md, "Erasure"): recorded when accepted, completed in
+    # steps by the request or the worker, finished once.
+
+    def begin_erasure(self, pending: PendingErasure) -> None:
+        """Record an accepted erasure durably (and list its project for the worker)."""
+        ...
+
+    def pending_erasure(self, project: str, erasure_id: str) -> PendingErasure | None: ...
+
+    def pending_erasures(self, project: str) -> list[PendingErasure]:
+        """The project's erasures not finished, oldest first (recall hides their names)."""
+        ...
+
+    def erasing_projects(self) -> list[str]:
+        """Projects with an erasure not finished (the worker's and the sweep's list)."""
+        ...
+
+    def add_erasure_counts(self, project: str, erasure_id: str, counts: dict[str, int]) -> None:
+        """Add what one step removed to the pending erasure's counts."""
+        ...
+
+    def finish_erasure(self, record: ErasureRecord, requested_at: str) -> bool:
+        """At once: the pending erasure goes (with its names), its status becomes done
+        with the record's counts, and the audit record is written. False, changing
+        nothing, if it was no longer pending (a retry or a duplicate finished it): the
+        audit record is written once."""
+        ...
+
+    def erasure_status(self, project: str, erasure_id: str) -> ErasureStatus | None:
+        """Pending or done, None for an id the project never had."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class PendingVector:
@@ -401,6 +433,12 @@ class VectorIndex(Protocol):
 
     def delete(self, project: str, kind: VectorKind, ids: Collection[str]) -> None: ...
 
+    def purge(self) -> None:
+        """Drop what deleted items leave behind in storage the index keeps itself (the
+        embedded index's full-text segments and its WAL); nothing where a service
+        manages its own storage."""
+        ...
+
 
 # -- extraction ------------------------------------------------------------------------
 
@@ -438,7 +476,7 @@ class Extractor(Protocol):
 
 # -- the work queue (AWS: SQS FIFO; locally the worker thread polls the store instead) --
 
-WorkKind = Literal["messages", "facts", "sweep"]
+WorkKind = Literal["messages", "facts", "sweep", "erasure"]
 
 
 class WorkQueue(Protocol):

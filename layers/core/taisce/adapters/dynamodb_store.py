@@ -53,7 +53,7 @@ from ..domain.aliases import (
     plan_merge,
     rekeyed,
 )
-from ..domain.erasure import ErasurePlan, ErasureRecord
+from ..domain.erasure import COUNTS, ErasurePlan, ErasureRecord, ErasureStatus, PendingErasure
 from ..domain.errors import InvalidRequest
 from ..domain.filters import FactFilter, MessageFilter
 from ..domain.listing import EntityCounts
@@ -228,6 +228,34 @@ def _work_touch(prefix: str, project: str) -> Item:
         "ExpressionAttributeNames": {"#p": "project", "#t": "t"},
         "ExpressionAttributeValues": {":p": {"S": project}, ":t": {"S": secrets.token_hex(8)}},
     }
+
+
+ERASING = "ER"
+
+
+def _message_of(item: Item) -> Message:
+    return Message(
+        id=item["id"]["S"],
+        role=item["role"]["S"],
+        content=item["content"]["S"],
+        source=_s(item, "source"),
+        occurred_at=item["occurred_at"]["S"],
+        recorded_at=item["recorded_at"]["S"],
+    )
+
+
+def _audit_item(record: ErasureRecord) -> Item:
+    """The audit record of one erasure (ERASURES / <erased_at>#<id>): no name."""
+    item: Item = {
+        **_key(ERASURES_PK, f"{record.erased_at}#{record.id}"),
+        "id": {"S": record.id},
+        "project": {"S": record.project},
+        "subject_hash": {"S": record.subject_hash},
+        "erased_at": {"S": record.erased_at},
+    }
+    for name, count in record.counts().items():
+        item[name] = {"N": str(count)}
+    return item
 
 
 # -- project listings: what a project holds, read without a Scan ---------------------
@@ -546,6 +574,11 @@ def _backoff(attempt: int) -> None:
 
 class DynamoDbStore:
     """Store and CredentialStore over one DynamoDB table (see docs/dynamodb.md)."""
+
+    # Each call is a round trip, safe from several threads: Memory reads beside a recall.
+    parallel_reads = True
+    # Erasures are accepted (202) and completed by the worker (docs/API.md, "Erasure").
+    defers_erasure = True
 
     def __init__(
         self,
@@ -2160,14 +2193,15 @@ class DynamoDbStore:
         units.sort(key=lambda u: sorted(u.names))
         parallel(lambda group: self._commit(group, undo=True), list(self._groups(units)))
 
-    def _redaction_writes(self, project: str, r: Any) -> tuple[list[Item], Item]:
+    def _redaction_writes(
+        self, project: str, r: Any, stored: Message | None
+    ) -> tuple[list[Item], Item]:
         """The passage writes (DeleteRequest/PutRequest) and the message's Update of
-        one redaction."""
+        one redaction (`stored`: the message as held, for its listing item)."""
         pk = message_pk(project, r.message_id)
         writes: list[Item] = [
             {"DeleteRequest": {"Key": _key(pk, _passage_sk(p.start))}} for p in r.dropped
         ]
-        stored = self.message(project, r.message_id)
         if stored is not None:
             # The explorer's listing names the source too: rewritten with it.
             listed = message_listing_item(project, replace(stored, source=r.source))
@@ -2210,8 +2244,12 @@ class DynamoDbStore:
         ops: list[Item] = []
         members: list[Any] = []
         size = 0
+        # The messages as held, read at once (BatchGetItem, in parallel), not one
+        # GetItem after another.
+        keys = [_key(message_pk(project, r.message_id), MESSAGE_SK) for r in redactions]
+        held = {i["id"]["S"]: _message_of(i) for i in self._batch_get(keys)}
         for r in redactions:
-            writes, update = self._redaction_writes(project, r)
+            writes, update = self._redaction_writes(project, r, held.get(r.message_id))
             mine: list[Item] = [
                 {"Delete": {"TableName": table, "Key": w["DeleteRequest"]["Key"]}}
                 if "DeleteRequest" in w
@@ -2248,21 +2286,12 @@ class DynamoDbStore:
     def _redact(self, project: str, r: Any) -> None:
         """Passages first, the message last: until the message is rewritten it still
         names the entity, so a retry finds it and finishes."""
-        writes, update = self._redaction_writes(project, r)
+        writes, update = self._redaction_writes(project, r, self.message(project, r.message_id))
         self._batch_write(writes)
         self.client.update_item(TableName=self.table_name, **update)
 
     def add_erasure(self, record: ErasureRecord) -> None:
-        item: Item = {
-            **_key(ERASURES_PK, f"{record.erased_at}#{record.id}"),
-            "id": {"S": record.id},
-            "project": {"S": record.project},
-            "subject_hash": {"S": record.subject_hash},
-            "erased_at": {"S": record.erased_at},
-        }
-        for name, count in record.counts().items():
-            item[name] = {"N": str(count)}
-        self.client.put_item(TableName=self.table_name, Item=item)
+        self.client.put_item(TableName=self.table_name, Item=_audit_item(record))
 
     def erasures(self, project: str | None = None) -> list[ErasureRecord]:
         params: dict[str, Any] = {
@@ -2313,6 +2342,131 @@ class DynamoDbStore:
             [{"DeleteRequest": {"Key": _key(pk, f"{k}#{i}")}} for k, i in dict.fromkeys(items)],
             ordered=False,
         )
+
+    # -- erasure requests -------------------------------------------------------------
+    # P#<p>#ERASING / <id>   a pending erasure: subject hash, names (needed for the work,
+    #                        gone when it finishes), requested_at, counts so far
+    # P#<p>#ERASURE / <id>   a finished erasure's status: counts, requested/finished at
+    # WORK / ER#<p>#<id>     lists the project for the worker's sweep (no Scan)
+    # finish_erasure deletes the first and the third, writes the second and the audit
+    # record in one transaction, on the condition that the pending item is there.
+
+    def _erasing_pk(self, project: str) -> str:
+        return _project(project) + "ERASING"
+
+    def _erasure_pk(self, project: str) -> str:
+        return _project(project) + "ERASURE"
+
+    @staticmethod
+    def _erasure_work_key(project: str, erasure_id: str) -> Item:
+        return _key(WORK_PK, f"{work_index_prefix(ERASING, project)}{erasure_id}")
+
+    def begin_erasure(self, pending: PendingErasure) -> None:
+        item: Item = {
+            **_key(self._erasing_pk(pending.project), pending.id),
+            "subject_hash": {"S": pending.subject_hash},
+            "names": {"L": [{"S": n} for n in pending.names]},
+            "requested_at": {"S": pending.requested_at},
+            **{k: {"N": str(pending.counts.get(k, 0))} for k in COUNTS},
+        }
+        entry = {
+            **self._erasure_work_key(pending.project, pending.id),
+            "project": {"S": pending.project},
+        }
+        table = self.table_name
+        self._transact([{"Put": {"TableName": table, "Item": i}} for i in (item, entry)])
+
+    def _pending_erasure(self, project: str, item: Item) -> PendingErasure:
+        return PendingErasure(
+            id=item["SK"]["S"],
+            project=project,
+            subject_hash=item["subject_hash"]["S"],
+            names=tuple(n["S"] for n in item["names"]["L"]),
+            requested_at=item["requested_at"]["S"],
+            counts={k: int(item[k]["N"]) for k in COUNTS},
+        )
+
+    def pending_erasure(self, project: str, erasure_id: str) -> PendingErasure | None:
+        item = self._get(_key(self._erasing_pk(project), erasure_id))
+        return self._pending_erasure(project, item) if item else None
+
+    def pending_erasures(self, project: str) -> list[PendingErasure]:
+        items = self._query(
+            KeyConditionExpression="PK = :pk",
+            ExpressionAttributeValues={":pk": {"S": self._erasing_pk(project)}},
+            ConsistentRead=True,
+        )
+        found = [self._pending_erasure(project, i) for i in items]
+        return sorted(found, key=lambda p: (p.requested_at, p.id))
+
+    def erasing_projects(self) -> list[str]:
+        return self._work_projects(ERASING)
+
+    def add_erasure_counts(self, project: str, erasure_id: str, counts: dict[str, int]) -> None:
+        names = {f"#{k}": k for k in COUNTS}
+        values = {f":{k}": {"N": str(counts.get(k, 0))} for k in COUNTS}
+        try:
+            self.client.update_item(
+                TableName=self.table_name,
+                Key=_key(self._erasing_pk(project), erasure_id),
+                UpdateExpression="ADD " + ", ".join(f"#{k} :{k}" for k in COUNTS),
+                ConditionExpression="attribute_exists(PK)",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+            )
+        except Exception as error:
+            # Finished meanwhile (a duplicate message's pass): its counts are final.
+            if self._code(error) != "ConditionalCheckFailedException":
+                raise
+
+    def finish_erasure(self, record: ErasureRecord, requested_at: str) -> bool:
+        project = record.project
+        counts = {k: {"N": str(v)} for k, v in record.counts().items()}
+        status: Item = {
+            **_key(self._erasure_pk(project), record.id),
+            "requested_at": {"S": requested_at},
+            "finished_at": {"S": record.erased_at},
+            **counts,
+        }
+        table = self.table_name
+        ops: list[Item] = [
+            {
+                "Delete": {
+                    "TableName": table,
+                    "Key": _key(self._erasing_pk(project), record.id),
+                    "ConditionExpression": "attribute_exists(PK)",
+                }
+            },
+            {"Delete": {"TableName": table, "Key": self._erasure_work_key(project, record.id)}},
+            {"Put": {"TableName": table, "Item": status}},
+            {"Put": {"TableName": table, "Item": _audit_item(record)}},
+        ]
+        try:
+            self._transact(ops)
+        except Exception as error:
+            reasons = getattr(error, "response", {}).get("CancellationReasons") or []
+            if reasons and reasons[0].get("Code") == "ConditionalCheckFailed":
+                return False  # finished already: the audit record is written once
+            raise
+        return True
+
+    def erasure_status(self, project: str, erasure_id: str) -> ErasureStatus | None:
+        keys = [
+            _key(self._erasing_pk(project), erasure_id),
+            _key(self._erasure_pk(project), erasure_id),
+        ]
+        items = self._batch_get(keys)
+        done = [i for i in items if i["PK"]["S"] == self._erasure_pk(project)]
+        if done:
+            item = done[0]
+            counts = {k: int(item[k]["N"]) for k in COUNTS}
+            return ErasureStatus(
+                erasure_id, "done", counts, item["requested_at"]["S"], item["finished_at"]["S"]
+            )
+        if items:
+            pending = self._pending_erasure(project, items[0])
+            return ErasureStatus(erasure_id, "pending", pending.counts, pending.requested_at)
+        return None
 
     # == work marks, pending vectors and reports ===========================================
     # Layout and reasons: docs/dynamodb.md, "Work marks" and "Reports".

@@ -360,6 +360,10 @@ class OpenSearchVectorIndex:
         if self.ledger is not None:
             self.ledger.set_document_ids(project, kind, assigned)
 
+    def purge(self) -> None:
+        """Nothing to do: a deleted document is gone from every search at once, and the
+        service merges its segments itself."""
+
     def delete(self, project: str, kind: VectorKind, ids: Collection[str]) -> None:
         """Delete every copy of these items: by the `_id`s the ledger recorded (found
         even within the refresh interval) and those a search finds."""

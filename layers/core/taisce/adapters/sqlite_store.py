@@ -19,7 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from ..domain.aliases import Alias, EntityName, MergeResult, NameState, plan_merge, rekeyed
-from ..domain.erasure import ErasurePlan, ErasureRecord, tombstone_hashes
+from ..domain.erasure import (
+    COUNTS,
+    ErasurePlan,
+    ErasureRecord,
+    ErasureStatus,
+    PendingErasure,
+    tombstone_hashes,
+)
 from ..domain.filters import FactFilter, MessageFilter
 from ..domain.listing import EntityCounts
 from ..domain.model import ROLES, Fact, Message, Passage, Role
@@ -206,6 +213,19 @@ CREATE TABLE IF NOT EXISTS erasures (
     passages INTEGER NOT NULL,
     reports INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS erasure_requests (
+    project TEXT NOT NULL,
+    id TEXT NOT NULL,
+    subject_hash TEXT NOT NULL,
+    names TEXT NOT NULL,
+    requested_at TEXT NOT NULL,
+    facts INTEGER NOT NULL DEFAULT 0,
+    entities INTEGER NOT NULL DEFAULT 0,
+    messages INTEGER NOT NULL DEFAULT 0,
+    passages INTEGER NOT NULL DEFAULT 0,
+    reports INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (project, id)
+) WITHOUT ROWID;
 """
 
 _MARK_DIRTY = (
@@ -305,6 +325,7 @@ class SqliteStore:
         )
         self.path = self.file.path
         self._add_fact_columns()
+        self._add_columns("erasures", (("requested_at", "TEXT"),))
         if not name_keys_current(self._db()):  # keys of an older rule: sqlite_name_keys.py
             with self._write() as db:
                 migrate_name_keys(db, mark_vectors=mark_vectors)
@@ -897,13 +918,16 @@ class SqliteStore:
     # -- extraction (messages -> facts) ----------------------------------------------
 
     def _add_fact_columns(self) -> None:
+        self._add_columns("facts", _ADDED_FACT_COLUMNS)
+
+    def _add_columns(self, table: str, columns: Sequence[tuple[str, str]]) -> None:
         """Add the columns a file made by an older version lacks (CREATE TABLE IF NOT
         EXISTS leaves an existing table as it is)."""
-        have = {r["name"] for r in self._db().execute("PRAGMA table_info(facts)")}
-        for column, kind in _ADDED_FACT_COLUMNS:
+        have = {r["name"] for r in self._db().execute(f"PRAGMA table_info({table})")}
+        for column, kind in columns:
             if column not in have:
                 try:
-                    self._db().execute(f"ALTER TABLE facts ADD COLUMN {column} {kind}")
+                    self._db().execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
                 except sqlite3.OperationalError as exc:
                     if "duplicate column" not in str(exc):
                         raise  # another process added it first otherwise
@@ -1431,6 +1455,107 @@ class SqliteStore:
                 "DELETE FROM erased_vectors WHERE project = ? AND kind = ? AND id = ?",
                 [(project, kind, i) for kind, i in items],
             )
+
+    # -- erasure requests: the embedded store finishes them in the request, but records
+    # them as DynamoDB does, so a crash part-way leaves one the worker completes.
+
+    def begin_erasure(self, pending: PendingErasure) -> None:
+        with self._write() as db:
+            db.execute(
+                "INSERT INTO erasure_requests (project, id, subject_hash, names, requested_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (
+                    pending.project,
+                    pending.id,
+                    pending.subject_hash,
+                    json.dumps(list(pending.names)),
+                    pending.requested_at,
+                ),
+            )
+
+    def _pending(self, project: str, where: str, params: tuple[str, ...]) -> list[PendingErasure]:
+        rows = self._db().execute(
+            "SELECT id, subject_hash, names, requested_at, facts, entities, messages, "
+            f"passages, reports FROM erasure_requests WHERE project = ? {where} "
+            "ORDER BY requested_at, id",
+            (project, *params),
+        )
+        return [
+            PendingErasure(
+                id=r["id"],
+                project=project,
+                subject_hash=r["subject_hash"],
+                names=tuple(json.loads(r["names"])),
+                requested_at=r["requested_at"],
+                counts={k: r[k] for k in COUNTS},
+            )
+            for r in rows
+        ]
+
+    def pending_erasure(self, project: str, erasure_id: str) -> PendingErasure | None:
+        found = self._pending(project, "AND id = ?", (erasure_id,))
+        return found[0] if found else None
+
+    def pending_erasures(self, project: str) -> list[PendingErasure]:
+        return self._pending(project, "", ())
+
+    def erasing_projects(self) -> list[str]:
+        rows = self._db().execute("SELECT DISTINCT project FROM erasure_requests ORDER BY project")
+        return [r[0] for r in rows]
+
+    def add_erasure_counts(self, project: str, erasure_id: str, counts: dict[str, int]) -> None:
+        with self._write() as db:
+            db.execute(
+                "UPDATE erasure_requests SET "
+                + ", ".join(f"{k} = {k} + ?" for k in COUNTS)
+                + " WHERE project = ? AND id = ?",
+                (*(counts.get(k, 0) for k in COUNTS), project, erasure_id),
+            )
+
+    def finish_erasure(self, record: ErasureRecord, requested_at: str) -> bool:
+        with self._write() as db:
+            gone = db.execute(
+                "DELETE FROM erasure_requests WHERE project = ? AND id = ?",
+                (record.project, record.id),
+            ).rowcount
+            if not gone:
+                return False
+            db.execute(
+                "INSERT INTO erasures (id, project, subject_hash, erased_at, facts, entities, "
+                "messages, passages, reports, requested_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    record.id,
+                    record.project,
+                    record.subject_hash,
+                    record.erased_at,
+                    *(record.counts()[k] for k in COUNTS),
+                    requested_at,
+                ),
+            )
+        with self._write() as db:
+            if sqlite_vectors.held_in(db):
+                sqlite_vectors.purge_text(db)
+        self.file.purge()
+        return True
+
+    def erasure_status(self, project: str, erasure_id: str) -> ErasureStatus | None:
+        pending = self.pending_erasure(project, erasure_id)
+        if pending is not None:
+            return ErasureStatus(pending.id, "pending", pending.counts, pending.requested_at)
+        row = (
+            self._db()
+            .execute(
+                "SELECT erased_at, requested_at, facts, entities, messages, passages, reports "
+                "FROM erasures WHERE project = ? AND id = ?",
+                (project, erasure_id),
+            )
+            .fetchone()
+        )
+        if row is None:
+            return None
+        counts = {k: row[k] for k in COUNTS}
+        return ErasureStatus(erasure_id, "done", counts, row["requested_at"], row["erased_at"])
 
     def erasures(self, project: str | None = None) -> list[ErasureRecord]:
         query = (

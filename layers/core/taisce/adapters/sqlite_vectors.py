@@ -344,6 +344,12 @@ class SqliteVectorIndex:
                     matrix.remove(item_id)
                 matrix.version = version
 
+    def purge(self) -> None:
+        with self._lock:
+            with self.file.write() as db:
+                purge_text(db)
+            self.file.purge()
+
     def _matrix(self, project: str, kind: str) -> _Matrix:
         db = self.file.db()
         row = db.execute(

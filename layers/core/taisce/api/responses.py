@@ -208,8 +208,18 @@ class ErasedCounts(BaseModel):
     reports: int = Field(ge=0)
 
 
-class Erased(BaseModel):
-    erased: ErasedCounts = Field(description="What was removed; zeros when nothing was held.")
+class ErasureAnswer(BaseModel):
+    id: str = Field(description="The erasure's id (era_ and 32 hex digits).")
+    status: Literal["pending", "done"] = Field(
+        description="done: everything is erased; pending: the worker is erasing it (recall "
+        "already returns nothing that names it)."
+    )
+    status_url: str = Field(description="Where GET reads this erasure's status.")
+    erased: ErasedCounts = Field(
+        description="What was removed (so far, while pending); zeros when nothing was held."
+    )
+    requested_at: str | None = None
+    finished_at: str | None = Field(default=None, description="Present once done.")
 
 
 class Merged(BaseModel):

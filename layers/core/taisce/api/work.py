@@ -26,7 +26,7 @@ class WorkMessage(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     project: Annotated[str, StringConstraints(min_length=1)]
-    kind: Literal["messages", "facts", "sweep"]
+    kind: Literal["messages", "facts", "sweep", "erasure"]
     ids: Annotated[list[Id], Field(max_length=MAX_BATCH)] = []
 
 
@@ -139,12 +139,23 @@ def work_on(
     Lambda's timeout; without a queue the scheduled sweep finds the marks."""
     deferred = False
     extracted = 0
+    erased = 0
+    if work.kind in ("erasure", "sweep"):
+        erased, deferred = complete_erasures(memory, work.project, budget, queue)
+        if deferred:
+            return {"erasures": erased, "extracted": 0, "indexed": 0, "reports": 0, "deferred": 1}
     if work.kind in ("messages", "sweep"):
         ids = work.ids if work.kind == "messages" else []
         extracted, deferred = extract_facts(memory, work.project, ids, budget)
     if budget is not None and not budget.room_to_finish():
         _continue(queue, work.project)
-        return {"extracted": extracted, "indexed": 0, "reports": 0, "deferred": 1}
+        return {
+            "erasures": erased,
+            "extracted": extracted,
+            "indexed": 0,
+            "reports": 0,
+            "deferred": 1,
+        }
     before = _marks(memory, work.project)
     indexed = memory.index_pending(work.project)
     reports = memory.rebuild_reports(work.project)
@@ -154,11 +165,32 @@ def work_on(
     if deferred:
         _continue(queue, work.project)
     return {
+        "erasures": erased,
         "extracted": extracted,
         "indexed": indexed,
         "reports": reports,
         "deferred": int(deferred),
     }
+
+
+def complete_erasures(
+    memory: Memory, project: str, budget: Budget | None = None, queue: WorkQueue | None = None
+) -> tuple[int, bool]:
+    """Complete the project's pending erasures, oldest first, before any other work (an
+    extraction then finds their tombstones). Returns (how many finished, whether it
+    stopped for time): an erasure not finished keeps its pending record, and a message
+    is queued to go on with it (the sweep finds it too, through erasing_projects)."""
+    finished = 0
+    seconds_left = budget.seconds_left if budget is not None else None
+    for pending in memory.store.pending_erasures(project):
+        status = memory.complete_erasure(project, pending.id, seconds_left)
+        if status is not None and status.status == "pending":
+            logger.info("erasure deferred for time: a message is queued to go on")
+            if queue is not None:
+                queue.send(project, "erasure", [pending.id])
+            return finished, True
+        finished += 1
+    return finished, False
 
 
 def _continue(queue: WorkQueue | None, project: str) -> None:
@@ -173,7 +205,7 @@ def sweep(memory: Memory, queue: WorkQueue) -> int:
     """Queue a pass for every project with marks (the scheduled safety net). The passes
     go through the queue, so a project's work still runs one pass at a time."""
     store = memory.store
-    projects = set(store.dirty_projects())
+    projects = set(store.dirty_projects()) | set(store.erasing_projects())
     if memory.extractor is not None:
         projects |= set(store.extraction_projects())
     if memory.semantic is not None:

@@ -30,12 +30,13 @@ import bisect
 import hashlib
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Annotated
+from collections.abc import Collection, Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, StringConstraints, field_validator
 
+from .budget import item_characters
 from .model import Fact, Message, Passage
 from .names import (
     NOT_A_NAME,
@@ -136,6 +137,63 @@ class ErasurePlan:
             "passages": sum(len(r.dropped) for r in self.redactions),
             "reports": reports,
         }
+
+
+COUNTS = ("facts", "entities", "messages", "passages", "reports")
+# One step of an erasure applies at most this many facts, or messages' redactions, so
+# a step's time is bounded whatever the entity holds: the worker checks its time
+# before each step, and a retry resumes from what is still held (the plan is made
+# again from the store, so what a step erased is not found twice).
+STEP_FACTS = 500
+STEP_MESSAGES = 250
+
+
+def zero_counts() -> dict[str, int]:
+    return dict.fromkeys(COUNTS, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class PendingErasure:
+    """An erasure accepted and not finished: durable from the request until the worker
+    (or the request itself, on a store that finishes at once) completes it. `names`
+    are the normalised names to erase (the name asked and the entity's other names):
+    held only while the erasure is pending, since the work needs them; the finished
+    erasure keeps only the hash."""
+
+    id: str
+    project: str
+    subject_hash: str
+    names: tuple[str, ...]
+    requested_at: str
+    counts: dict[str, int] = field(default_factory=zero_counts)
+
+
+@dataclass(frozen=True, slots=True)
+class ErasureStatus:
+    """What GET /v1/erasures/{id} answers: pending (with the counts of the steps done
+    so far) or done (with the final counts)."""
+
+    id: str
+    status: Literal["pending", "done"]
+    counts: dict[str, int]
+    requested_at: str | None = None
+    finished_at: str | None = None
+
+    def wire(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.id,
+            "status": self.status,
+            "status_url": f"/v1/erasures/{self.id}",
+            "erased": {k: self.counts.get(k, 0) for k in COUNTS},
+        }
+        if self.requested_at is not None:
+            out["requested_at"] = self.requested_at
+        if self.finished_at is not None:
+            out["finished_at"] = self.finished_at
+        return out
+
+
+ERASURE_ID = re.compile(r"era_[0-9a-f]{32}")
 
 
 # -- finding the name --------------------------------------------------------------
@@ -329,6 +387,53 @@ def plan_erasure(store: Store, project: str, key: str) -> ErasurePlan:
         entity_keys=tuple(entity_keys),
         redactions=tuple(redactions),
     )
+
+
+def plan_steps(plan: ErasurePlan) -> Iterator[ErasurePlan]:
+    """The plan in bounded steps: facts, then messages, STEP_* at a time. Every step
+    carries the entity keys (deleting them again is a no-op, and a fact step must know
+    them so it leaves their name counts alone); only the first counts them."""
+    facts = [plan.fact_ids[i : i + STEP_FACTS] for i in range(0, len(plan.fact_ids), STEP_FACTS)]
+    messages = [
+        plan.redactions[i : i + STEP_MESSAGES]
+        for i in range(0, len(plan.redactions), STEP_MESSAGES)
+    ]
+    steps = [ErasurePlan(plan.tombstone, fact_ids=f, entity_keys=plan.entity_keys) for f in facts]
+    steps += [
+        ErasurePlan(plan.tombstone, entity_keys=plan.entity_keys, redactions=r) for r in messages
+    ]
+    yield from steps or [ErasurePlan(plan.tombstone, entity_keys=plan.entity_keys)]
+
+
+# -- hiding what a pending erasure will remove --------------------------------------
+
+_RECALL_TEXTS = {
+    "facts": ("subject", "predicate", "object", "statement", "quote", "context"),
+    "reports": ("title", "summary"),
+    "passages": ("quote", "source"),
+}
+
+
+def _item_names(kind: str, item: dict[str, Any], keys: Collection[str]) -> bool:
+    texts = [item.get(t) for t in _RECALL_TEXTS[kind]]
+    texts += list(item.get("path") or ())
+    return any(names_it(t if isinstance(t, str) else None, k) for t in texts for k in keys)
+
+
+def hide_pending(answer: dict[str, Any], keys: Collection[str]) -> dict[str, Any]:
+    """A recall answer without any item that names an entity whose erasure is pending
+    (by the erasure's own rule), `characters` counted again: until the worker has
+    removed it, nothing about the entity is returned."""
+    if not keys:
+        return answer
+    out = dict(answer)
+    characters = 0
+    for kind in _RECALL_TEXTS:
+        kept = [i for i in answer.get(kind, []) if not _item_names(kind, i, keys)]
+        out[kind] = kept
+        characters += sum(item_characters(kind, i) for i in kept)
+    out["characters"] = characters
+    return out
 
 
 # -- tombstones: keeping a late extraction from bringing the entity back ---------------

@@ -9,9 +9,10 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Literal, TypeVar
 
 from ..ports import (
     ExtractionError,
@@ -25,13 +26,19 @@ from ..ports import (
 from .aliases import PROPOSAL_FLOOR, PROPOSAL_NAMES, MergeRequest, merge_keys, propose_merges
 from .controls import Limits, RecallRequest, resolve
 from .erasure import (
+    ERASURE_ID,
     MAX_PASSES,
     ErasurePlan,
     ErasureRecord,
+    ErasureStatus,
+    PendingErasure,
     fact_keys,
+    hide_pending,
     plan_erasure,
+    plan_steps,
     subject_hash,
     tombstone_hashes,
+    zero_counts,
 )
 from .errors import NotFound
 from .extraction import EXTRACTION_ATTEMPTS, extracted_facts, extraction_prompt, parse_output
@@ -62,6 +69,7 @@ from .reports import build_reports
 from .summaries import SummaryWriter
 
 logger = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 # A rebuild reads at most this many facts of one component: it bounds the work one
 # write can cause (a giant component is summarised from its first facts).
@@ -73,6 +81,22 @@ EXTRACTION_BATCH = 50
 # Seconds before the second attempt at an extraction (then doubled): a throttled or
 # briefly unreachable model gets a moment before the next call.
 EXTRACTION_RETRY_WAIT = 0.5
+# The worker starts an erasure step only with this much of its time left: a step is
+# at most STEP_FACTS facts or STEP_MESSAGES messages (domain/erasure.py), plus the
+# plan before it, which reads the project.
+ERASURE_STEP_SECONDS = 120.0
+
+
+_BESIDE = ThreadPoolExecutor(max_workers=4, thread_name_prefix="beside")
+
+
+def _beside(store: Store, read: Callable[[], _T]) -> Callable[[], _T]:
+    """Start `read` now, in a thread if the store reads in parallel (its calls are
+    round trips), else when asked; returns how to get its result."""
+    if getattr(store, "parallel_reads", False):
+        future = _BESIDE.submit(read)
+        return future.result
+    return read
 
 
 def _now() -> datetime:
@@ -178,10 +202,16 @@ class Memory:
             # (or a merge, whose alias's vector may go too: recall resolves aliases).
             names = self.store.known_names(project, {i.partition(":")[2] for i in ids})
             held.update(i for i in ids if i.partition(":")[2] in names)
+        vanished = False
         for kind, ids in by_kind.items():
             gone = [i for i in ids if i not in held]
             if gone:
                 self.semantic.index.delete(project, kind, gone)
+                vanished = True
+        if vanished:
+            # Their text was written after the erasure (or deletion) that took them had
+            # purged the index: purged again, so no trace of it stays in storage.
+            self.semantic.index.purge()
 
     def delete_fact(self, project: str, fact_id: str) -> None:
         if not re.fullmatch(ID_PATTERN, fact_id):
@@ -285,7 +315,10 @@ class Memory:
 
     def recall(self, project: str, request: RecallRequest) -> dict[str, object]:
         controls = resolve(request, self.limits)
-        return recall(
+        # The pending erasures are read beside the recall (one more read, in parallel
+        # where the store reads in parallel): their names are hidden from the answer.
+        erasing = _beside(self.store, lambda: self.erasing_names(project))
+        answer = recall(
             self.store,
             project,
             request.question,
@@ -293,12 +326,13 @@ class Memory:
             semantic=self.semantic,
             now=timestamp(self.clock()),
         )
+        return hide_pending(answer, erasing())
 
     # -- background work ---------------------------------------------------------
 
     def work_pending(self) -> bool:
-        """Whether reports or (with a model) vectors wait for the worker."""
-        if self.store.dirty_projects():
+        """Whether erasures, reports or (with a model) vectors wait for the worker."""
+        if self.store.erasing_projects() or self.store.dirty_projects():
             return True
         if self.extractor is not None and self.store.extraction_projects():
             return True
@@ -389,42 +423,105 @@ class Memory:
     # -- erasure (domain/erasure.py) ---------------------------------------------------
 
     def erase(self, project: str, subject: str) -> dict[str, int]:
-        """Erase everything held about the entity `subject`; returns what was removed.
+        """Erase everything held about the entity `subject` now; returns what was removed.
 
         Idempotent: erasing a name nothing is held about removes nothing (zero counts),
         and a retry after a failure part-way finishes the job."""
+        return self.request_erasure(project, subject, defer=False).counts
+
+    def request_erasure(self, project: str, subject: str, *, defer: bool) -> ErasureStatus:
+        """Accept an erasure: its tombstones and its pending record first (durable, so
+        nothing is lost if the rest fails; recall hides the names from now on), then,
+        unless `defer`, complete it in this call. Deferred, the worker completes it
+        (complete_erasure) and the status says pending until then."""
         key = normalize_name(subject)
-        tombstone = subject_hash(project, key)
         # An entity is all its names: erasing an alias or the entity erases the entity
         # and every alias merged into it (docs/API.md, "Erasure").
         entity = self.store.resolve_names(project, [key]).get(key, key)
         merged = {a.alias_key for a in self.store.aliases(project) if a.into_key == entity}
-        names = [key, *sorted(({entity} | merged) - {key})]
+        names = (key, *sorted(({entity} | merged) - {key}))
         # The tombstones first: an extraction that checks them cannot re-create the
         # entity while it is being erased.
         for name in names:
             self.store.erase(project, ErasurePlan(subject_hash(project, name)))
-        counts = dict.fromkeys(("facts", "entities", "messages", "passages", "reports"), 0)
-        for name in names:
+        pending = PendingErasure(
+            id=f"era_{uuid.uuid4().hex}",
+            project=project,
+            subject_hash=subject_hash(project, key),
+            names=names,
+            requested_at=timestamp(self.clock()),
+        )
+        self.store.begin_erasure(pending)
+        if defer:
+            return ErasureStatus(pending.id, "pending", zero_counts(), pending.requested_at)
+        status = self.complete_erasure(project, pending.id)
+        assert status is not None  # recorded just above
+        return status
+
+    def complete_erasure(
+        self, project: str, erasure_id: str, seconds_left: Callable[[], float] | None = None
+    ) -> ErasureStatus | None:
+        """Do a pending erasure's work in bounded steps (plan_steps) and finish it.
+        Idempotent and resumable: each plan is made from what the store still holds,
+        so a retry, a duplicate message or a step that failed part-way erases what is
+        left and never brings anything back; the audit record is written once
+        (finish_erasure). With `seconds_left`, stops between steps when fewer than
+        ERASURE_STEP_SECONDS are left and returns the pending status (the caller
+        queues the rest). None for an id the project never had."""
+        pending = self.store.pending_erasure(project, erasure_id)
+        if pending is None:
+            return self.store.erasure_status(project, erasure_id)
+        counts = dict(pending.counts)
+        first = True
+
+        def out_of_time() -> bool:
+            return seconds_left is not None and seconds_left() < ERASURE_STEP_SECONDS
+
+        for name in pending.names:
             for _ in range(MAX_PASSES):
                 plan = plan_erasure(self.store, project, name)
                 if plan.empty:
                     break
-                reports = self.store.erase(project, plan)
-                for kind, count in plan.counts(reports).items():
-                    counts[kind] += count
-        self.store.remove_aliases(project, names)
+                # In bounded steps only where time is bounded (the Lambda worker); in one
+                # call otherwise: the embedded store then erases in one transaction, which
+                # its byte-level guarantee (no trace left in the file) was measured on.
+                steps = plan_steps(plan) if seconds_left is not None else [plan]
+                for step in steps:
+                    if out_of_time():
+                        return ErasureStatus(erasure_id, "pending", counts, pending.requested_at)
+                    reports = self.store.erase(project, step)
+                    done = step.counts(reports)
+                    if not first:  # every step carries the entity keys; counted once
+                        done["entities"] = 0
+                    first = False
+                    self.store.add_erasure_counts(project, erasure_id, done)
+                    for kind, count in done.items():
+                        counts[kind] += count
+        self.store.remove_aliases(project, pending.names)
         self.flush_erased_vectors(project)
-        self.store.add_erasure(
-            ErasureRecord(
-                id=f"era_{uuid.uuid4().hex}",
-                project=project,
-                subject_hash=tombstone,
-                erased_at=timestamp(self.clock()),
-                **counts,
-            )
+        finished_at = timestamp(self.clock())
+        record = ErasureRecord(
+            id=erasure_id,
+            project=project,
+            subject_hash=pending.subject_hash,
+            erased_at=finished_at,
+            **counts,
         )
-        return counts
+        if self.store.finish_erasure(record, pending.requested_at):
+            return ErasureStatus(erasure_id, "done", counts, pending.requested_at, finished_at)
+        return self.store.erasure_status(project, erasure_id)
+
+    def erasure_status(self, project: str, erasure_id: str) -> ErasureStatus:
+        if not ERASURE_ID.fullmatch(erasure_id):
+            raise NotFound("no erasure with this id")
+        status = self.store.erasure_status(project, erasure_id)
+        if status is None:
+            raise NotFound("no erasure with this id")
+        return status
+
+    def erasing_names(self, project: str) -> set[str]:
+        """The names of this project's pending erasures (recall hides them)."""
+        return {n for p in self.store.pending_erasures(project) for n in p.names}
 
     def flush_erased_vectors(self, project: str) -> int:
         """Delete from the vector index what erasures left recorded; raises if the index

@@ -9,6 +9,7 @@ import threading
 import time
 
 from ..api.resolver import logger
+from ..api.work import complete_erasures
 from ..domain.memory import Memory
 
 # The loop waits this many times the last rebuild's duration before the next one.
@@ -46,6 +47,16 @@ class Worker(threading.Thread):
         """One pass over the pending work (reports too, unless `reports` is False);
         False if it left work it could not do."""
         store = self.memory.store
+        try:
+            erasing = store.erasing_projects()
+        except Exception:
+            logger.exception("the worker could not read pending work")
+            return False
+        for project in erasing:  # first: later work then finds their tombstones
+            try:
+                complete_erasures(self.memory, project)
+            except Exception:
+                logger.exception("completing an erasure failed")
         try:
             vectors = store.vector_projects() if self.memory.semantic is not None else []
             extractions = store.extraction_projects() if self.memory.extractor is not None else []

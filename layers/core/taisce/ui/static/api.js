@@ -83,5 +83,6 @@ export const api = {
   message: (id) => call("GET", "/v1/messages/" + encodeURIComponent(id)),
   recall: (body) => call("POST", "/v1/recalls", { body }),
   erase: (subject) => call("POST", "/v1/erasures", { body: { subject } }),
+  erasure: (id) => call("GET", "/v1/erasures/" + encodeURIComponent(id)),
   health: () => fetch("/v1/health", { cache: "no-store" }).then((r) => r.json()),
 };

@@ -116,7 +116,14 @@ export async function entityView(params, { showError }) {
   const result = h("div", { id: "erase-result", role: "status", "aria-live": "polite" });
   const dialog = eraseDialog(title, facts.facts.length, incoming.length, own, async () => {
     try {
-      const answer = await api.erase(title);
+      let answer = await api.erase(title);
+      // A deploy whose worker erases it answers 202 pending: recall already hides the
+      // entity; the status is read until the worker is done.
+      while (answer.status === "pending") {
+        clear(result).append(`Erasing “${title}”: the worker is on it…`);
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        answer = await api.erasure(answer.id);
+      }
       const counts = answer.erased;
       clear(section).append(
         h("h2", { id: "entity-title" }, `Erased “${title}”`),

@@ -1,0 +1,150 @@
+"""Erasure requests on every Store (the embedded one and DynamoDB on moto's server):
+accepted and pending, hidden from recall while pending, completed in bounded steps that
+a retry resumes, finished once (one audit record), and the status read back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from taisce.domain import erasure
+from taisce.domain.controls import Limits, RecallRequest
+from taisce.domain.errors import NotFound
+from taisce.domain.memory import Memory
+from taisce.domain.names import candidate_spans
+from tests.contract.factories import fact, message, unique, with_passages
+
+ALL_ROLES = ["user", "assistant", "system", "tool"]
+QUESTIONS = ["Atlas", "Who does Atlas know?", "Who is in Galway?"]
+
+
+@pytest.fixture
+def project() -> str:
+    return unique("req")
+
+
+@pytest.fixture
+def memory(store: Any) -> Memory:
+    return Memory(store, Limits(bundle_characters=16_000, max_rows=200))
+
+
+def names_atlas(text: object) -> bool:
+    return isinstance(text, str) and any(s.key == "atlas" for s in candidate_spans(text))
+
+
+def recalled_texts(memory: Memory, project: str, question: str) -> list[str]:
+    request = RecallRequest.model_validate(
+        {"question": question, "hops": 2, "source_roles": ALL_ROLES}
+    )
+    answer = memory.recall(project, request)
+    texts: list[str] = []
+    for f in answer["facts"]:
+        texts += [f[k] for k in ("subject", "object", "statement", "quote", "context") if f.get(k)]
+    for p in answer["passages"]:
+        texts += [p["quote"], p.get("source") or ""]
+    for r in answer["reports"]:
+        texts += [r["title"], r["summary"]]
+    return texts
+
+
+def seed(store: Any, project: str, facts: int = 6, lines: int = 8) -> None:
+    held = [fact("Atlas", "knows", f"Person {n}", role=ALL_ROLES[n % 4]) for n in range(facts)]
+    held += [
+        fact("Maya Okafor", "lives in", "Galway"),
+        fact("Acme Corp", "is based in", "Dublin", role="tool"),
+    ]
+    store.put_facts(project, held)
+    ms = [
+        message(f"Atlas met person {n} in Galway.\nMaya likes tea number {n}.")
+        for n in range(lines)
+    ]
+    messages, passages = with_passages(*ms, limit=30)
+    store.put_messages(project, messages, passages)
+
+
+def test_a_deferred_erasure_is_pending_hidden_then_done_once(
+    store: Any, memory: Memory, project: str
+) -> None:
+    seed(store, project)
+    assert any(names_atlas(t) for q in QUESTIONS for t in recalled_texts(memory, project, q))
+
+    accepted = memory.request_erasure(project, "ATLAS", defer=True)
+    assert accepted.status == "pending" and erasure.ERASURE_ID.fullmatch(accepted.id)
+    assert accepted.counts == erasure.zero_counts()
+    status = memory.erasure_status(project, accepted.id)
+    assert status.status == "pending" and status.finished_at is None
+    # Nothing was erased yet, but recall hides it already; the rest still answers.
+    assert len(list(store.project_facts(project))) == 8
+    for question in QUESTIONS:
+        assert not [t for t in recalled_texts(memory, project, question) if names_atlas(t)]
+    assert "Galway" in " ".join(recalled_texts(memory, project, "Who is in Galway?"))
+    assert [p.id for p in store.pending_erasures(project)] == [accepted.id]
+    assert project in store.erasing_projects()
+
+    done = memory.complete_erasure(project, accepted.id)
+    assert done is not None and done.status == "done" and done.finished_at
+    assert done.counts["facts"] == 6 and done.counts["messages"] == 8
+    assert memory.erasure_status(project, accepted.id) == done
+    assert store.pending_erasures(project) == [] and project not in store.erasing_projects()
+    # A duplicate (a message delivered twice, a retry after a lost answer) changes
+    # nothing and writes no second audit record.
+    assert memory.complete_erasure(project, accepted.id) == done
+    records = [r for r in store.erasures(project) if r.id == accepted.id]
+    assert len(records) == 1 and records[0].counts() == done.counts
+    assert "atlas" not in repr(records[0]).lower()
+    assert not [t for q in QUESTIONS for t in recalled_texts(memory, project, q) if names_atlas(t)]
+
+
+def test_steps_stop_for_time_and_a_retry_resumes_without_losing_counts(
+    store: Any, memory: Memory, project: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(erasure, "STEP_FACTS", 2)
+    monkeypatch.setattr(erasure, "STEP_MESSAGES", 3)
+    seed(store, project, facts=7, lines=8)
+    accepted = memory.request_erasure(project, "Atlas", defer=True)
+
+    # Time for two steps, then none: the erasure stays pending with what was done.
+    clock = iter([1000.0, 1000.0] + [0.0] * 100)
+    partial = memory.complete_erasure(project, accepted.id, lambda: next(clock))
+    assert partial is not None and partial.status == "pending"
+    assert partial.counts["facts"] == 4 and partial.counts["entities"] == 1
+    assert memory.erasure_status(project, accepted.id).counts == partial.counts
+    assert len([f for f in store.project_facts(project) if f.subject_key == "atlas"]) == 3
+    assert store.erasures(project) == []
+
+    # The retry (the next message) plans again from what is held: nothing is counted
+    # twice, nothing comes back, the audit record is written once.
+    done = memory.complete_erasure(project, accepted.id)
+    assert done is not None and done.status == "done"
+    assert done.counts["facts"] == 7 and done.counts["entities"] == 1
+    assert done.counts["messages"] == 8
+    assert [f.subject_key for f in store.project_facts(project)] != []
+    assert not [f for f in store.project_facts(project) if f.subject_key == "atlas"]
+    assert [r.counts() for r in store.erasures(project)] == [done.counts]
+
+
+def test_a_synchronous_erasure_is_done_in_the_call(
+    store: Any, memory: Memory, project: str
+) -> None:
+    seed(store, project, facts=3, lines=2)
+    status = memory.request_erasure(project, "Atlas", defer=False)
+    assert status.status == "done" and status.counts["facts"] == 3
+    assert memory.erasure_status(project, status.id) == status
+    assert store.pending_erasures(project) == []
+
+
+@pytest.mark.parametrize("erasure_id", ["era_" + "0" * 32, "nope", "", "era_" + "x" * 32])
+def test_an_unknown_erasure_is_not_found(memory: Memory, project: str, erasure_id: str) -> None:
+    with pytest.raises(NotFound):
+        memory.erasure_status(project, erasure_id)
+
+
+def test_an_erasure_is_read_only_in_its_own_project(
+    store: Any, memory: Memory, project: str
+) -> None:
+    status = memory.request_erasure(project, "Nobody", defer=True)
+    with pytest.raises(NotFound):
+        memory.erasure_status(unique("other"), status.id)
+    assert memory.complete_erasure(unique("other"), status.id) is None
+    assert memory.erasure_status(project, status.id).status == "pending"
