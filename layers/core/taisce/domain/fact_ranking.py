@@ -31,7 +31,7 @@ order never depend on the budget, so a smaller budget returns a prefix.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .model import Fact
@@ -57,6 +57,13 @@ NO_MODEL_FLOOR = 0.1
 _ASKING = frozenset(
     words("tell know remember recall anything everything something thing things stuff")
 )
+
+
+def asked_words(question: str, names: Iterable[str]) -> list[str]:
+    """The question's words that say what it asks: not the matched names' words, not
+    words that ask without saying what about."""
+    name_words = {w for name in names for w in words(name)}
+    return [w for w in words(question) if w not in name_words and w not in _ASKING]
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,8 +143,7 @@ def rank_facts(
     it failed); `names` are the matched entities' names, whose words do not count as
     asked; `model` says whether one is configured, so later steps will use the budget
     (default: whether `similarities` were given)."""
-    name_words = {w for name in names for w in words(name)}
-    asked = [w for w in words(question) if w not in name_words and w not in _ASKING]
+    asked = asked_words(question, names)
     if not asked:
         # The question asks about the entities as a whole ("Tell me about Atlas"): every
         # candidate bears on it, hop 1 first, each hop in storing order.

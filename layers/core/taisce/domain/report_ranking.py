@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from .fact_ranking import word_scores
+from .fact_ranking import asked_words, word_scores
 from .reports import Report
 from .words import words
 
@@ -37,11 +37,6 @@ REPORT_DEPTH = 20
 REPORT_FLOOR = 0.0
 # Weight of meaning against words when a report has a vector.
 MEANING = 0.5
-
-# Words that ask without saying what about (as for facts).
-_ASKING = frozenset(
-    words("tell know remember recall anything everything something thing things stuff")
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,8 +74,7 @@ def score_reports(
     """The reports scored against the question, best first; ties keep the given order.
     `similarities` maps report ids to their cosine with the question (None: no model);
     `names` are the matched names, whose words are not asked."""
-    name_words = {w for name in names for w in words(name)}
-    asked = [w for w in words(question) if w not in name_words and w not in _ASKING]
+    asked = asked_words(question, names)
     lexical = word_scores(asked, [words(report_text(r)) for r in reports])
     scored: list[tuple[float, int, ScoredReport]] = []
     for position, (report, w) in enumerate(zip(reports, lexical, strict=True)):
