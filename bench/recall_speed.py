@@ -28,10 +28,8 @@ import io
 import json
 import os
 import pstats
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -50,6 +48,7 @@ from taisce.evaluation.quality import (
     _Run,
     _settler,
     _store,
+    embedded_run,
     find_template,
     make_local_embedder,
 )
@@ -73,16 +72,6 @@ def _stable(value: Any) -> Any:
     return value
 
 
-def _env(folder: Path, embeddings: str, budget: int) -> dict[str, str | None]:
-    keys = ("TAISCE_DATA_DIR", "TAISCE_EMBEDDINGS", "TAISCE_BUNDLE_CHARACTERS", "TAISCE_STORE")
-    saved = {k: os.environ.get(k) for k in keys}
-    os.environ["TAISCE_DATA_DIR"] = str(folder)
-    os.environ["TAISCE_EMBEDDINGS"] = embeddings
-    os.environ["TAISCE_BUNDLE_CHARACTERS"] = str(max(16_000, budget))
-    os.environ["TAISCE_STORE"] = "embedded"
-    return saved
-
-
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from taisce.api.wiring import services
     from taisce.local.gateway import Gateway
@@ -93,16 +82,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     budgets = sorted(args.budgets)
     embedder = make_local_embedder(args.embeddings)
     embedder.embed(["warm-up"])
-    folder = Path(tempfile.mkdtemp(prefix="taisce-speed-"))
-    saved = _env(folder, args.embeddings, budgets[-1])
-    services.cache_clear()
     profile = cProfile.Profile() if args.profile else None
     taisce: dict[int, list[float]] = {b: [] for b in budgets}
     dense_ms: dict[int, list[float]] = {b: [] for b in budgets}
     answers: dict[str, Any] = {}
     started = time.perf_counter()
     load_before = os.getloadavg()[0]
-    try:
+    with embedded_run("taisce-speed-", args.embeddings, budgets[-1]):
         built = services()
         gateway = Gateway(read_api(find_template()))
         gateway.warm()
@@ -175,14 +161,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         store = built.memory.store
         if hasattr(store, "close"):
             store.close()
-    finally:
-        services.cache_clear()
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-        shutil.rmtree(folder, ignore_errors=True)
     rows = []
     for budget in budgets:
         t, d = _percentiles(taisce[budget]), _percentiles(dense_ms[budget])

@@ -32,6 +32,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -443,6 +444,32 @@ _ENV_KEYS = (
 )
 
 
+@contextmanager
+def embedded_run(prefix: str, embeddings: str, budget: int) -> Iterator[Path]:
+    """A fresh data folder with the environment that points Taisce's wiring at it (the
+    embedded store, this model, a bundle limit that admits `budget`); afterwards the
+    environment is restored, the wiring forgotten and the folder removed."""
+    from taisce.api.wiring import services
+
+    saved = {k: os.environ.get(k) for k in _ENV_KEYS}
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    os.environ["TAISCE_DATA_DIR"] = str(folder)
+    os.environ["TAISCE_EMBEDDINGS"] = embeddings
+    os.environ["TAISCE_BUNDLE_CHARACTERS"] = str(max(16_000, budget))
+    os.environ["TAISCE_STORE"] = "embedded"
+    services.cache_clear()
+    try:
+        yield folder
+    finally:
+        services.cache_clear()
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def _settler(memory: Any) -> Callable[[], None]:
     """Passes of the local server's background worker until no work is pending."""
     from taisce.local.worker import Worker
@@ -495,15 +522,8 @@ def run_quality(dataset: Dataset, options: Options) -> dict[str, Any]:
             "baselines are skipped (they need the embedder)"
         )
 
-    saved = {k: os.environ.get(k) for k in _ENV_KEYS}
-    folder = Path(tempfile.mkdtemp(prefix="taisce-quality-"))
-    os.environ["TAISCE_DATA_DIR"] = str(folder)
-    os.environ["TAISCE_EMBEDDINGS"] = options.embeddings
-    os.environ["TAISCE_BUNDLE_CHARACTERS"] = str(max(16_000, budgets[-1]))
-    os.environ["TAISCE_STORE"] = "embedded"
-    services.cache_clear()
     records: list[dict[str, Any]] = []
-    try:
+    with embedded_run("taisce-quality-", options.embeddings, budgets[-1]):
         try:
             built = services()
         except SettingsError as exc:
@@ -535,14 +555,6 @@ def run_quality(dataset: Dataset, options: Options) -> dict[str, Any]:
         store = built.memory.store
         if hasattr(store, "close"):
             store.close()
-    finally:
-        services.cache_clear()
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-        shutil.rmtree(folder, ignore_errors=True)
 
     answerable = sum(1 for r in records if r["evidence"])
     totals = run.totals
