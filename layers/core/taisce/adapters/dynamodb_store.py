@@ -1476,14 +1476,7 @@ class DynamoDbStore:
         item = self._get(_key(message_pk(project, message_id), MESSAGE_SK))
         if item is None:
             return None
-        return Message(
-            id=item["id"]["S"],
-            role=item["role"]["S"],
-            content=item["content"]["S"],
-            source=_s(item, "source"),
-            occurred_at=item["occurred_at"]["S"],
-            recorded_at=item["recorded_at"]["S"],
-        )
+        return _message_of(item)
 
     def extraction_projects(self) -> list[str]:
         projects = {i["project"]["S"] for i in self._extraction_items(EXTRACTIONS_PENDING_PK, None)}
@@ -2081,14 +2074,7 @@ class DynamoDbStore:
     def project_messages(self, project: str) -> Iterator[Message]:
         ids = [i["id"]["S"] for i in self._listing(project, LIST_MESSAGES)]
         for item in self._batch_get([_key(message_pk(project, i), MESSAGE_SK) for i in ids]):
-            yield Message(
-                id=item["id"]["S"],
-                role=item["role"]["S"],
-                content=item["content"]["S"],
-                source=_s(item, "source"),
-                occurred_at=item["occurred_at"]["S"],
-                recorded_at=item["recorded_at"]["S"],
-            )
+            yield _message_of(item)
 
     def passages_of_messages(
         self, project: str, message_ids: Sequence[str]
