@@ -4,10 +4,12 @@ a retry resumes, finished once (one audit record), and the status read back."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
+from taisce.api.work import complete_erasures
 from taisce.domain import erasure
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.errors import NotFound
@@ -105,7 +107,8 @@ def test_steps_stop_for_time_and_a_retry_resumes_without_losing_counts(
     accepted = memory.request_erasure(project, "Atlas", defer=True)
 
     # Time for two steps, then none: the erasure stays pending with what was done.
-    clock = iter([1000.0, 1000.0] + [0.0] * 100)
+    # (The first look sets how long the erasure is held.)
+    clock = iter([1000.0, 1000.0, 1000.0] + [0.0] * 100)
     partial = memory.complete_erasure(project, accepted.id, lambda: next(clock))
     assert partial is not None and partial.status == "pending"
     assert partial.counts["facts"] == 4 and partial.counts["entities"] == 1
@@ -122,6 +125,60 @@ def test_steps_stop_for_time_and_a_retry_resumes_without_losing_counts(
     assert [f.subject_key for f in store.project_facts(project)] != []
     assert not [f for f in store.project_facts(project) if f.subject_key == "atlas"]
     assert [r.counts() for r in store.erasures(project)] == [done.counts]
+
+
+def test_one_holder_at_a_time_and_a_dead_holder_is_taken_over(
+    store: Any, project: str
+) -> None:
+    # The local worker polls while a request completes its own erasure, and on AWS a
+    # duplicate message can meet the sweep: two holders side by side once lost the
+    # counts of one (the audit record said 0 facts for an erasure of 180).
+    now = [1_000_000.0]
+    memory = Memory(
+        store,
+        Limits(bundle_characters=16_000, max_rows=200),
+        clock=lambda: datetime.fromtimestamp(now[0], UTC),
+    )
+    seed(store, project, facts=4, lines=2)
+    accepted = memory.request_erasure(project, "Atlas", defer=True)
+    assert store.claim_erasure(project, accepted.id, "request_a", now[0], now[0] + 60)
+    assert store.pending_erasure(project, accepted.id).holder == "request_a"
+    # Another holder is refused and changes nothing; the holder itself may go on.
+    with pytest.raises(erasure.ErasureHeld):
+        memory.complete_erasure(project, accepted.id)
+    assert store.pending_erasure(project, accepted.id).holder == "request_a"
+    assert len([f for f in store.project_facts(project) if f.subject_key == "atlas"]) == 4
+    assert not store.claim_erasure(project, accepted.id, "worker_b", now[0] + 59, now[0] + 99)
+    assert store.claim_erasure(project, accepted.id, "request_a", now[0], now[0] + 60)
+    # The worker's pass leaves it to its holder and goes on.
+    assert complete_erasures(memory, project) == (0, False)
+    # Once the holder's time has ended (it died), the next holder takes it over.
+    now[0] += 61
+    done = memory.complete_erasure(project, accepted.id)
+    assert done is not None and done.status == "done" and done.counts["facts"] == 4
+    # Claims on a finished or unknown erasure change nothing.
+    assert not store.claim_erasure(project, accepted.id, "worker_c", now[0], now[0] + 60)
+    assert not store.claim_erasure(project, "era_" + "0" * 32, "worker_c", now[0], now[0] + 60)
+
+
+def test_a_synchronous_erasure_is_held_by_its_request_from_the_start(
+    store: Any, memory: Memory, project: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seed(store, project, facts=3, lines=2)
+    seen: list[erasure.PendingErasure] = []
+    begin = store.begin_erasure
+
+    def begin_and_look(pending: erasure.PendingErasure) -> None:
+        begin(pending)
+        seen.append(store.pending_erasure(pending.project, pending.id))
+        # A worker polling at this moment is refused.
+        with pytest.raises(erasure.ErasureHeld):
+            memory.complete_erasure(pending.project, pending.id)
+
+    monkeypatch.setattr(store, "begin_erasure", begin_and_look)
+    status = memory.request_erasure(project, "Atlas", defer=False)
+    assert seen[0].holder is not None and seen[0].holder.startswith("request_")
+    assert status.status == "done" and status.counts["facts"] == 3
 
 
 def test_a_synchronous_erasure_is_done_in_the_call(

@@ -292,6 +292,15 @@ class Store(Protocol):
         """Projects with an erasure not finished (the worker's and the sweep's list)."""
         ...
 
+    def claim_erasure(
+        self, project: str, erasure_id: str, holder: str, now: float, until: float
+    ) -> bool:
+        """Make `holder` the one working on a pending erasure until `until` (seconds
+        since the epoch), at once: True if it was unheld, held by `holder`, or its
+        holder's time had ended at `now`; False, changing nothing, otherwise (or if it
+        is no longer pending). An `until` already past lets it go."""
+        ...
+
     def add_erasure_counts(self, project: str, erasure_id: str, counts: dict[str, int]) -> None:
         """Add what one step removed to the pending erasure's counts."""
         ...

@@ -2355,6 +2355,9 @@ class DynamoDbStore:
             "requested_at": {"S": pending.requested_at},
             **{k: {"N": str(pending.counts.get(k, 0))} for k in COUNTS},
         }
+        if pending.holder is not None and pending.held_until is not None:
+            item["holder"] = {"S": pending.holder}
+            item["held_until"] = {"N": repr(pending.held_until)}
         entry = {
             **self._erasure_work_key(pending.project, pending.id),
             "project": {"S": pending.project},
@@ -2370,6 +2373,8 @@ class DynamoDbStore:
             names=tuple(n["S"] for n in item["names"]["L"]),
             requested_at=item["requested_at"]["S"],
             counts={k: int(item[k]["N"]) for k in COUNTS},
+            holder=item["holder"]["S"] if "holder" in item else None,
+            held_until=float(item["held_until"]["N"]) if "held_until" in item else None,
         )
 
     def pending_erasure(self, project: str, erasure_id: str) -> PendingErasure | None:
@@ -2387,6 +2392,30 @@ class DynamoDbStore:
 
     def erasing_projects(self) -> list[str]:
         return self._work_projects(ERASING)
+
+    def claim_erasure(
+        self, project: str, erasure_id: str, holder: str, now: float, until: float
+    ) -> bool:
+        try:
+            self.client.update_item(
+                TableName=self.table_name,
+                Key=_key(self._erasing_pk(project), erasure_id),
+                UpdateExpression="SET holder = :holder, held_until = :until",
+                ConditionExpression=(
+                    "attribute_exists(PK) AND (attribute_not_exists(holder) "
+                    "OR holder = :holder OR held_until < :now)"
+                ),
+                ExpressionAttributeValues={
+                    ":holder": {"S": holder},
+                    ":until": {"N": repr(until)},
+                    ":now": {"N": repr(now)},
+                },
+            )
+        except Exception as error:
+            if self._code(error) == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
 
     def add_erasure_counts(self, project: str, erasure_id: str, counts: dict[str, int]) -> None:
         names = {f"#{k}": k for k in COUNTS}

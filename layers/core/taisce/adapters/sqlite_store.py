@@ -224,6 +224,8 @@ CREATE TABLE IF NOT EXISTS erasure_requests (
     messages INTEGER NOT NULL DEFAULT 0,
     passages INTEGER NOT NULL DEFAULT 0,
     reports INTEGER NOT NULL DEFAULT 0,
+    holder TEXT,
+    held_until REAL,
     PRIMARY KEY (project, id)
 ) WITHOUT ROWID;
 """
@@ -326,6 +328,7 @@ class SqliteStore:
         self.path = self.file.path
         self._add_fact_columns()
         self._add_columns("erasures", (("requested_at", "TEXT"),))
+        self._add_columns("erasure_requests", (("holder", "TEXT"), ("held_until", "REAL")))
         if not name_keys_current(self._db()):  # keys of an older rule: sqlite_name_keys.py
             with self._write() as db:
                 migrate_name_keys(db, mark_vectors=mark_vectors)
@@ -1462,21 +1465,24 @@ class SqliteStore:
     def begin_erasure(self, pending: PendingErasure) -> None:
         with self._write() as db:
             db.execute(
-                "INSERT INTO erasure_requests (project, id, subject_hash, names, requested_at) "
-                "VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO erasure_requests (project, id, subject_hash, names, requested_at, "
+                "holder, held_until) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
                     pending.project,
                     pending.id,
                     pending.subject_hash,
                     json.dumps(list(pending.names)),
                     pending.requested_at,
+                    pending.holder,
+                    pending.held_until,
                 ),
             )
 
     def _pending(self, project: str, where: str, params: tuple[str, ...]) -> list[PendingErasure]:
         rows = self._db().execute(
             "SELECT id, subject_hash, names, requested_at, facts, entities, messages, "
-            f"passages, reports FROM erasure_requests WHERE project = ? {where} "
+            "passages, reports, holder, held_until "
+            f"FROM erasure_requests WHERE project = ? {where} "
             "ORDER BY requested_at, id",
             (project, *params),
         )
@@ -1488,6 +1494,8 @@ class SqliteStore:
                 names=tuple(json.loads(r["names"])),
                 requested_at=r["requested_at"],
                 counts={k: r[k] for k in COUNTS},
+                holder=r["holder"],
+                held_until=r["held_until"],
             )
             for r in rows
         ]
@@ -1502,6 +1510,20 @@ class SqliteStore:
     def erasing_projects(self) -> list[str]:
         rows = self._db().execute("SELECT DISTINCT project FROM erasure_requests ORDER BY project")
         return [r[0] for r in rows]
+
+    def claim_erasure(
+        self, project: str, erasure_id: str, holder: str, now: float, until: float
+    ) -> bool:
+        with self._write() as db:
+            return (
+                db.execute(
+                    "UPDATE erasure_requests SET holder = ?, held_until = ? "
+                    "WHERE project = ? AND id = ? "
+                    "AND (holder IS NULL OR holder = ? OR held_until < ?)",
+                    (holder, until, project, erasure_id, holder, now),
+                ).rowcount
+                == 1
+            )
 
     def add_erasure_counts(self, project: str, erasure_id: str, counts: dict[str, int]) -> None:
         with self._write() as db:

@@ -15,6 +15,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from ..domain.erasure import ErasureHeld
 from ..domain.extraction import EXTRACTION_ATTEMPTS
 from ..domain.ingest import MAX_BATCH, Id
 from ..domain.memory import EXTRACTION_BATCH, VECTOR_BATCH, Memory
@@ -183,7 +184,13 @@ def complete_erasures(
     finished = 0
     seconds_left = budget.seconds_left if budget is not None else None
     for pending in memory.store.pending_erasures(project):
-        status = memory.complete_erasure(project, pending.id, seconds_left)
+        try:
+            status = memory.complete_erasure(project, pending.id, seconds_left)
+        except ErasureHeld:
+            # Its holder finishes it; if the holder died, a later pass (a message, the
+            # sweep) takes it over once the holder's time ends.
+            logger.info("erasure held by another worker or request: left to it")
+            continue
         if status is not None and status.status == "pending":
             logger.info("erasure deferred for time: a message is queued to go on")
             if queue is not None:

@@ -166,6 +166,16 @@ class PendingErasure:
     names: tuple[str, ...]
     requested_at: str
     counts: dict[str, int] = field(default_factory=zero_counts)
+    # Who works on it, until when (seconds since the epoch): one holder at a time, so
+    # that the request, a duplicate message and the sweep never erase it side by side
+    # and lose each other's counts. A holder that died is replaced once its time ends.
+    holder: str | None = None
+    held_until: float | None = None
+
+
+class ErasureHeld(Exception):
+    """Another holder is working on this erasure; it finishes it (or, if it died, the
+    sweep takes it over once its time ends)."""
 
 
 @dataclass(frozen=True, slots=True)

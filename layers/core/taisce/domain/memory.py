@@ -28,6 +28,7 @@ from .controls import Limits, RecallRequest, resolve
 from .erasure import (
     ERASURE_ID,
     MAX_PASSES,
+    ErasureHeld,
     ErasurePlan,
     ErasureRecord,
     ErasureStatus,
@@ -85,6 +86,9 @@ EXTRACTION_RETRY_WAIT = 0.5
 # at most STEP_FACTS facts or STEP_MESSAGES messages (domain/erasure.py), plus the
 # plan before it, which reads the project.
 ERASURE_STEP_SECONDS = 120.0
+# How long a holder with no time bound (the embedded store's request) holds an
+# erasure before another may take it over: far beyond an erasure's work there.
+ERASURE_HOLD_SECONDS = 900.0
 
 
 _BESIDE = ThreadPoolExecutor(max_workers=4, thread_name_prefix="beside")
@@ -444,22 +448,33 @@ class Memory:
         # entity while it is being erased.
         for name in names:
             self.store.erase(project, ErasurePlan(subject_hash(project, name)))
+        now = self.clock()
+        # Completed here: held by this request from the start, so that the worker
+        # (the local one polls) does not take it up beside it.
+        holder = None if defer else f"request_{uuid.uuid4().hex}"
         pending = PendingErasure(
             id=f"era_{uuid.uuid4().hex}",
             project=project,
             subject_hash=subject_hash(project, key),
             names=names,
-            requested_at=timestamp(self.clock()),
+            requested_at=timestamp(now),
+            holder=holder,
+            held_until=None if defer else now.timestamp() + ERASURE_HOLD_SECONDS,
         )
         self.store.begin_erasure(pending)
         if defer:
             return ErasureStatus(pending.id, "pending", zero_counts(), pending.requested_at)
-        status = self.complete_erasure(project, pending.id)
+        status = self.complete_erasure(project, pending.id, holder=holder)
         assert status is not None  # recorded just above
         return status
 
     def complete_erasure(
-        self, project: str, erasure_id: str, seconds_left: Callable[[], float] | None = None
+        self,
+        project: str,
+        erasure_id: str,
+        seconds_left: Callable[[], float] | None = None,
+        *,
+        holder: str | None = None,
     ) -> ErasureStatus | None:
         """Do a pending erasure's work in bounded steps (plan_steps) and finish it.
         Idempotent and resumable: each plan is made from what the store still holds,
@@ -467,10 +482,19 @@ class Memory:
         left and never brings anything back; the audit record is written once
         (finish_erasure). With `seconds_left`, stops between steps when fewer than
         ERASURE_STEP_SECONDS are left and returns the pending status (the caller
-        queues the rest). None for an id the project never had."""
+        queues the rest). None for an id the project never had. Raises ErasureHeld if
+        another holder is working on it (claim_erasure): one at a time, so that no
+        step's counts are lost to another's finish."""
+        holder = holder or f"worker_{uuid.uuid4().hex}"
+        now = self.clock().timestamp()
+        hold = seconds_left() if seconds_left is not None else ERASURE_HOLD_SECONDS
+        held = self.store.claim_erasure(project, erasure_id, holder, now, now + hold)
+        # Read once held: with the counts of any holder before this one.
         pending = self.store.pending_erasure(project, erasure_id)
-        if pending is None:
+        if pending is None:  # finished already, or never this project's
             return self.store.erasure_status(project, erasure_id)
+        if not held:
+            raise ErasureHeld(erasure_id)
         counts = dict(pending.counts)
         first = True
 
@@ -488,6 +512,8 @@ class Memory:
                 steps = plan_steps(plan) if seconds_left is not None else [plan]
                 for step in steps:
                     if out_of_time():
+                        # Let go at once: the message queued for the rest takes it up.
+                        self.store.claim_erasure(project, erasure_id, holder, now, 0.0)
                         return ErasureStatus(erasure_id, "pending", counts, pending.requested_at)
                     reports = self.store.erase(project, step)
                     done = step.counts(reports)

@@ -260,6 +260,7 @@ class Sandboxes:
     def _hand_out(self) -> None:
         """Give idle processes to the oldest waiting invocations whose caller is under
         its share; a caller at its share lets later callers go first."""
+        self._prune_dead()
         for entry in list(self._waiting):
             if not self._idle:
                 return
@@ -279,13 +280,25 @@ class Sandboxes:
         else:
             self._release(slot, caller)
 
+    def _prune_dead(self) -> None:
+        """Idle processes that died while waiting (killed, out of memory) are replaced
+        before they are handed a request, which would otherwise be answered 500; and
+        one left behind the others in the idle list would never be noticed."""
+        for slot in list(self._idle):
+            if isinstance(slot, _Process) and not slot.process.is_alive():
+                self._idle.remove(slot)
+                self._replace(slot)
+
     def _lost(self, process: _Process, caller: str) -> None:
         """A process died mid-request (killed, out of memory): answer 500 for that
         request and start another in its place."""
-        sys.stderr.write("a handler process died; starting another\n")
         self._busy[caller] -= 1
         if self._busy[caller] <= 0:
             del self._busy[caller]
+        self._replace(process)
+
+    def _replace(self, process: _Process) -> None:
+        sys.stderr.write("a handler process died; starting another\n")
         self._all.discard(process)
         process.kill()
         if self._closing:
