@@ -98,6 +98,51 @@ def test_a_deferred_erasure_is_pending_hidden_then_done_once(
     assert not [t for q in QUESTIONS for t in recalled_texts(memory, project, q) if names_atlas(t)]
 
 
+def _reads(memory: Memory, project: str) -> dict[str, Any]:
+    """What a user can read besides recall: listings, a subject's facts, a message,
+    neighbourhoods."""
+    listed = memory.list_messages(project, None, None, 100, None, passages=True)
+    first = listed["messages"][-1]["id"]  # type: ignore[index]
+    return {
+        "messages": listed,
+        "message": memory.message_with_passages(project, first),
+        "subject": memory.facts_about_subject(project, "Atlas"),
+        "near atlas": memory.neighbourhood(project, "Atlas", 2),
+        "near maya": memory.neighbourhood(project, "Maya Okafor", 2),
+    }
+
+
+def test_reads_show_what_a_pending_erasure_will_leave(
+    store: Any, memory: Memory, project: str
+) -> None:
+    seed(store, project, facts=4, lines=3)
+    store.put_facts(project, [fact("Maya Okafor", "works with", "Atlas")])
+    before = _reads(memory, project)
+    assert "Atlas" in repr(before) and "atlas" in repr(
+        memory.list_entities(project, None, 100, None)
+    )
+    accepted = memory.request_erasure(project, "Atlas", defer=True)
+    # Pending: nothing was erased yet, and nothing about Atlas is shown.
+    assert len([f for f in store.project_facts(project) if f.subject_key == "atlas"]) == 4
+    pending = _reads(memory, project)
+    # (The neighbourhood asked of Atlas names its centre: the name the caller gave.)
+    assert "atlas" not in repr({k: v for k, v in pending.items() if k != "near atlas"}).lower()
+    assert pending["subject"] == [] and pending["near atlas"]["edges"] == []
+    assert [e["predicate"] for e in pending["near maya"]["edges"]] == ["lives in"]
+    # The messages keep their ids and lengths, masked where they named it.
+    assert [m["id"] for m in pending["messages"]["messages"]] == [
+        m["id"] for m in before["messages"]["messages"]
+    ]
+    content = pending["message"]["message"]["content"]
+    assert erasure.MASK in content and "Maya likes tea" in content
+    entities = memory.list_entities(project, None, 100, None)["entities"]
+    assert "atlas" not in [e["key"] for e in entities]  # type: ignore[union-attr]
+    # Done: what was shown while pending is what the erasure left.
+    done = memory.complete_erasure(project, accepted.id)
+    assert done is not None and done.status == "done"
+    assert _reads(memory, project) == pending
+
+
 def test_steps_stop_for_time_and_a_retry_resumes_without_losing_counts(
     store: Any, memory: Memory, project: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -127,9 +172,7 @@ def test_steps_stop_for_time_and_a_retry_resumes_without_losing_counts(
     assert [r.counts() for r in store.erasures(project)] == [done.counts]
 
 
-def test_one_holder_at_a_time_and_a_dead_holder_is_taken_over(
-    store: Any, project: str
-) -> None:
+def test_one_holder_at_a_time_and_a_dead_holder_is_taken_over(store: Any, project: str) -> None:
     # The local worker polls while a request completes its own erasure, and on AWS a
     # duplicate message can meet the sweep: two holders side by side once lost the
     # counts of one (the audit record said 0 facts for an erasure of 180).

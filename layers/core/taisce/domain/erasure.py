@@ -446,6 +446,34 @@ def hide_pending(answer: dict[str, Any], keys: Collection[str]) -> dict[str, Any
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class PendingView:
+    """What the reads (listings, a subject's facts, a neighbourhood, a message) show
+    while erasures are pending: what the erasures will leave, by the plan's own rules
+    (plan_erasure, redact), so nothing about the entity is shown between the request
+    and the worker's last step, and nothing shown then changes when it finishes."""
+
+    keys: tuple[str, ...] = ()
+
+    def hides_fact(self, fact: Fact) -> bool:
+        return any(fact_names_it(fact, k) for k in self.keys)
+
+    def hides_entity(self, key: str) -> bool:
+        return any(names_it(key, k) for k in self.keys)
+
+    def names_message(self, message: Message) -> bool:
+        return any(names_it(message.content, k) or names_it(message.source, k) for k in self.keys)
+
+    def message(self, message: Message, passages: list[Passage]) -> tuple[Message, list[Passage]]:
+        """The message and its passages as the erasures will leave them."""
+        for key in self.keys:
+            found = redact(message, passages, key)
+            if found is not None:
+                message = replace(message, content=found.content, source=found.source)
+                passages = list(found.kept)
+        return message, passages
+
+
 # -- tombstones: keeping a late extraction from bringing the entity back ---------------
 
 

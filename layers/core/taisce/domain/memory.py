@@ -33,6 +33,7 @@ from .erasure import (
     ErasureRecord,
     ErasureStatus,
     PendingErasure,
+    PendingView,
     fact_keys,
     hide_pending,
     plan_erasure,
@@ -237,7 +238,10 @@ class Memory:
         key = normalize_name(subject)
         # An alias lists the facts of its entity (domain/aliases.py).
         key = self.store.resolve_names(project, [key]).get(key, key)
-        return [f.wire() for f in self.store.facts_with_subject(project, key)]
+        view = _beside(self.store, lambda: self.pending_view(project))
+        facts = self.store.facts_with_subject(project, key)
+        hidden = view()
+        return [f.wire() for f in facts if not hidden.hides_fact(f)]
 
     # -- listings (the memory explorer; domain/listing.py) -------------------------
 
@@ -249,11 +253,15 @@ class Memory:
         size = check_page(limit)
         after = decode_cursor("entities", cursor, 1)[0] if cursor else None
         contains = normalize_name(search) if search else None
+        view = _beside(self.store, lambda: self.pending_view(project))
         rows = self.store.entity_page(project, after, size + 1, contains or None)
         page = rows[:size]
         more = len(rows) > size
+        hidden = view()
+        # A page can come out short while an erasure is pending; the cursor goes on
+        # from the last entity read.
         return {
-            "entities": [e.wire() for e in page],
+            "entities": [e.wire() for e in page if not hidden.hides_entity(e.key)],
             "next_cursor": encode_cursor("entities", [page[-1].key]) if more else None,
         }
 
@@ -270,15 +278,24 @@ class Memory:
         with `passages`, each with its passages (by start), read for the page at once."""
         size = check_page(limit)
         before = tuple(decode_cursor("messages", cursor, 2)) if cursor else None
+        view = _beside(self.store, lambda: self.pending_view(project))
         rows = self.store.message_page(project, before, size + 1, role, source)  # type: ignore[arg-type]
         page = rows[:size]
         more = len(rows) > size
         last = page[-1] if page else None
-        listed = [message_wire(m) for m in page]
-        if passages and page:
-            held = self.store.passages_of_messages(project, [m.id for m in page])
-            for item, m in zip(listed, page, strict=True):
-                item["passages"] = [passage_wire(p) for p in held.get(m.id, [])]
+        # Messages that name an entity being erased are shown as the erasure will
+        # leave them, which needs their passages.
+        hidden = view()
+        named = [m.id for m in page if hidden.names_message(m)]
+        wanted = [m.id for m in page] if passages else named
+        held = self.store.passages_of_messages(project, wanted) if wanted else {}
+        listed = []
+        for m in page:
+            shown, kept = hidden.message(m, held.get(m.id, []))
+            item = message_wire(shown)
+            if passages:
+                item["passages"] = [passage_wire(p) for p in kept]
+            listed.append(item)
         return {
             "messages": listed,
             "next_cursor": (
@@ -288,10 +305,11 @@ class Memory:
 
     def message_with_passages(self, project: str, message_id: str) -> dict[str, object]:
         check_message_id(message_id)
+        view = _beside(self.store, lambda: self.pending_view(project))
         m = self.store.message(project, message_id)
         if m is None:
             raise NotFound(f"no message with id {message_id!r}")
-        passages = self.store.passages_of(project, message_id)
+        m, passages = view().message(m, self.store.passages_of(project, message_id))
         return {"message": message_wire(m), "passages": [passage_wire(p) for p in passages]}
 
     def neighbourhood(self, project: str, name: str, hops: int) -> dict[str, object]:
@@ -299,12 +317,16 @@ class Memory:
         of the entities they link to: at most NEIGHBOURHOOD_FACTS in all."""
         key = normalize_name(name)
         key = self.store.resolve_names(project, [key]).get(key, key)
+        view = _beside(self.store, lambda: self.pending_view(project))
         live = FactFilter(valid_at=timestamp(self.clock()))
         walked: list[tuple[Fact, int]] = []
         seen: set[str] = set()
-        for f in self.store.facts_about(project, [key], ROLES, NEIGHBOURHOOD_FACTS, filters=live):
-            walked.append((f, 1))
+        found = self.store.facts_about(project, [key], ROLES, NEIGHBOURHOOD_FACTS, filters=live)
+        hidden = view()
+        for f in found:
             seen.add(f.id)
+            if not hidden.hides_fact(f):
+                walked.append((f, 1))
         if hops == 2:
             ends = [k for f, _ in walked for k in (f.subject_key, f.object_key)]
             further = [k for k in dict.fromkeys(ends) if k is not None and k != key]
@@ -313,8 +335,7 @@ class Memory:
                 more = self.store.facts_about(
                     project, further, ROLES, room, exclude=seen, filters=live
                 )
-                for f in more:
-                    walked.append((f, 2))
+                walked += [(f, 2) for f in more if not hidden.hides_fact(f)]
         return neighbourhood_wire(key, walked)
 
     def recall(self, project: str, request: RecallRequest) -> dict[str, object]:
@@ -548,6 +569,10 @@ class Memory:
     def erasing_names(self, project: str) -> set[str]:
         """The names of this project's pending erasures (recall hides them)."""
         return {n for p in self.store.pending_erasures(project) for n in p.names}
+
+    def pending_view(self, project: str) -> PendingView:
+        """How the reads show what the pending erasures will leave."""
+        return PendingView(tuple(sorted(self.erasing_names(project))))
 
     def flush_erased_vectors(self, project: str) -> int:
         """Delete from the vector index what erasures left recorded; raises if the index
