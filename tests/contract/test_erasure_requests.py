@@ -15,6 +15,7 @@ from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.errors import NotFound
 from taisce.domain.memory import Memory
 from taisce.domain.names import candidate_spans
+from taisce.domain.words import _words
 from tests.contract.factories import fact, message, unique, with_passages
 
 ALL_ROLES = ["user", "assistant", "system", "tool"]
@@ -228,7 +229,12 @@ def test_a_synchronous_erasure_is_done_in_the_call(
     store: Any, memory: Memory, project: str
 ) -> None:
     seed(store, project, facts=3, lines=2)
+    # A recall keeps the words of the texts it compared (domain/words.py); the erasure
+    # leaves none of them in this process.
+    assert any(names_atlas(t) for t in recalled_texts(memory, project, "Who does Atlas know?"))
+    assert _words.cache_info().currsize > 0
     status = memory.request_erasure(project, "Atlas", defer=False)
+    assert _words.cache_info().currsize == 0
     assert status.status == "done" and status.counts["facts"] == 3
     assert memory.erasure_status(project, status.id) == status
     assert store.pending_erasures(project) == []

@@ -69,6 +69,7 @@ from .names import normalize_name
 from .recall import Semantic, recall
 from .reports import build_reports
 from .summaries import SummaryWriter
+from .words import forget_words
 
 logger = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -546,6 +547,7 @@ class Memory:
                         counts[kind] += count
         self.store.remove_aliases(project, pending.names)
         self.flush_erased_vectors(project)
+        forget_words()
         finished_at = timestamp(self.clock())
         record = ErasureRecord(
             id=erasure_id,

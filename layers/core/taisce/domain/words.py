@@ -4,6 +4,7 @@ so that "paintings" meets "painting" and "Melanie's" meets "Melanie"."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 from .names import fold_piece, fold_separators
@@ -35,11 +36,31 @@ def stem(token: str) -> str:
     return token
 
 
+# Texts whose words are kept for the next recall: a hub's facts are read and compared
+# by every question that names it (at 100k facts a hub holds 400 facts, each ~10-30 µs
+# to fold and split: most of a recall's CPU). Bounded: about 5 MB of typical texts.
+# An erasure empties the cache of the process that runs it (forget_words); another
+# process's cache loses an erased text as newer texts push it out.
+WORDS_CACHED = 16_384
+
+
 def words(text: str) -> list[str]:
     """The compared words of `text`, in order, repeats kept."""
+    return list(_words(text))
+
+
+def forget_words() -> None:
+    """Drop every cached text (an erasure: no erased text stays in this process)."""
+    _words.cache_clear()
+
+
+@functools.lru_cache(maxsize=WORDS_CACHED)
+def _words(text: str) -> tuple[str, ...]:
     # Folded as names are (invisible characters dropped, a separator between a name's
     # parts read as a space: domain/names.py), so that "Xanthe_Morrow" or a name with a
     # soft hyphen is the same words as the name it stands for.
     folded = fold_separators(fold_piece(text))
     # stem() leaves a token not ending in "s" as it is: most tokens skip the call.
-    return [stem(t) if t[-1] == "s" else t for t in _TOKEN.findall(folded) if t not in STOPWORDS]
+    return tuple(
+        stem(t) if t[-1] == "s" else t for t in _TOKEN.findall(folded) if t not in STOPWORDS
+    )
