@@ -38,14 +38,19 @@ def stem(token: str) -> str:
 
 # Texts whose words are kept for the next recall: a hub's facts are read and compared
 # by every question that names it (at 100k facts a hub holds 400 facts, each ~10-30 µs
-# to fold and split: most of a recall's CPU). Bounded: about 5 MB of typical texts.
-# An erasure empties the cache of the process that runs it (forget_words); another
-# process's cache loses an erased text as newer texts push it out.
+# to fold and split: most of a recall's CPU). Bounded in count and in length (a
+# question of 10,000 code points is not kept): about 5 MB of typical texts, at most
+# ~16 MB of ASCII. An erasure empties the cache of the process that runs it
+# (forget_words); another process's cache loses an erased text as newer ones push it
+# out.
 WORDS_CACHED = 16_384
+WORDS_CACHED_LENGTH = 500
 
 
 def words(text: str) -> list[str]:
     """The compared words of `text`, in order, repeats kept."""
+    if len(text) > WORDS_CACHED_LENGTH:
+        return list(_words.__wrapped__(text))
     return list(_words(text))
 
 
