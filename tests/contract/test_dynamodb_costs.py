@@ -38,7 +38,7 @@ from typing import Any
 
 import pytest
 
-from taisce.adapters.dynamodb_store import DynamoDbStore, item_size
+from taisce.adapters.dynamodb_store import DynamoDbStore, client_config, item_size
 from taisce.adapters.sqlite_vectors import SqliteVectorIndex
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.filters import MessageFilter
@@ -417,19 +417,22 @@ def figures(
 
     limits = Limits(bundle_characters=16_000, max_rows=200)
     corpus = make_corpus(n_facts, 0, seed)
-    store = DynamoDbStore(moto.table, client=moto.client())
-    memory = Memory(store, limits)
+    loader = DynamoDbStore(moto.table, client=moto.client())
     project = unique("figures")
     for start in range(0, len(corpus.facts), 100):
         request = FactsRequest.model_validate({"facts": corpus.facts[start : start + 100]})
-        memory.store_facts(project, request)
+        Memory(loader, limits).store_facts(project, request)
+    loader.client.close()
+    # The recalls go through clients configured as the adapter's own.
+    store = DynamoDbStore(moto.table, client=moto.client(client_config()))
+    memory = Memory(store, limits)
     questions = make_questions(random.Random(seed), corpus.known(), n_recalls)
     meter = Meter(store.client)
     # The replayed recalls ask at a fixed time (the filters hold it), so that each
     # request is the one recorded.
     replay = ReplayDynamoDb(moto.endpoint, latency)
     replay_view = MotoDynamoDb(moto.process, replay.endpoint, moto.table, moto.log)
-    replay_store = DynamoDbStore(moto.table, client=replay_view.client())
+    replay_store = DynamoDbStore(moto.table, client=replay_view.client(client_config()))
     fixed = datetime.now(UTC)
     replayed = Memory(replay_store, limits, clock=lambda: fixed)
     for hops in (1, 2):
