@@ -101,8 +101,11 @@ class MotoDynamoDb:
             "TAISCE_DYNAMODB_ENDPOINT": self.endpoint,
         }
 
-    def client(self) -> Any:
-        """A botocore DynamoDB client for this server, with the dummy credentials."""
+    def client(self, config: Any | None = None) -> Any:
+        """A botocore DynamoDB client for this server, with the dummy credentials; by
+        default botocore's timeouts (moto can be slow on a loaded machine) and a pool
+        that keeps a wave's connections, or the given `config` (a benchmark passes the
+        adapter's own, adapters/dynamodb_store.py client_config)."""
         import boto3
         from botocore.config import Config
 
@@ -114,8 +117,7 @@ class MotoDynamoDb:
         ).client(
             "dynamodb",
             endpoint_url=self.endpoint,
-            # The adapter's parallel reads (a wave) keep their connections.
-            config=Config(max_pool_connections=32),
+            config=config or Config(max_pool_connections=32),
         )
         self._clients.append(client)
         return client

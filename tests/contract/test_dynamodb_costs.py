@@ -37,8 +37,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from botocore.config import Config
 
-from taisce.adapters.dynamodb_store import DynamoDbStore, item_size
+from taisce.adapters.dynamodb_items import unlift_items
+from taisce.adapters.dynamodb_store import DynamoDbStore, client_config, item_size
 from taisce.adapters.sqlite_vectors import SqliteVectorIndex
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.filters import MessageFilter
@@ -417,21 +419,30 @@ def figures(
 
     limits = Limits(bundle_characters=16_000, max_rows=200)
     corpus = make_corpus(n_facts, 0, seed)
-    store = DynamoDbStore(moto.table, client=moto.client())
-    memory = Memory(store, limits)
+    loader = DynamoDbStore(moto.table, client=moto.client())
     project = unique("figures")
     for start in range(0, len(corpus.facts), 100):
         request = FactsRequest.model_validate({"facts": corpus.facts[start : start + 100]})
-        memory.store_facts(project, request)
+        Memory(loader, limits).store_facts(project, request)
+    loader.client.close()
+    # The recalls go through clients configured as the adapter's own.
+    store = DynamoDbStore(moto.table, client=moto.client(client_config()))
+    memory = Memory(store, limits)
     questions = make_questions(random.Random(seed), corpus.known(), n_recalls)
     meter = Meter(store.client)
     # The replayed recalls ask at a fixed time (the filters hold it), so that each
     # request is the one recorded.
     replay = ReplayDynamoDb(moto.endpoint, latency)
     replay_view = MotoDynamoDb(moto.process, replay.endpoint, moto.table, moto.log)
-    replay_store = DynamoDbStore(moto.table, client=replay_view.client())
+    replay_store = DynamoDbStore(moto.table, client=replay_view.client(client_config()))
     fixed = datetime.now(UTC)
     replayed = Memory(replay_store, limits, clock=lambda: fixed)
+    # The baseline, timed beside it: the same client as the adapter's before botocore's
+    # parsing was bypassed (items walked against the model, requests validated).
+    plain_config = client_config().merge(Config(parameter_validation=True))
+    plain_store = DynamoDbStore(moto.table, client=replay_view.client(plain_config))
+    unlift_items(plain_store.client)
+    plain = Memory(plain_store, limits, clock=lambda: fixed)
     for hops in (1, 2):
         for question in questions:
             _recall(replayed, project, question, hops)
@@ -449,6 +460,8 @@ def figures(
         # CPU of this process during a replayed recall: the domain and botocore on
         # every thread (the endpoint runs in its own process).
         replay_cpu_ms: list[float] = []
+        plain_ms: list[float] = []
+        plain_cpu_ms: list[float] = []
         truncated = 0
         names = []
         for question in questions:
@@ -462,7 +475,14 @@ def figures(
             again = _recall(replayed, project, question, hops)
             replay_ms.append((time.perf_counter() - started) * 1000)
             replay_cpu_ms.append((time.process_time() - cpu) * 1000)
-            if [f["id"] for f in again["facts"]] != [f["id"] for f in body["facts"]]:
+            started, cpu = time.perf_counter(), time.process_time()
+            baseline = _recall(plain, project, question, hops)
+            plain_ms.append((time.perf_counter() - started) * 1000)
+            plain_cpu_ms.append((time.process_time() - cpu) * 1000)
+            ids = [f["id"] for f in body["facts"]]
+            if [f["id"] for f in again["facts"]] != ids or [
+                f["id"] for f in baseline["facts"]
+            ] != ids:
                 raise RuntimeError(f"the replayed recall answered otherwise: {question!r}")
             waves.append(meter.waves())
             trips.append(meter.round_trips())
@@ -492,6 +512,8 @@ def figures(
                 f"ms_p50_p95_moto_plus_{latency * 1000:g}ms_per_call": _p50_p95(timings[latency]),
                 f"ms_p50_p95_replayed_{latency * 1000:g}ms_per_call": _p50_p95(replay_ms),
                 "cpu_ms_p50_p95_replayed": _p50_p95(replay_cpu_ms),
+                "ms_p50_p95_replayed_botocore_parsing": _p50_p95(plain_ms),
+                "cpu_ms_p50_p95_replayed_botocore_parsing": _p50_p95(plain_cpu_ms),
                 "dollars_per_million_recalls_strong": round(
                     mean_units * DOLLARS_PER_MILLION_READ_UNITS, 2
                 ),
@@ -511,6 +533,7 @@ def figures(
     replay.stop()
     store.client.close()
     replay_store.client.close()
+    plain_store.client.close()
     degrees = sorted(corpus.degree.values())
     return {
         "facts": n_facts,

@@ -69,6 +69,7 @@ from ..domain.validity import (
     unsortable,
 )
 from ..ports import Credential, ExtractionFailure, PendingVector, VectorKind
+from .dynamodb_items import lift_items
 
 logger = logging.getLogger(__name__)
 
@@ -334,6 +335,23 @@ def parallel(fn: Callable[[_T], _R], items: Iterable[_T]) -> list[_R]:
         return [fn(i) for i in todo]
     futures = [_POOL.submit(_pooled, fn, i) for i in todo]
     return [f.result() for f in futures]
+
+
+def client_config() -> Any:
+    """The botocore configuration of the adapter's client."""
+    from botocore.config import Config
+
+    return Config(
+        connect_timeout=2,
+        read_timeout=5,
+        retries={"mode": "standard", "max_attempts": 4},
+        tcp_keepalive=True,
+        # A wave of parallel reads keeps its connections (botocore's default: 10).
+        max_pool_connections=2 * PARALLEL,
+        # The adapter builds every request itself; DynamoDB checks them all again, so
+        # botocore's walk of each request against the model is CPU spent twice.
+        parameter_validation=False,
+    )
 
 
 FACT_SK = "FACT"
@@ -602,6 +620,8 @@ class DynamoDbStore:
         self.consistent_reads = consistent_reads
         self._client = client
         self._own_client = client is None
+        if client is not None:
+            lift_items(client)
         self._lock = threading.Lock()
 
     # -- client --------------------------------------------------------------
@@ -617,18 +637,11 @@ class DynamoDbStore:
 
     def _make_client(self) -> Any:
         import boto3
-        from botocore.config import Config
 
-        config = Config(
-            connect_timeout=2,
-            read_timeout=5,
-            retries={"mode": "standard", "max_attempts": 4},
-            tcp_keepalive=True,
-            # A wave of parallel reads keeps its connections (botocore's default: 10).
-            max_pool_connections=2 * PARALLEL,
-        )
         session = boto3.session.Session()
-        return session.client("dynamodb", endpoint_url=self.endpoint_url, config=config)
+        client = session.client("dynamodb", endpoint_url=self.endpoint_url, config=client_config())
+        lift_items(client)
+        return client
 
     def close(self) -> None:
         if self._own_client and self._client is not None:
