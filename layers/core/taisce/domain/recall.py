@@ -392,6 +392,7 @@ def _semantic_steps(
                     "matched": None,
                     "vector_rank": vector_rank.get(passage.id),
                     "word_rank": word_rank.get(passage.id),
+                    "fact_rank": ranks.get(passage.message_id),
                 }
             if not bundle.add("passages", item):
                 break
