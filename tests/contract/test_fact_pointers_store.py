@@ -1,7 +1,7 @@
 """Facts point at their messages in recall step 4, on both stores (issue 11): the facts
-nearest the question rank the messages they cite, which lifts those messages' passages,
-and a passage of a message a returned fact cites is left out. Roles and filters apply
-to the pointing facts as to every signal. Store.facts_by_ids, which this reads."""
+nearest the question rank the messages they cite, which lifts those messages' passages.
+Roles and filters apply to the pointing facts as to every signal. Store.facts_by_ids,
+which this reads."""
 
 from __future__ import annotations
 
@@ -109,17 +109,3 @@ def test_a_fact_hidden_by_a_filter_points_at_nothing(memory: tuple[Memory, str])
     assert passages(m, project, question) == before
     assert before[0]["message_id"] != "m1"
     assert all(p["why"]["fact_rank"] is None for p in before)
-
-
-def test_a_passage_of_a_message_a_returned_fact_cites_is_left_out(
-    memory: tuple[Memory, str],
-) -> None:
-    m, project = memory
-    store_facts(m, project, {**JOB, "source_role": "user"})
-    body = {"question": "Tell me about Dana"}
-    answer = m.recall(project, RecallRequest.model_validate(body))
-    assert [f["message_id"] for f in answer["facts"]] == ["m1"]
-    assert {p["message_id"] for p in answer["passages"]} == {"m2", "m3", "m4"}
-    # Without the facts surface no fact is returned, so the passage stays.
-    alone = m.recall(project, RecallRequest.model_validate({**body, "surfaces": ["passages"]}))
-    assert "m1" in {p["message_id"] for p in alone["passages"]}

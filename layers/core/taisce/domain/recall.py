@@ -362,9 +362,6 @@ def _semantic_steps(
         ranks = _cited_messages(store, project, q, index, roles, filters)
         for pid, added in pointer_scores(list(scores), ranks, RRF_K).items():
             scores[pid] += added
-        # A message a returned fact cites is covered already: its passages would
-        # spend the budget on what the bundle holds.
-        cited = {f["message_id"] for f in bundle.items["facts"] if f.get("message_id")}
         messages = controls.message_filter()
         wanted = messages if messages.active else None
         if asked_month(question) is None:
@@ -377,10 +374,7 @@ def _semantic_steps(
             found = store.passages_by_ids(project, sorted(scores), wanted, times=True)
             ordered = order_passages(found, scores, question)
         kept = distinct_passages(
-            p
-            for p in ordered
-            if p.message_id not in cited
-            and (filters.subjects is None or _names_one(p, filters.subjects))
+            p for p in ordered if filters.subjects is None or _names_one(p, filters.subjects)
         )
         vector_rank = {h.id: n for n, h in enumerate(nearest or (), start=1)}
         word_rank = {h.id: n for n, h in enumerate(lexical or (), start=1)}
