@@ -26,6 +26,10 @@ are kept, best first (ties: hop, then storing order), because later steps (repor
 passages) need the budget. Without a model no later step
 runs, so every fact over `NO_MODEL_FLOOR` comes back. The pool, the scores and so the
 order never depend on the budget, so a smaller budget returns a prefix.
+
+In step 4 facts also point at their messages (`cited_message_ranks`, `pointer_scores`):
+the visible facts nearest the question rank the messages they cite, a third ranking
+added to the passages' fused scores.
 """
 
 from __future__ import annotations
