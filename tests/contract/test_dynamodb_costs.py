@@ -346,17 +346,20 @@ def test_with_a_model_fact_vectors_rank_on_dynamodb_and_their_calls_are_counted(
     # The facts are ranked by meaning too: each had a vector to compare.
     assert body["facts"] and all(f["why"]["similarity"] is not None for f in body["facts"])
     assert body["facts"][0]["predicate"] == "works at"
-    # One index request for the facts' similarities, two for passages (meaning, words).
+    # One index request for the facts' similarities, two for passages (meaning, words)
+    # and one for the facts nearest the question, which point at their messages.
     assert index.calls == {
         "similarities fact": 1,
         "search passage": 1,
         "search_text passage": 1,
+        "search fact": 1,
     }
-    # DynamoDB: the names, Atlas, its neighbours (Acme Corp, Dublin); then the
-    # passages found (a Query per message they come from); beside the first wave, the
-    # project's pending erasures.
-    assert meter.sent == {"BatchGetItem": 1, "Query": 1 + 2 + 1 + 1}
-    assert meter.waves() == 4
+    # DynamoDB: the names, Atlas, its neighbours (Acme Corp, Dublin); the facts nearest
+    # the question (one BatchGetItem of their listing copies); then the passages found
+    # (a Query per message they come from); beside the first wave, the project's
+    # pending erasures.
+    assert meter.sent == {"BatchGetItem": 2, "Query": 1 + 2 + 1 + 1}
+    assert meter.waves() == 5
     assert meter.beside_first_wave()
 
 

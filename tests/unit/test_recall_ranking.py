@@ -261,3 +261,23 @@ def test_a_passage_of_the_month_asked_counts_twice() -> None:
     # Ties by id, whatever order the store returned.
     even = {june.id: 0.1, july.id: 0.1}
     assert order_passages([july, june], even, "Where?") == [june, july]
+
+
+def test_facts_rank_the_messages_they_cite_by_the_first_citing_fact() -> None:
+    cited = [
+        dataclasses.replace(fact("a", id="f0"), message_id="m2"),
+        dataclasses.replace(fact("b", id="f1"), message_id=None),
+        dataclasses.replace(fact("c", id="f2"), message_id="m1"),
+        dataclasses.replace(fact("d", id="f3"), message_id="m2"),
+    ]
+    assert fact_ranking.cited_message_ranks(cited) == {"m2": 1, "m1": 2}
+    assert fact_ranking.cited_message_ranks([]) == {}
+
+
+def test_a_passage_of_a_cited_message_gains_by_its_message_rank() -> None:
+    ranks = {"m2": 1, "m1#x": 2}
+    added = fact_ranking.pointer_scores(["m2#0", "m2#1", "m1#x#0", "m3#0", "m2"], ranks, 10)
+    weight = fact_ranking.POINTER_WEIGHT
+    assert added == {"m2#0": weight / 11, "m2#1": weight / 11, "m1#x#0": weight / 12}
+    # A pointer never outweighs being first in both fused rankings (1/11 + 1/11).
+    assert weight / 11 < 2 / 11

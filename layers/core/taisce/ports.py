@@ -89,6 +89,11 @@ class Store(Protocol):
         written for a fact deleted or erased meanwhile is deleted again)."""
         ...
 
+    def facts_by_ids(self, project: str, ids: Sequence[str]) -> list[Fact]:
+        """The facts of these ids the store still holds, in the order given (unknown
+        ids left out); the caller applies roles and filters."""
+        ...
+
     def passages_by_ids(
         self,
         project: str,

@@ -1223,6 +1223,14 @@ class DynamoDbStore:
         items = self._batch_get([_key(pk, FACT_SK) for pk in by_pk], projection="PK")
         return {by_pk[i["PK"]["S"]] for i in items}
 
+    def facts_by_ids(self, project: str, ids: Sequence[str]) -> list[Fact]:
+        """The facts' listing copies (each holds the whole fact), one BatchGetItem per
+        100 ids, the calls in one wave."""
+        wanted = list(dict.fromkeys(ids))
+        items = self._batch_get([listing_key(project, LIST_FACTS, i) for i in wanted])
+        found = {f.id: f for f in map(_fact, items)}
+        return [found[i] for i in wanted if i in found]
+
     def known_names(
         self, project: str, keys: Collection[str], roles: Collection[Role] | None = None
     ) -> set[str]:

@@ -684,6 +684,18 @@ class SqliteStore:
     def held_facts(self, project: str, ids: Collection[str]) -> set[str]:
         return self._stored_ids(self._db(), project, list(dict.fromkeys(ids)))
 
+    def facts_by_ids(self, project: str, ids: Sequence[str]) -> list[Fact]:
+        found: dict[str, Fact] = {}
+        for i in range(0, len(ids), _CHUNK):
+            chunk = ids[i : i + _CHUNK]
+            rows = self._scan(
+                f"SELECT seq, {_FACT_COLUMNS} FROM facts WHERE project = ? "
+                f"AND id IN ({','.join('?' * len(chunk))})",
+                (project, *chunk),
+            )
+            found.update((f.id, f) for f in map(_fact, rows))
+        return [found[i] for i in dict.fromkeys(ids) if i in found]
+
     def passages_by_ids(
         self,
         project: str,

@@ -127,6 +127,11 @@ class PassageWhy(BaseModel):
     word_rank: Rank = Field(
         default=None, description="1-based rank among the best by words; null if not there."
     )
+    fact_rank: Rank = Field(
+        default=None,
+        description="1-based rank of its message among those the facts nearest the question "
+        "cite; null if none does.",
+    )
 
 
 class RecalledFact(Fact):

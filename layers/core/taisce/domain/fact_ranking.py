@@ -26,6 +26,10 @@ are kept, best first (ties: hop, then storing order), because later steps (repor
 passages) need the budget. Without a model no later step
 runs, so every fact over `NO_MODEL_FLOOR` comes back. The pool, the scores and so the
 order never depend on the budget, so a smaller budget returns a prefix.
+
+In step 4 facts also point at their messages (`cited_message_ranks`, `pointer_scores`):
+the visible facts nearest the question rank the messages they cite, a third ranking
+added to the passages' fused scores.
 """
 
 from __future__ import annotations
@@ -51,6 +55,15 @@ MAX_FACTS = 3
 # With a model, a fact whose score is more than this below the best kept one is left out.
 DROP = 0.08
 NO_MODEL_FLOOR = 0.1
+
+# Facts also point at their messages in step 4: the facts of the project nearest the
+# question (any entity, the recall's roles and filters), this many, rank the messages
+# they cite (each message at its first fact), and a passage of a message at rank r
+# adds POINTER_WEIGHT / (RRF_K + r) to its fused score. A fact's statement says in a
+# short sentence what its message holds, so it finds the message when the question
+# asks in other words than the message's own.
+POINTER_DEPTH = 200
+POINTER_WEIGHT = 0.35
 
 
 # Words that ask without saying what about.
@@ -169,3 +182,27 @@ def rank_facts(
     # A fact well below the best says less than the passages the budget would hold.
     near = [s for s in kept if s.score >= kept[0].score - DROP]
     return near[:MAX_FACTS]
+
+
+def cited_message_ranks(facts: Iterable[Fact]) -> dict[str, int]:
+    """Each message these facts cite (nearest the question first), ranked from 1 by the
+    first fact citing it."""
+    ranks: dict[str, int] = {}
+    for fact in facts:
+        if fact.message_id and fact.message_id not in ranks:
+            ranks[fact.message_id] = len(ranks) + 1
+    return ranks
+
+
+def pointer_scores(
+    passage_ids: Iterable[str], ranks: Mapping[str, int], k: float
+) -> dict[str, float]:
+    """What the facts' pointers add to these passages' fused scores (only passages of
+    a cited message get anything). A passage's id is its message's id, "#", its
+    number (domain/ingest.py)."""
+    added: dict[str, float] = {}
+    for pid in passage_ids:
+        rank = ranks.get(pid.rpartition("#")[0])
+        if rank is not None:
+            added[pid] = POINTER_WEIGHT / (k + rank)
+    return added

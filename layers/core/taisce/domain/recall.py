@@ -20,12 +20,19 @@ from dataclasses import dataclass
 from ..ports import Embedder, Hit, Store, VectorIndex, VectorKind
 from .budget import Bundle, fact_characters
 from .controls import RecallControls
-from .fact_ranking import Candidate, rank_facts
+from .fact_ranking import (
+    POINTER_DEPTH,
+    Candidate,
+    cited_message_ranks,
+    pointer_scores,
+    rank_facts,
+)
 from .filters import FactFilter, MessageFilter
 from .model import Fact, Passage, Role
 from .names import QuestionNames, candidate_spans
 from .passage_ranking import (
     PASSAGE_DEPTH,
+    RRF_K,
     asked_month,
     distinct_passages,
     fused_scores,
@@ -350,6 +357,11 @@ def _semantic_steps(
             lambda: index.search_text(project, "passage", question, depth, roles),
         )
         scores = fused_scores(nearest or [], lexical or [])
+        # The facts nearest the question point at the messages they cite
+        # (domain/fact_ranking.py): a third ranking, over the passages found.
+        ranks = _cited_messages(store, project, q, index, roles, filters)
+        for pid, added in pointer_scores(list(scores), ranks, RRF_K).items():
+            scores[pid] += added
         messages = controls.message_filter()
         wanted = messages if messages.active else None
         if asked_month(question) is None:
@@ -374,10 +386,31 @@ def _semantic_steps(
                     "matched": None,
                     "vector_rank": vector_rank.get(passage.id),
                     "word_rank": word_rank.get(passage.id),
+                    "fact_rank": ranks.get(passage.message_id),
                 }
             if not bundle.add("passages", item):
                 break
     return lost
+
+
+def _cited_messages(
+    store: Store,
+    project: str,
+    q: _Question,
+    index: VectorIndex,
+    roles: Sequence[Role],
+    filters: FactFilter,
+) -> dict[str, int]:
+    """The messages cited by the visible facts nearest the question, ranked by the
+    first fact citing each (empty if the model or the index failed: the passages are
+    then ranked as without facts, and nothing more is degraded)."""
+    hits = q.nearest(index, project, "fact", POINTER_DEPTH, roles)
+    if not hits:
+        return {}
+    # The store's facts, as the recall may see them: a fact deleted, erased, of a role
+    # not asked for or hidden by a filter points at nothing.
+    facts = store.facts_by_ids(project, [h.id for h in hits])
+    return cited_message_ranks(f for f in facts if f.source_role in roles and filters.admits(f))
 
 
 def _passages_in_order(

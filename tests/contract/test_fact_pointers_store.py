@@ -1,0 +1,111 @@
+"""Facts point at their messages in recall step 4, on both stores (issue 11): the facts
+nearest the question rank the messages they cite, which lifts those messages' passages.
+Roles and filters apply to the pointing facts as to every signal. Store.facts_by_ids,
+which this reads."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from taisce.adapters.embedders import make_embedder
+from taisce.adapters.sqlite_vectors import SqliteVectorIndex
+from taisce.domain.controls import Limits, RecallRequest
+from taisce.domain.ingest import FactsRequest, MessagesRequest
+from taisce.domain.memory import Memory
+from taisce.domain.recall import Semantic
+from tests.contract.factories import unique
+
+MESSAGES = [
+    ("m1", "Dana: Another long day, three root canals and a cleaning before lunch."),
+    ("m2", "Dana: What do you do for a living these days? Still at the bank?"),
+    ("m3", "Dana: I'd love to live by the sea one day."),
+    ("m4", "Dana: The weather was lovely on the walk home."),
+]
+JOB = {
+    "subject": "Dana",
+    "predicate": "works as",
+    "object": "dentist",
+    "statement": "Dana works as a dentist",
+    "message_id": "m1",
+}
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Any:
+    return make_embedder("local")
+
+
+@pytest.fixture
+def memory(store: Any, embedder: Any, tmp_path: Path) -> Iterator[tuple[Memory, str]]:
+    index = SqliteVectorIndex(tmp_path / "vectors.sqlite3", embedder.dimensions)
+    memory = Memory(store, Limits(), semantic=Semantic(embedder, index))
+    project = unique("pointers")
+    messages = [{"id": i, "role": "user", "content": c} for i, c in MESSAGES]
+    memory.store_messages(project, MessagesRequest.model_validate({"messages": messages}))
+    memory.index_pending(project)
+    yield memory, project
+    index.close()
+
+
+def store_facts(memory: Memory, project: str, *facts: dict[str, Any]) -> list[str]:
+    ids = memory.store_facts(project, FactsRequest.model_validate({"facts": list(facts)}))
+    memory.index_pending(project)
+    return ids
+
+
+def passages(memory: Memory, project: str, question: str, **controls: Any) -> list[dict]:
+    body = {"question": question, "surfaces": ["passages"], "explain": True, **controls}
+    answer = memory.recall(project, RecallRequest.model_validate(body))
+    assert answer["degraded"] == []
+    return answer["passages"]
+
+
+def test_facts_by_ids_returns_the_held_facts_in_the_order_given(
+    memory: tuple[Memory, str],
+) -> None:
+    m, project = memory
+    first, second = store_facts(
+        m,
+        project,
+        {**JOB, "source_role": "user"},
+        {"subject": "Dana", "predicate": "lives in", "object": "Cork", "source_role": "tool"},
+    )
+    found = m.store.facts_by_ids(project, [second, "fact_unknown", first, second])
+    assert [f.id for f in found] == [second, first]
+    assert found[1].message_id == "m1" and found[1].statement == "Dana works as a dentist"
+    assert found[0].source_role == "tool" and found[0].object == "Cork"
+    assert m.store.facts_by_ids(unique("other"), [first]) == []
+    assert m.store.delete_fact(project, first)
+    assert [f.id for f in m.store.facts_by_ids(project, [first, second])] == [second]
+
+
+def test_a_fact_lifts_the_passage_of_the_message_it_cites(memory: tuple[Memory, str]) -> None:
+    m, project = memory
+    question = "What is Dana's job?"
+    before = passages(m, project, question, source_roles=["user", "tool"])
+    assert before[0]["message_id"] != "m1"
+    assert all(p["why"]["fact_rank"] is None for p in before)
+    users = passages(m, project, question)
+    # A tool's fact: it points only for a recall that asks for the tool's role.
+    store_facts(m, project, {**JOB, "source_role": "tool"})
+    assert passages(m, project, question) == users
+    after = passages(m, project, question, source_roles=["user", "tool"])
+    assert after[0]["message_id"] == "m1" and after[0]["why"]["fact_rank"] == 1
+    assert {p["id"] for p in after} == {p["id"] for p in before}
+    # The same memory and request give the same answer.
+    assert passages(m, project, question, source_roles=["user", "tool"]) == after
+
+
+def test_a_fact_hidden_by_a_filter_points_at_nothing(memory: tuple[Memory, str]) -> None:
+    m, project = memory
+    question = "What is Dana's job?"
+    before = passages(m, project, question)
+    # No longer valid: the default recall (facts valid now) does not see it.
+    store_facts(m, project, {**JOB, "source_role": "user", "valid_to": "2020-01-01T00:00:00Z"})
+    assert passages(m, project, question) == before
+    assert before[0]["message_id"] != "m1"
+    assert all(p["why"]["fact_rank"] is None for p in before)
