@@ -45,6 +45,21 @@ def test_distinct_passages_keeps_what_the_plain_rule_keeps(quotes: list[str]) ->
     assert list(distinct_passages(found)) == _plain_distinct(found)
 
 
+# Longer quotes from more words: sets of up to 16 words, where the first-words index
+# (prefix filtering) and the size bounds decide which kept sets are compared.
+_LONGER = [f"w{n:02d}" for n in range(20)]
+_long_quotes = st.lists(st.sampled_from(_LONGER), min_size=0, max_size=16).map(" ".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_long_quotes, max_size=40))
+def test_distinct_passages_keeps_what_the_plain_rule_keeps_for_longer_passages(
+    quotes: list[str],
+) -> None:
+    found = [Passage(f"m{n}#0", f"m{n}", "user", None, 0, len(q), q) for n, q in enumerate(quotes)]
+    assert list(distinct_passages(found)) == _plain_distinct(found)
+
+
 def _plain_words(text: str) -> list[str]:
     folded = fold_separators(fold_piece(text))
     return [stem(t) for t in _TOKEN.findall(folded) if t not in STOPWORDS]

@@ -26,7 +26,7 @@ from .model import Fact, Passage, Role
 from .names import QuestionNames, candidate_spans
 from .passage_ranking import (
     PASSAGE_DEPTH,
-    asked_month,
+    asked_time,
     distinct_passages,
     fused_scores,
     order_passages,
@@ -352,15 +352,17 @@ def _semantic_steps(
         scores = fused_scores(nearest or [], lexical or [])
         messages = controls.message_filter()
         wanted = messages if messages.active else None
-        if asked_month(question) is None:
+        asked = asked_time(question)
+        if not asked.reorders:
             # The fused order is final: read a chunk at a time as the bundle fills.
             ordered: Iterable[Passage] = _passages_in_order(
                 store, project, sorted(scores, key=lambda i: (-scores[i], i)), wanted
             )
         else:
-            # The month factor reorders by each message's time: read them all, with times.
-            found = store.passages_by_ids(project, sorted(scores), wanted, times=True)
-            ordered = order_passages(found, scores, question)
+            # The time the question asks about reorders by each passage's text or its
+            # message's time: read them all (with times where a month or day is named).
+            found = store.passages_by_ids(project, sorted(scores), wanted, times=asked.dated)
+            ordered = order_passages(found, scores, asked)
         kept = distinct_passages(
             p for p in ordered if filters.subjects is None or _names_one(p, filters.subjects)
         )
