@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from taisce.domain.budget import item_characters, passage_characters
 from taisce.domain.fact_ranking import K1, B, word_scores
 from taisce.domain.model import Passage
 from taisce.domain.names import fold_piece, fold_separators
@@ -104,3 +105,16 @@ _word_lists = st.lists(st.sampled_from(["art", "camp", "lake", "paint", "kid", "
 @given(_word_lists, st.lists(_word_lists, max_size=12))
 def test_word_scores_are_the_plain_scores(question: list[str], documents: list[list[str]]) -> None:
     assert word_scores(question, documents) == _plain_word_scores(question, documents)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(["user", "assistant", "system", "tool"]),
+    st.one_of(st.none(), st.text(max_size=30)),
+    st.text(max_size=200),
+)
+def test_passage_characters_counts_what_the_budget_counts(
+    role: str, source: str | None, quote: str
+) -> None:
+    p = Passage("m#0", "m", role, source, 0, len(quote), quote)  # type: ignore[arg-type]
+    assert passage_characters(p) == item_characters("passages", p.wire())

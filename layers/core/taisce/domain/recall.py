@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from ..ports import Embedder, Hit, Store, VectorIndex, VectorKind
-from .budget import Bundle, fact_characters
+from .budget import Bundle, fact_characters, passage_characters
 from .controls import RecallControls
 from .fact_ranking import Candidate, rank_facts
 from .filters import FactFilter, MessageFilter
@@ -377,7 +377,7 @@ def _semantic_steps(
                     "vector_rank": vector_rank.get(passage.id),
                     "word_rank": word_rank.get(passage.id),
                 }
-            if not bundle.add("passages", item):
+            if not bundle.add("passages", item, passage_characters(passage)):
                 break
     return lost
 
