@@ -11,6 +11,7 @@ from taisce.domain import fact_ranking
 from taisce.domain.fact_ranking import Candidate, rank_facts, word_scores
 from taisce.domain.model import Fact, Passage
 from taisce.domain.passage_ranking import (
+    WHEN_DEPTH,
     AskedTime,
     asked_day,
     asked_month,
@@ -20,6 +21,7 @@ from taisce.domain.passage_ranking import (
     in_month,
     on_day,
     order_passages,
+    reorder_head,
     states_time,
     time_factor,
 )
@@ -321,3 +323,18 @@ def test_when_lifts_a_passage_that_states_a_time() -> None:
     scores = {said.id: 0.06, plain.id: 0.1}
     assert order_passages([plain, said], scores, "When did she go to pottery?") == [said, plain]
     assert order_passages([plain, said], scores, "Where did she do pottery?") == [plain, said]
+
+
+def test_when_alone_reorders_the_first_passages_only() -> None:
+    asked = asked_time("When did she go to pottery?")
+    found = [passage(f"pottery class number {n}", n) for n in range(WHEN_DEPTH)]
+    late = passage("pottery class yesterday", WHEN_DEPTH)
+    early = passage("pottery class last week", WHEN_DEPTH - 1)
+    found[-1] = early
+    scores = {p.id: 1.0 - p_n / 1000 for p_n, p in enumerate([*found, late])}
+    ordered = list(reorder_head([*found, late], scores, asked))
+    # Within the first WHEN_DEPTH the passage that states a time goes first; the one
+    # after them keeps its place in the fused order.
+    assert ordered[0] == early
+    assert ordered[-1] == late
+    assert sorted(p.id for p in ordered) == sorted(p.id for p in [*found, late])

@@ -30,6 +30,7 @@ from .passage_ranking import (
     distinct_passages,
     fused_scores,
     order_passages,
+    reorder_head,
 )
 from .report_ranking import REPORT_DEPTH, hierarchy_of, nearest_reports, themed_reports
 from .similar_names import similar_names
@@ -353,16 +354,18 @@ def _semantic_steps(
         messages = controls.message_filter()
         wanted = messages if messages.active else None
         asked = asked_time(question)
-        if not asked.reorders:
-            # The fused order is final: read a chunk at a time as the bundle fills.
-            ordered: Iterable[Passage] = _passages_in_order(
+        if asked.dated:
+            # A named month or day reorders by each message's time: read them all, with times.
+            found = store.passages_by_ids(project, sorted(scores), wanted, times=True)
+            ordered: Iterable[Passage] = order_passages(found, scores, asked)
+        else:
+            # The fused order: read a chunk at a time as the bundle fills ("when" reorders
+            # the first chunk's passages only: domain/passage_ranking.py).
+            ordered = _passages_in_order(
                 store, project, sorted(scores, key=lambda i: (-scores[i], i)), wanted
             )
-        else:
-            # The time the question asks about reorders by each passage's text or its
-            # message's time: read them all (with times where a month or day is named).
-            found = store.passages_by_ids(project, sorted(scores), wanted, times=asked.dated)
-            ordered = order_passages(found, scores, asked)
+            if asked.when:
+                ordered = reorder_head(ordered, scores, asked)
         kept = distinct_passages(
             p for p in ordered if filters.subjects is None or _names_one(p, filters.subjects)
         )
