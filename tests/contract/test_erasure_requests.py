@@ -127,9 +127,7 @@ def test_steps_stop_for_time_and_a_retry_resumes_without_losing_counts(
     assert [r.counts() for r in store.erasures(project)] == [done.counts]
 
 
-def test_one_holder_at_a_time_and_a_dead_holder_is_taken_over(
-    store: Any, project: str
-) -> None:
+def test_one_holder_at_a_time_and_a_dead_holder_is_taken_over(store: Any, project: str) -> None:
     # The local worker polls while a request completes its own erasure, and on AWS a
     # duplicate message can meet the sweep: two holders side by side once lost the
     # counts of one (the audit record said 0 facts for an erasure of 180).
