@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from taisce.domain.budget import item_characters, passage_characters
 from taisce.domain.fact_ranking import K1, B, word_scores
 from taisce.domain.model import Passage
 from taisce.domain.names import fold_piece, fold_separators
@@ -41,6 +42,21 @@ def _plain_distinct(passages: Iterable[Passage]) -> list[Passage]:
 @settings(max_examples=400, deadline=None)
 @given(st.lists(_quotes, max_size=40))
 def test_distinct_passages_keeps_what_the_plain_rule_keeps(quotes: list[str]) -> None:
+    found = [Passage(f"m{n}#0", f"m{n}", "user", None, 0, len(q), q) for n, q in enumerate(quotes)]
+    assert list(distinct_passages(found)) == _plain_distinct(found)
+
+
+# Longer quotes from more words: sets of up to 16 words, where the first-words index
+# (prefix filtering) and the size bounds decide which kept sets are compared.
+_LONGER = [f"w{n:02d}" for n in range(20)]
+_long_quotes = st.lists(st.sampled_from(_LONGER), min_size=0, max_size=16).map(" ".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_long_quotes, max_size=40))
+def test_distinct_passages_keeps_what_the_plain_rule_keeps_for_longer_passages(
+    quotes: list[str],
+) -> None:
     found = [Passage(f"m{n}#0", f"m{n}", "user", None, 0, len(q), q) for n, q in enumerate(quotes)]
     assert list(distinct_passages(found)) == _plain_distinct(found)
 
@@ -89,3 +105,16 @@ _word_lists = st.lists(st.sampled_from(["art", "camp", "lake", "paint", "kid", "
 @given(_word_lists, st.lists(_word_lists, max_size=12))
 def test_word_scores_are_the_plain_scores(question: list[str], documents: list[list[str]]) -> None:
     assert word_scores(question, documents) == _plain_word_scores(question, documents)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(["user", "assistant", "system", "tool"]),
+    st.one_of(st.none(), st.text(max_size=30)),
+    st.text(max_size=200),
+)
+def test_passage_characters_counts_what_the_budget_counts(
+    role: str, source: str | None, quote: str
+) -> None:
+    p = Passage("m#0", "m", role, source, 0, len(quote), quote)  # type: ignore[arg-type]
+    assert passage_characters(p) == item_characters("passages", p.wire())

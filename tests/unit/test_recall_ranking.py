@@ -11,11 +11,19 @@ from taisce.domain import fact_ranking
 from taisce.domain.fact_ranking import Candidate, rank_facts, word_scores
 from taisce.domain.model import Fact, Passage
 from taisce.domain.passage_ranking import (
+    WHEN_DEPTH,
+    AskedTime,
+    asked_day,
     asked_month,
+    asked_time,
     distinct_passages,
     fuse_rankings,
     in_month,
+    on_day,
     order_passages,
+    reorder_head,
+    states_time,
+    time_factor,
 )
 from taisce.domain.words import words
 from taisce.ports import Hit
@@ -250,10 +258,10 @@ def dated(n: int, occurred_at: str) -> Passage:
     return Passage(f"m{n}#0", f"m{n}", "user", None, 0, 4, "text", occurred_at)
 
 
-def test_a_passage_of_the_month_asked_counts_twice() -> None:
+def test_a_passage_of_the_month_asked_counts_three_times() -> None:
     june, july = dated(1, "2023-06-27T10:37:00Z"), dated(2, "2023-07-17T14:31:00Z")
-    scores = {june.id: 0.06, july.id: 0.1}
-    # 2 x 0.06 beats 0.1 when June is asked ...
+    scores = {june.id: 0.04, july.id: 0.1}
+    # 3 x 0.04 beats 0.1 when June is asked ...
     assert order_passages([july, june], scores, "Where did Mel camp in June?") == [june, july]
     # ... and nothing moves when no month is (or another year is).
     assert order_passages([june, july], scores, "Where did Mel camp?") == [july, june]
@@ -281,3 +289,72 @@ def test_a_passage_of_a_cited_message_gains_by_its_message_rank() -> None:
     assert added == {"m2#0": weight / 11, "m2#1": weight / 11, "m1#x#0": weight / 12}
     # A pointer never outweighs being first in both fused rankings (1/11 + 1/11).
     assert weight / 11 < 2 / 11
+
+
+def test_the_day_a_question_names() -> None:
+    assert asked_day("What painting did Mel show on October 13, 2023?") == (2023, 10, 13)
+    assert asked_day("What did Gina find on 1 February, 2023?") == (2023, 2, 1)
+    assert asked_day("Which team did Tim sign with on 21st May?") == (None, 5, 21)
+    assert asked_day("Where was the photo from December 1,2023 taken?") == (2023, 12, 1)
+    # A month alone, two days, or no day of a month name no one day.
+    assert asked_day("What did Caroline paint in October 2023?") is None
+    assert asked_day("Where was John between August 11 and August 15 2023?") is None
+    assert asked_day("What may 3 people do?") is None
+    assert asked_day("Was it on June 45?") is None
+
+
+def test_on_day_reads_the_stored_timestamp() -> None:
+    assert on_day("2023-10-13T18:00:00Z", (2023, 10, 13))
+    assert on_day("2023-10-13T18:00:00Z", (None, 10, 13))
+    assert not on_day("2022-10-13T18:00:00Z", (2023, 10, 13))
+    assert not on_day("2023-10-14T18:00:00Z", (None, 10, 13))
+    assert not on_day(None, (None, 10, 13))
+    assert not on_day("2023-10", (None, 10, 13))
+
+
+def test_a_question_that_asks_when_and_a_passage_that_states_a_time() -> None:
+    assert asked_time("When did Caroline go to the support group?").when
+    assert asked_time("What year did Nate win?").when
+    assert not asked_time("What did Caroline research?").reorders
+    assert states_time("I went to a support group yesterday.")
+    assert states_time("We moved here 4 years ago")
+    assert states_time("Last Friday I finished it")
+    # "may" the verb is not a month; words merely containing one are not times.
+    assert not states_time("You may like the yearbook, Mayday!")
+
+
+def test_the_time_factors_multiply() -> None:
+    asked = asked_time("When did Mel paint on October 13, 2023?")
+    assert asked == AskedTime(month=(10, 2023), day=(2023, 10, 13), when=True)
+    day = Passage("m1#0", "m1", "user", None, 0, 9, "yesterday", "2023-10-13T10:00:00Z")
+    month = Passage("m2#0", "m2", "user", None, 0, 4, "text", "2023-10-20T10:00:00Z")
+    other = Passage("m3#0", "m3", "user", None, 0, 4, "text", "2023-11-13T10:00:00Z")
+    assert time_factor(day, asked) == 3.0 * 4.0 * 2.0
+    assert time_factor(month, asked) == 3.0
+    assert time_factor(other, asked) == 1.0
+    # The day's passage at a tenth of the score still comes first.
+    scores = {other.id: 1.0, month.id: 0.3, day.id: 0.1}
+    assert order_passages([other, month, day], scores, asked) == [day, other, month]
+
+
+def test_when_lifts_a_passage_that_states_a_time() -> None:
+    said = passage("I went to the pottery class yesterday", 1)
+    plain = passage("The pottery class was fun", 2)
+    scores = {said.id: 0.06, plain.id: 0.1}
+    assert order_passages([plain, said], scores, "When did she go to pottery?") == [said, plain]
+    assert order_passages([plain, said], scores, "Where did she do pottery?") == [plain, said]
+
+
+def test_when_alone_reorders_the_first_passages_only() -> None:
+    asked = asked_time("When did she go to pottery?")
+    found = [passage(f"pottery class number {n}", n) for n in range(WHEN_DEPTH)]
+    late = passage("pottery class yesterday", WHEN_DEPTH)
+    early = passage("pottery class last week", WHEN_DEPTH - 1)
+    found[-1] = early
+    scores = {p.id: 1.0 - p_n / 1000 for p_n, p in enumerate([*found, late])}
+    ordered = list(reorder_head([*found, late], scores, asked))
+    # Within the first WHEN_DEPTH the passage that states a time goes first; the one
+    # after them keeps its place in the fused order.
+    assert ordered[0] == early
+    assert ordered[-1] == late
+    assert sorted(p.id for p in ordered) == sorted(p.id for p in [*found, late])

@@ -1,24 +1,34 @@
-"""The order of passages: the question's meaning and words fused, near-duplicates out.
+"""The order of passages: the question's meaning and words fused, the time it asks about,
+near-duplicates out.
 
 Two rankings of the visible passages, each `PASSAGE_DEPTH` deep (or the row limit, if
 more): nearest by vector, and best by BM25 over the text index. They are fused by
-weighted reciprocal rank, score = sum of weight / (RRF_K + rank), ties by id. When the
-question names one calendar month ("in June", "in October 2023"), a passage of a
-message that occurred in that month (and year, if named) counts `TIME_BOOST` times its
-score. A passage whose words nearly repeat one already ranked (Jaccard of word sets at
-least `DUPLICATE`) is dropped, the first copy kept. Nothing here depends on the budget.
+weighted reciprocal rank, score = sum of weight / (RRF_K + rank), ties by id. Then the
+time the question asks about multiplies a passage's score (`time_factor`): a passage of
+a message from the one month the question names counts `MONTH_BOOST` times, from the
+one day it names `DAY_BOOST` times more; a passage that states a time ("yesterday",
+"last week", "in June") counts `WHEN_BOOST` times when the question asks "when" (among
+the first `WHEN_DEPTH` of the fused order only, if it names no month or day). A
+passage whose words nearly repeat one already ranked (Jaccard of word sets at least
+`DUPLICATE`) is dropped, the first copy kept. Nothing here depends on the budget.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import islice
 
 from ..ports import Hit
 from .model import Passage
 from .words import words
 
-RRF_K = 10
+# Reciprocal-rank constant: 5 weighs the first few of either ranking more than 10 did
+# (+1.1 points at 1,000 characters on the real conversations, +1.4 with their facts;
+# 3 to 8 alike; the same at 4,000 and 16,000; docs/API.md, step 4).
+RRF_K = 5
 # Weights of the vector and the text ranking in the fusion: equal. Words at 1.5 led
 # by 1.3 points at 1,000 characters on the real conversations but lost 1.4 of "all"
 # at 16,000 and 7-11 points at 1,000 on the synthetic set, whose distractors share
@@ -29,8 +39,16 @@ WORDS_WEIGHT = 1.0
 PASSAGE_DEPTH = 200
 # Word-set overlap (Jaccard) from which a passage counts as a repeat of an earlier one.
 DUPLICATE = 0.8
-# Factor of the fused score of a passage from the month the question names.
-TIME_BOOST = 2.0
+# Factors of the fused score (docs/API.md, step 4): a passage from the month the
+# question names; from the day it names (on top of the month's); one that states a
+# time when the question asks "when".
+MONTH_BOOST = 3.0
+DAY_BOOST = 4.0
+WHEN_BOOST = 2.0
+# "When" alone reorders only the first this many passages of the fused order (the
+# first chunk the stores read anyway): the same figures on the real conversations as
+# reordering every candidate, without reading them all.
+WHEN_DEPTH = 64
 
 _MONTHS = [
     "January",
@@ -47,9 +65,51 @@ _MONTHS = [
     "December",
 ]
 # A month counts as written in English prose, capitalised ("may" is a verb); a year is
-# four digits from 1900 to 2099 standing alone.
-_MONTH = re.compile(r"\b(" + "|".join(_MONTHS) + r")\b")
+# four digits from 1900 to 2099 standing alone; a day is "October 13", "13 October"
+# or "October 13th", with its year if one follows ("October 13, 2023").
+_MONTH_NAME = "|".join(_MONTHS)
+_MONTH = re.compile(r"\b(" + _MONTH_NAME + r")\b")
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
+_YEAR_AFTER = r"(?:,?\s*((?:19|20)\d\d)(?!\d))?"
+_DAY_MONTH = re.compile(r"\b(" + _MONTH_NAME + r")\s+(\d{1,2})(?:st|nd|rd|th)?(?!\d)" + _YEAR_AFTER)
+_DAY_FIRST = re.compile(
+    r"(?<!\d)(\d{1,2})(?:st|nd|rd|th)?\s+(" + _MONTH_NAME + r")\b" + _YEAR_AFTER
+)
+# A question asks for a time; a passage states one (relative days and weeks, weekdays,
+# months, years: what a person says when telling when something happened).
+_ASKS_WHEN = re.compile(
+    r"\bwhen\b|\bwhat (?:year|month|date|day|time)\b|\bhow long ago\b", re.IGNORECASE
+)
+_STATES_TIME = re.compile(
+    r"\b(?:yesterday|today|tonight|tomorrow|ago|last|next|weekend|weeks?|months?|years?"
+    r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+    r"|january|february|march|april|june|july|august|september|october|november|december"
+    r"|(?:19|20)\d\d)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class AskedTime:
+    """The time a question asks about, as far as a passage's message time or text can
+    answer it."""
+
+    # (month, year or None) if the question names exactly one month (at most one year).
+    month: tuple[int, int | None] | None = None
+    # (year or None, month, day) if it names exactly one day.
+    day: tuple[int | None, int, int] | None = None
+    # Whether it asks "when" (or what year, month, date...).
+    when: bool = False
+
+    @property
+    def reorders(self) -> bool:
+        """Whether any passage's score can change (else the fused order is final)."""
+        return self.month is not None or self.day is not None or self.when
+
+    @property
+    def dated(self) -> bool:
+        """Whether the factors need each passage's message time."""
+        return self.month is not None or self.day is not None
 
 
 def fused_scores(nearest: Sequence[Hit], lexical: Sequence[Hit]) -> dict[str, float]:
@@ -79,6 +139,26 @@ def asked_month(question: str) -> tuple[int, int | None] | None:
     return months.pop(), years.pop() if len(years) == 1 else None
 
 
+def asked_day(question: str) -> tuple[int | None, int, int] | None:
+    """The (year or None, month, day) the question names, if it names exactly one day."""
+    days: set[tuple[int | None, int, int]] = set()
+    for month, day, year in _DAY_MONTH.findall(question):
+        days.add((int(year) if year else None, _MONTHS.index(month) + 1, int(day)))
+    for day, month, year in _DAY_FIRST.findall(question):
+        days.add((int(year) if year else None, _MONTHS.index(month) + 1, int(day)))
+    if len(days) != 1:
+        return None
+    found = days.pop()
+    return found if 1 <= found[2] <= 31 else None
+
+
+def asked_time(question: str) -> AskedTime:
+    """What the question asks about time (domain/passage_ranking.py's factors)."""
+    return AskedTime(
+        asked_month(question), asked_day(question), _ASKS_WHEN.search(question) is not None
+    )
+
+
 def in_month(occurred_at: str | None, asked: tuple[int, int | None]) -> bool:
     """Whether a stored timestamp ("YYYY-MM-DD...") falls in the asked month (and year)."""
     if not occurred_at or len(occurred_at) < 7 or not occurred_at[:4].isdigit():
@@ -89,51 +169,96 @@ def in_month(occurred_at: str | None, asked: tuple[int, int | None]) -> bool:
     return asked[1] is None or asked[1] == year
 
 
+def on_day(occurred_at: str | None, asked: tuple[int | None, int, int]) -> bool:
+    """Whether a stored timestamp ("YYYY-MM-DD...") falls on the asked day (and year)."""
+    if not occurred_at or len(occurred_at) < 10:
+        return False
+    year, month, day = occurred_at[:4], occurred_at[5:7], occurred_at[8:10]
+    if not (year.isdigit() and month.isdigit() and day.isdigit()):
+        return False
+    return (asked[0] is None or asked[0] == int(year)) and (int(month), int(day)) == asked[1:]
+
+
+def states_time(text: str) -> bool:
+    """Whether a passage's text says when something happened."""
+    return _STATES_TIME.search(text) is not None
+
+
+def time_factor(passage: Passage, asked: AskedTime) -> float:
+    """The factor the asked time gives this passage's fused score (1.0: none)."""
+    factor = 1.0
+    if asked.month is not None and in_month(passage.occurred_at, asked.month):
+        factor *= MONTH_BOOST
+    if asked.day is not None and on_day(passage.occurred_at, asked.day):
+        factor *= DAY_BOOST
+    if asked.when and states_time(passage.quote):
+        factor *= WHEN_BOOST
+    return factor
+
+
 def order_passages(
-    passages: Sequence[Passage], scores: Mapping[str, float], question: str
+    passages: Sequence[Passage], scores: Mapping[str, float], question: str | AskedTime
 ) -> list[Passage]:
-    """The passages best first: fused score, times `TIME_BOOST` for a passage of the
-    month the question names; ties by id."""
-    asked = asked_month(question)
+    """The passages best first: fused score times the asked time's factor; ties by id."""
+    asked = asked_time(question) if isinstance(question, str) else question
+    if not asked.reorders:
+        return sorted(passages, key=lambda p: (-scores.get(p.id, 0.0), p.id))
+    return sorted(passages, key=lambda p: (-scores.get(p.id, 0.0) * time_factor(p, asked), p.id))
 
-    def score(p: Passage) -> float:
-        base = scores.get(p.id, 0.0)
-        if asked is not None and in_month(p.occurred_at, asked):
-            return base * TIME_BOOST
-        return base
 
-    return sorted(passages, key=lambda p: (-score(p), p.id))
+def reorder_head(
+    passages: Iterable[Passage], scores: Mapping[str, float], asked: AskedTime
+) -> Iterator[Passage]:
+    """Passages in fused order with the first WHEN_DEPTH of them ordered by
+    order_passages (for a question that asks "when" but names no month or day)."""
+    rest = iter(passages)
+    yield from order_passages(list(islice(rest, WHEN_DEPTH)), scores, asked)
+    yield from rest
 
 
 def distinct_passages(passages: Iterable[Passage]) -> Iterator[Passage]:
     """The passages in order, less those that nearly repeat an earlier one."""
-    # Kept word sets by size: Jaccard(a, b) <= min(|a|, |b|) / max(|a|, |b|), so only
-    # sets of a size within that ratio of the new one's can reach DUPLICATE; the rest
-    # are skipped unseen (same answer as comparing with every earlier set, far fewer
-    # comparisons when a recall reads hundreds of passages).
-    by_size: dict[int, list[frozenset[str]]] = {}
+    # Prefix filtering (the exact filter of set-similarity joins): with each word set's
+    # words sorted, two sets of Jaccard at least DUPLICATE share a word among the first
+    # len - ceil(DUPLICATE * len) + 1 of each, and their sizes are within a factor
+    # DUPLICATE of each other. A kept set is indexed by those first words, and a new one
+    # is compared only with the kept sets its own first words reach: the same answer as
+    # comparing with every earlier set, with far fewer comparisons.
+    by_word: dict[str, list[frozenset[str]]] = {}
     exact: set[frozenset[str]] = set()
     for passage in passages:
         bag = frozenset(words(passage.quote))
-        if bag in exact or _repeats(bag, by_size):
+        if bag in exact:
+            continue
+        prefix = sorted(bag)[: _prefix_length(len(bag))]
+        if _repeats(bag, prefix, by_word):
             continue
         exact.add(bag)
-        by_size.setdefault(len(bag), []).append(bag)
+        for word in prefix:
+            by_word.setdefault(word, []).append(bag)
         yield passage
 
 
-def _repeats(bag: frozenset[str], by_size: dict[int, list[frozenset[str]]]) -> bool:
-    """Whether `bag` nearly repeats one of the kept sets (Jaccard at least DUPLICATE)."""
+def _prefix_length(size: int) -> int:
+    """How many of a set's sorted words must hold one it shares with any set it nearly
+    repeats (rounded up where floating point blurs ceil: a longer prefix is still exact)."""
+    return size - math.ceil(DUPLICATE * size - 1e-9) + 1
+
+
+def _repeats(
+    bag: frozenset[str], prefix: list[str], by_word: dict[str, list[frozenset[str]]]
+) -> bool:
+    """Whether `bag` nearly repeats a kept set (Jaccard at least DUPLICATE). A kept set
+    two of its first words reach is compared twice: cheaper than remembering it."""
     size = len(bag)
-    for other_size, others in by_size.items():
-        small, large = min(size, other_size), max(size, other_size)
-        # The bound holds in floating point too (division rounds monotonically): a
-        # set skipped here would score below DUPLICATE.
-        if large and small / large < DUPLICATE:
-            continue
-        for other in others:
-            if not size and not other_size:
-                return True
+    # Jaccard <= min / max of the sizes: only sizes within these bounds can reach it
+    # (bounds widened a little, as for the prefix: never skipping a repeat).
+    low, high = DUPLICATE * size - 1e-9, size / DUPLICATE + 1e-9
+    for word in prefix:
+        for other in by_word.get(word, ()):
+            other_size = len(other)
+            if other_size < low or other_size > high:
+                continue
             shared = len(bag & other)  # Jaccard = shared / |union|, the union not built
             if shared / (size + other_size - shared) >= DUPLICATE:
                 return True

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from ..ports import Embedder, Hit, Store, VectorIndex, VectorKind
-from .budget import Bundle, fact_characters
+from .budget import Bundle, fact_characters, passage_characters
 from .controls import RecallControls
 from .fact_ranking import (
     POINTER_DEPTH,
@@ -33,10 +33,11 @@ from .names import QuestionNames, candidate_spans
 from .passage_ranking import (
     PASSAGE_DEPTH,
     RRF_K,
-    asked_month,
+    asked_time,
     distinct_passages,
     fused_scores,
     order_passages,
+    reorder_head,
 )
 from .report_ranking import REPORT_DEPTH, hierarchy_of, nearest_reports, themed_reports
 from .similar_names import similar_names
@@ -364,15 +365,19 @@ def _semantic_steps(
             scores[pid] += added
         messages = controls.message_filter()
         wanted = messages if messages.active else None
-        if asked_month(question) is None:
-            # The fused order is final: read a chunk at a time as the bundle fills.
-            ordered: Iterable[Passage] = _passages_in_order(
+        asked = asked_time(question)
+        if asked.dated:
+            # A named month or day reorders by each message's time: read them all, with times.
+            found = store.passages_by_ids(project, sorted(scores), wanted, times=True)
+            ordered: Iterable[Passage] = order_passages(found, scores, asked)
+        else:
+            # The fused order: read a chunk at a time as the bundle fills ("when" reorders
+            # the first chunk's passages only: domain/passage_ranking.py).
+            ordered = _passages_in_order(
                 store, project, sorted(scores, key=lambda i: (-scores[i], i)), wanted
             )
-        else:
-            # The month factor reorders by each message's time: read them all, with times.
-            found = store.passages_by_ids(project, sorted(scores), wanted, times=True)
-            ordered = order_passages(found, scores, question)
+            if asked.when:
+                ordered = reorder_head(ordered, scores, asked)
         kept = distinct_passages(
             p for p in ordered if filters.subjects is None or _names_one(p, filters.subjects)
         )
@@ -388,7 +393,7 @@ def _semantic_steps(
                     "word_rank": word_rank.get(passage.id),
                     "fact_rank": ranks.get(passage.message_id),
                 }
-            if not bundle.add("passages", item):
+            if not bundle.add("passages", item, passage_characters(passage)):
                 break
     return lost
 
