@@ -17,7 +17,12 @@ from typing import Any
 import pytest
 
 from taisce.adapters.dynamodb_store import DynamoDbStore
+from taisce.adapters.embedders import make_embedder
 from taisce.adapters.sqlite_store import SqliteStore
+from taisce.adapters.sqlite_vectors import SqliteVectorIndex
+from taisce.domain.controls import Limits
+from taisce.domain.memory import Memory
+from taisce.domain.recall import Semantic
 from tests.moto_server import MotoDynamoDb, moto_dynamodb, shared_moto  # noqa: F401 - a session fixture
 
 StoreFactory = Callable[[Path], Any]
@@ -78,3 +83,17 @@ def dynamo(moto: MotoDynamoDb) -> Iterator[DynamoDbStore]:
     store = DynamoDbStore(moto.table, client=moto.client())
     yield store
     store.client.close()
+
+
+@pytest.fixture(scope="session")
+def local_embedder() -> Any:
+    """The real local model, loaded once for the session's ranking tests."""
+    return make_embedder("local")
+
+
+@pytest.fixture
+def semantic_memory(store: Any, local_embedder: Any, tmp_path: Path) -> Iterator[Memory]:
+    """A Memory on this test's store with the local model and an embedded vector index."""
+    index = SqliteVectorIndex(tmp_path / "vectors.sqlite3", local_embedder.dimensions)
+    yield Memory(store, Limits(), semantic=Semantic(local_embedder, index))
+    index.close()

@@ -6,17 +6,13 @@ which this reads."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from taisce.adapters.embedders import make_embedder
-from taisce.adapters.sqlite_vectors import SqliteVectorIndex
-from taisce.domain.controls import Limits, RecallRequest
+from taisce.domain.controls import RecallRequest
 from taisce.domain.ingest import FactsRequest, MessagesRequest
 from taisce.domain.memory import Memory
-from taisce.domain.recall import Semantic
 from tests.contract.factories import unique
 
 MESSAGES = [
@@ -34,21 +30,14 @@ JOB = {
 }
 
 
-@pytest.fixture(scope="module")
-def embedder() -> Any:
-    return make_embedder("local")
-
-
 @pytest.fixture
-def memory(store: Any, embedder: Any, tmp_path: Path) -> Iterator[tuple[Memory, str]]:
-    index = SqliteVectorIndex(tmp_path / "vectors.sqlite3", embedder.dimensions)
-    memory = Memory(store, Limits(), semantic=Semantic(embedder, index))
+def memory(semantic_memory: Memory) -> Iterator[tuple[Memory, str]]:
+    memory = semantic_memory
     project = unique("pointers")
     messages = [{"id": i, "role": "user", "content": c} for i, c in MESSAGES]
     memory.store_messages(project, MessagesRequest.model_validate({"messages": messages}))
     memory.index_pending(project)
     yield memory, project
-    index.close()
 
 
 def store_facts(memory: Memory, project: str, *facts: dict[str, Any]) -> list[str]:

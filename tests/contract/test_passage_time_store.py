@@ -7,17 +7,12 @@ filters hide a passage from the factors as from the answer."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
 import pytest
 
-from taisce.adapters.embedders import make_embedder
-from taisce.adapters.sqlite_vectors import SqliteVectorIndex
-from taisce.domain.controls import Limits, RecallRequest
+from taisce.domain.controls import RecallRequest
 from taisce.domain.ingest import MessagesRequest
 from taisce.domain.memory import Memory
-from taisce.domain.recall import Semantic
 from tests.contract.factories import unique
 
 # (id, role, occurred_at, content): the same painting told on three days, and by a tool
@@ -32,15 +27,9 @@ MESSAGES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def embedder() -> Any:
-    return make_embedder("local")
-
-
 @pytest.fixture
-def memory(store: Any, embedder: Any, tmp_path: Path) -> Iterator[tuple[Memory, str]]:
-    index = SqliteVectorIndex(tmp_path / "vectors.sqlite3", embedder.dimensions)
-    memory = Memory(store, Limits(), semantic=Semantic(embedder, index))
+def memory(semantic_memory: Memory) -> Iterator[tuple[Memory, str]]:
+    memory = semantic_memory
     project = unique("passages")
     messages = [
         {"id": unique(i), "role": role, "content": text, "source": "chat", "occurred_at": when}
@@ -49,7 +38,6 @@ def memory(store: Any, embedder: Any, tmp_path: Path) -> Iterator[tuple[Memory, 
     memory.store_messages(project, MessagesRequest.model_validate({"messages": messages}))
     memory.index_pending(project)
     yield memory, project
-    index.close()
 
 
 def quotes(memory: Memory, project: str, question: str, **controls: object) -> list[str]:

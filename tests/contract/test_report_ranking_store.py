@@ -5,17 +5,13 @@ first, when nothing matched and with `themes`, by the same domain code
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from taisce.adapters.embedders import make_embedder
-from taisce.adapters.sqlite_vectors import SqliteVectorIndex
-from taisce.domain.controls import Limits, RecallRequest
+from taisce.domain.controls import RecallRequest
 from taisce.domain.ingest import FactsRequest
 from taisce.domain.memory import Memory
-from taisce.domain.recall import Semantic
 from tests.contract.factories import unique
 
 # Three components of the user's graph, each one report: music, gardening, work.
@@ -34,15 +30,9 @@ TOOL_FACTS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def embedder() -> Any:
-    return make_embedder("local")
-
-
 @pytest.fixture
-def memory(store: Any, embedder: Any, tmp_path: Path) -> Iterator[tuple[Memory, str]]:
-    index = SqliteVectorIndex(tmp_path / "vectors.sqlite3", embedder.dimensions)
-    memory = Memory(store, Limits(), semantic=Semantic(embedder, index))
+def memory(semantic_memory: Memory) -> Iterator[tuple[Memory, str]]:
+    memory = semantic_memory
     project = unique("reports")
     facts = [
         {"subject": s, "predicate": p, "object": o, "source_role": "user"} for s, p, o in FACTS
@@ -54,7 +44,6 @@ def memory(store: Any, embedder: Any, tmp_path: Path) -> Iterator[tuple[Memory, 
     memory.rebuild_reports(project)
     memory.index_pending(project)
     yield memory, project
-    index.close()
 
 
 def ask(memory: Memory, project: str, question: str, **controls: object) -> dict[str, Any]:

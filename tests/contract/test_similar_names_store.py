@@ -3,28 +3,16 @@ entity, by the same domain code (domain/similar_names.py) over each store's list
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-import pytest
-
-from taisce.adapters.embedders import make_embedder
-from taisce.adapters.sqlite_vectors import SqliteVectorIndex
-from taisce.domain.controls import Limits, RecallRequest
+from taisce.domain.controls import RecallRequest
 from taisce.domain.ingest import FactsRequest
 from taisce.domain.memory import Memory
-from taisce.domain.recall import Semantic
 from tests.contract.factories import unique
 
 
-@pytest.fixture(scope="module")
-def embedder() -> Any:
-    return make_embedder("local")
-
-
-def test_a_misspelt_name_reaches_the_entity(store: Any, embedder: Any, tmp_path: Path) -> None:
-    index = SqliteVectorIndex(tmp_path / "vectors.sqlite3", embedder.dimensions)
-    memory = Memory(store, Limits(), semantic=Semantic(embedder, index))
+def test_a_misspelt_name_reaches_the_entity(store: Any, semantic_memory: Memory) -> None:
+    memory = semantic_memory
     project = unique("similar")
     facts = [
         {"subject": "Atlas Moran", "predicate": "works at", "object": "Acme Corp"},
@@ -45,4 +33,3 @@ def test_a_misspelt_name_reaches_the_entity(store: Any, embedder: Any, tmp_path:
     # A name only another role uses is not similar for these roles.
     assert facts_of("What does Tobias Wrenn use?") == []
     assert facts_of("What does Tobias Wrenn use?", ["tool"]) == ["Tobias Wren uses Linear"]
-    index.close()
