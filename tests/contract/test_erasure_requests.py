@@ -205,6 +205,25 @@ def test_one_holder_at_a_time_and_a_dead_holder_is_taken_over(store: Any, projec
     assert not store.claim_erasure(project, "era_" + "0" * 32, "worker_c", now[0], now[0] + 60)
 
 
+def test_a_holder_that_fails_lets_go_and_the_retry_finishes(
+    store: Any, memory: Memory, project: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seed(store, project, facts=3, lines=2)
+    accepted = memory.request_erasure(project, "Atlas", defer=True)
+    erase = store.erase
+
+    def fail(*_: Any) -> None:
+        raise RuntimeError("the store failed mid-step")
+
+    monkeypatch.setattr(store, "erase", fail)
+    with pytest.raises(RuntimeError):
+        memory.complete_erasure(project, accepted.id)
+    # Still pending, and not held: the next pass need not wait out the hold.
+    monkeypatch.setattr(store, "erase", erase)
+    done = memory.complete_erasure(project, accepted.id)
+    assert done is not None and done.status == "done" and done.counts["facts"] == 3
+
+
 def test_a_synchronous_erasure_is_held_by_its_request_from_the_start(
     store: Any, memory: Memory, project: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

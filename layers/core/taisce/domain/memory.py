@@ -3,6 +3,7 @@ background work that keeps reports and vectors up to date."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 import time
@@ -517,6 +518,24 @@ class Memory:
             return self.store.erasure_status(project, erasure_id)
         if not held:
             raise ErasureHeld(erasure_id)
+        try:
+            return self._complete_held(pending, holder, now, seconds_left)
+        except Exception:
+            # Let go, so that the retry (a message, the sweep, the local worker) need
+            # not wait out the hold; what was erased stays erased and counted.
+            with contextlib.suppress(Exception):
+                self.store.claim_erasure(project, erasure_id, holder, now, 0.0)
+            raise
+
+    def _complete_held(
+        self,
+        pending: PendingErasure,
+        holder: str,
+        now: float,
+        seconds_left: Callable[[], float] | None,
+    ) -> ErasureStatus | None:
+        """complete_erasure's work, once `holder` holds the erasure."""
+        project, erasure_id = pending.project, pending.id
         counts = dict(pending.counts)
         first = True
 
