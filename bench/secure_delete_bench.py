@@ -82,16 +82,18 @@ def run_once(gateway: Gateway, corpus: Corpus, mode: str) -> dict[str, float]:
         assert isinstance(store, SqliteStore), "the benchmark measures the embedded store"
         store.mark_vectors = True  # what the worker would index with a model
         index = SqliteVectorIndex(store.path, DIMENSIONS)
-        recording = store._write_erasure if mode == "before" else store.add_erasure
+        finish = store.finish_erasure
         closing: list[float] = []
 
-        def add_erasure(record: Any) -> None:  # the erasure's last step, timed
+        def finish_erasure(record: Any, requested_at: str) -> bool:  # the last step, timed
             started = time.perf_counter()
-            recording(record)
+            finished = finish(record, requested_at)
             closing.append(time.perf_counter() - started)
+            return finished
 
-        store.add_erasure = add_erasure  # type: ignore[method-assign]
+        store.finish_erasure = finish_erasure  # type: ignore[method-assign]
         if mode == "before":
+            store._purge_deleted = lambda: None  # type: ignore[method-assign]
             # The handlers run on this thread: its connections are the ones they write on.
             store._db().execute("PRAGMA secure_delete=OFF")
             index.file.db().execute("PRAGMA secure_delete=OFF")

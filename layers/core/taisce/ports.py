@@ -252,11 +252,6 @@ class Store(Protocol):
         many reports were dropped."""
         ...
 
-    def add_erasure(self, record: ErasureRecord) -> None:
-        """The audit record: an erasure's last step. A store that keeps copies of
-        deleted data (SQLite's WAL, its full-text segments) purges them here."""
-        ...
-
     def remove_aliases(self, project: str, keys: Collection[str]) -> int:
         """Forget every alias whose own name or whose entity is one of `keys` (erasure);
         returns how many went."""

@@ -2297,9 +2297,6 @@ class DynamoDbStore:
         self._batch_write(writes)
         self.client.update_item(TableName=self.table_name, **update)
 
-    def add_erasure(self, record: ErasureRecord) -> None:
-        self.client.put_item(TableName=self.table_name, Item=_audit_item(record))
-
     def erasures(self, project: str | None = None) -> list[ErasureRecord]:
         params: dict[str, Any] = {
             "KeyConditionExpression": "PK = :pk",

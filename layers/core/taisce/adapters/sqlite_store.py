@@ -1355,9 +1355,7 @@ class SqliteStore:
             projects = [r[0] for r in db.execute("SELECT DISTINCT project FROM erased_vectors")]
             for project in projects:
                 self._erase_vectors(db, project, [])
-            if sqlite_vectors.held_in(db):
-                sqlite_vectors.purge_text(db)
-        self.file.purge()
+        self._purge_deleted()
 
     def _drop_reports(
         self,
@@ -1409,34 +1407,14 @@ class SqliteStore:
             )
         return dropped
 
-    def add_erasure(self, record: ErasureRecord) -> None:
-        """The audit record, the erasure's last step; then what SQLite keeps of deleted
-        rows is purged: the full-text index's deleted terms (merged away) and the WAL's
-        older page copies (checkpointed, truncated). Deleted content in the file itself
-        was zeroed as it went (secure_delete)."""
-        self._write_erasure(record)
+    def _purge_deleted(self) -> None:
+        """What SQLite keeps of deleted rows is purged: the full-text index's deleted
+        terms (merged away) and the WAL's older page copies (checkpointed, truncated).
+        Deleted content in the file itself was zeroed as it went (secure_delete)."""
         with self._write() as db:
             if sqlite_vectors.held_in(db):
                 sqlite_vectors.purge_text(db)
         self.file.purge()
-
-    def _write_erasure(self, record: ErasureRecord) -> None:
-        with self._write() as db:
-            db.execute(
-                "INSERT INTO erasures (id, project, subject_hash, erased_at, facts, entities, "
-                "messages, passages, reports) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    record.id,
-                    record.project,
-                    record.subject_hash,
-                    record.erased_at,
-                    record.facts,
-                    record.entities,
-                    record.messages,
-                    record.passages,
-                    record.reports,
-                ),
-            )
 
     def erased(self, project: str, hashes: Collection[str]) -> set[str]:
         wanted = list(hashes)
@@ -1567,10 +1545,7 @@ class SqliteStore:
                     requested_at,
                 ),
             )
-        with self._write() as db:
-            if sqlite_vectors.held_in(db):
-                sqlite_vectors.purge_text(db)
-        self.file.purge()
+        self._purge_deleted()
         return True
 
     def erasure_status(self, project: str, erasure_id: str) -> ErasureStatus | None:
