@@ -14,6 +14,7 @@ recall still answers, and `degraded` names each surface in effect that was lost.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -150,21 +151,36 @@ def _fill_facts(
 
 
 class _Question:
-    """The question's vector, made at most once per recall and only if a step needs it."""
+    """The question's vector, made at most once per recall and only if a step needs it.
 
-    def __init__(self, text: str, embedder: Embedder) -> None:
+    Made `early`, the model runs in a thread from the start of the recall while the
+    store reads names and facts (neither needs the vector): the model is most of a
+    recall's time locally and a network call on AWS, and it releases the GIL."""
+
+    def __init__(self, text: str, embedder: Embedder, *, early: bool = False) -> None:
         self.text = text
         self.embedder = embedder
         self._vector: Sequence[float] | None = None
         self.failed = False
+        self._thread: threading.Thread | None = None
+        if early:
+            # A thread per recall, not a pool: nothing to go stale in a forked process.
+            self._thread = threading.Thread(target=self._embed, name="question-vector")
+            self._thread.start()
+
+    def _embed(self) -> None:
+        try:
+            self._vector = self.embedder.embed([self.text])[0]
+        except Exception:  # any model failure degrades the recall, never fails it
+            logger.exception("embedding the question failed")
+            self.failed = True
 
     def vector(self) -> Sequence[float] | None:
-        if self._vector is None and not self.failed:
-            try:
-                self._vector = self.embedder.embed([self.text])[0]
-            except Exception:  # any model failure degrades the recall, never fails it
-                logger.exception("embedding the question failed")
-                self.failed = True
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        elif self._vector is None and not self.failed:
+            self._embed()
         return self._vector
 
     def nearest(
@@ -222,6 +238,7 @@ def recall(
     bundle = Bundle(controls.max_characters, controls.max_rows)
     surfaces = controls.surfaces
     filters = controls.fact_filter(now)
+    q = _Question(question, semantic.embedder, early=True) if semantic is not None else None
     names = QuestionNames(question)
     # Only names that facts of the asked roles use count: what was not asked for
     # cannot shape the answer (a tool's longer name cannot hide the user's).
@@ -231,7 +248,6 @@ def recall(
     matched = list(dict.fromkeys(found[k] for k in picked))
     # The names as the question wrote them (an alias too) are not asked words.
     said = [*matched, *picked]
-    q = _Question(question, semantic.embedder) if semantic is not None else None
     meaning = _Meaning(q, semantic.index) if q is not None and semantic is not None else None
     lost: set[str] = set()
     if matched and "facts" in surfaces:
@@ -348,15 +364,16 @@ def _semantic_steps(
     if "passages" in surfaces and not bundle.truncated:
         k = controls.max_rows + 1 - bundle.rows
         depth = max(k, PASSAGE_DEPTH)
+        # Words first: the question's vector may still be on its way (_Question).
+        lexical = _attempt(
+            "passage text search",
+            lambda: index.search_text(project, "passage", question, depth, roles),
+        )
         nearest = q.nearest(index, project, "passage", depth, roles)
         if nearest is None:
             # Listed even when words still find something: the answer lacks what the
             # vectors would have found. What was found is still returned.
             lost.add("passages")
-        lexical = _attempt(
-            "passage text search",
-            lambda: index.search_text(project, "passage", question, depth, roles),
-        )
         scores = fused_scores(nearest or [], lexical or [])
         # The facts nearest the question point at the messages they cite
         # (domain/fact_ranking.py): a third ranking, over the passages found.
