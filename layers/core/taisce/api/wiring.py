@@ -44,7 +44,7 @@ def open_semantic(settings: Settings, store: object = None) -> Semantic | None:
     index = SqliteVectorIndex(settings.sqlite_path, embedder.dimensions)
     if isinstance(store, SqliteStore):
         _adopt_model(store, index, f"{embedder.name}/{embedder.dimensions}")
-    return Semantic(embedder=embedder, index=index)
+    return Semantic(embedder=embedder, index=index, early_vector=_across_network(settings))
 
 
 def _adopt_model(store: SqliteStore, index: SqliteVectorIndex, model: str) -> None:
@@ -89,7 +89,13 @@ def open_opensearch_semantic(settings: Settings, store: object = None) -> Semant
     index = OpenSearchVectorIndex(
         client, settings.opensearch_index, embedder.dimensions, ledger=ledger
     )
-    return Semantic(embedder=embedder, index=index)
+    return Semantic(embedder=embedder, index=index, early_vector=_across_network(settings))
+
+
+def _across_network(settings: Settings) -> bool:
+    """Whether the model is a network call (Bedrock): a recall then asks it for the
+    question's vector beside the store's first reads (domain/recall.py, _Question)."""
+    return settings.embeddings == "bedrock"
 
 
 def open_store(settings: Settings) -> SqliteStore | DynamoDbStore:

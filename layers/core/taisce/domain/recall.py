@@ -59,6 +59,10 @@ class Semantic:
 
     embedder: Embedder
     index: VectorIndex
+    # A model across the network (Bedrock) is asked for the question's vector at the
+    # start of the recall, beside the store's first reads (_Question). A local model
+    # is not: it takes the same cores the reads need (measured: no gain, 2 cores).
+    early_vector: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,9 +157,9 @@ def _fill_facts(
 class _Question:
     """The question's vector, made at most once per recall and only if a step needs it.
 
-    Made `early`, the model runs in a thread from the start of the recall while the
-    store reads names and facts (neither needs the vector): the model is most of a
-    recall's time locally and a network call on AWS, and it releases the GIL."""
+    Made `early`, the model is asked in a thread from the start of the recall while the
+    store reads names and facts (neither needs the vector): on AWS both are network
+    waits, which then overlap."""
 
     def __init__(self, text: str, embedder: Embedder, *, early: bool = False) -> None:
         self.text = text
@@ -238,7 +242,9 @@ def recall(
     bundle = Bundle(controls.max_characters, controls.max_rows)
     surfaces = controls.surfaces
     filters = controls.fact_filter(now)
-    q = _Question(question, semantic.embedder, early=True) if semantic is not None else None
+    q = None
+    if semantic is not None:
+        q = _Question(question, semantic.embedder, early=semantic.early_vector)
     names = QuestionNames(question)
     # Only names that facts of the asked roles use count: what was not asked for
     # cannot shape the answer (a tool's longer name cannot hide the user's).
