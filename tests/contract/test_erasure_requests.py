@@ -136,12 +136,14 @@ def test_reads_show_what_a_pending_erasure_will_leave(
     ]
     content = pending["message"]["message"]["content"]
     assert erasure.MASK in content and "Maya likes tea" in content
-    entities = memory.list_entities(project, None, 100, None)["entities"]
-    assert "atlas" not in [e["key"] for e in entities]  # type: ignore[union-attr]
-    # Done: what was shown while pending is what the erasure left.
+    entities = memory.list_entities(project, None, 100, None)
+    assert "atlas" not in [e["key"] for e in entities["entities"]]  # type: ignore[union-attr]
+    # Done: what was shown while pending is what the erasure left, the entities' counts
+    # too (Maya's link to Atlas goes with Atlas).
     done = memory.complete_erasure(project, accepted.id)
     assert done is not None and done.status == "done"
     assert _reads(memory, project) == pending
+    assert memory.list_entities(project, None, 100, None) == entities
 
 
 def test_steps_stop_for_time_and_a_retry_resumes_without_losing_counts(

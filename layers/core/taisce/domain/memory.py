@@ -11,7 +11,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Literal, TypeVar
 
@@ -57,6 +57,7 @@ from .ingest import (
 )
 from .listing import (
     NEIGHBOURHOOD_FACTS,
+    EntityCounts,
     check_message_id,
     check_page,
     decode_cursor,
@@ -260,12 +261,29 @@ class Memory:
         page = rows[:size]
         more = len(rows) > size
         hidden = view()
+        shown = [e for e in page if not hidden.hides_entity(e.key)]
+        if hidden.keys:
+            shown = [e for e in (self._left_of(project, e, hidden) for e in shown) if e]
         # A page can come out short while an erasure is pending; the cursor goes on
         # from the last entity read.
         return {
-            "entities": [e.wire() for e in page if not hidden.hides_entity(e.key)],
+            "entities": [e.wire() for e in shown],
             "next_cursor": encode_cursor("entities", [page[-1].key]) if more else None,
         }
+
+    def _left_of(
+        self, project: str, entity: EntityCounts, hidden: PendingView
+    ) -> EntityCounts | None:
+        """The entity as a pending erasure will leave it: its facts counted again without
+        those the erasure takes (its links to the erased entity, the facts that name it),
+        or None if none are left. A read of the entity's facts, only while an erasure
+        is pending: the counts the store keeps would still show what is going."""
+        held = sum(entity.counts.values())
+        counts: Counter[Role] = Counter()
+        for fact in self.store.facts_about(project, [entity.key], ROLES, limit=held):
+            if not hidden.hides_fact(fact):
+                counts[fact.source_role] += 1
+        return replace(entity, counts=dict(counts)) if counts else None
 
     def list_messages(
         self,
