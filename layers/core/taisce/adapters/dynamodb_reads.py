@@ -110,6 +110,9 @@ class DirectReads:
             logger.debug("direct %s failed; sent through the client", operation, exc_info=True)
             return self._through_client(operation, params)
         if not usable(reply.status, reply.headers, reply.data):
+            # Logged, so that a deploy where every direct read is refused (a signature
+            # the service does not accept) shows it, not only as slower recalls.
+            logger.info("direct %s answered %s; sent through the client", operation, reply.status)
             return self._through_client(operation, params)
         answer: dict[str, Any] = json.loads(reply.data)
         return answer
