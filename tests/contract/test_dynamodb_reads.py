@@ -9,6 +9,7 @@ import zlib
 from typing import Any
 
 import pytest
+import urllib3
 from botocore.exceptions import ClientError
 
 from taisce.adapters.dynamodb_reads import DirectReads, usable
@@ -93,7 +94,8 @@ def test_an_error_goes_through_the_client_and_raises_as_it_does(moto: MotoDynamo
 def test_a_request_that_cannot_be_sent_goes_through_the_client(moto: MotoDynamoDb) -> None:
     client = moto.client(client_config())
     reads = _direct(client)
-    reads.url = "http://127.0.0.1:9/"  # nothing listens (discard port): refused at once
+    # Nothing listens on the discard port: the connection is refused at once.
+    reads._http = urllib3.connection_from_url("http://127.0.0.1:9", retries=False)
     pk = f"P#{unique('direct')}#E#atlas"
     client.put_item(TableName=moto.table, Item=_item(pk, "N"))
     batch = {"RequestItems": {moto.table: {"Keys": [{"PK": {"S": pk}, "SK": {"S": "N"}}]}}}
