@@ -1,5 +1,7 @@
 """The AWS calls code makes, recorded at botocore's one entry point for every call
-(`BaseClient._make_api_call`), as the IAM actions they need.
+(`BaseClient._make_api_call`) and at the DynamoDB adapter's direct reads
+(`DirectReads.call`, which a fallback then also sends through the client), as the IAM
+actions they need.
 
     with AwsCalls() as calls:
         with calls.as_function("RecallFunction"):
@@ -19,6 +21,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from botocore.client import BaseClient
+
+from taisce.adapters.dynamodb_reads import DirectReads
 
 # Operations whose IAM action is not "<prefix>:<operation>".
 _TRANSACT_ITEM_ACTIONS = {
@@ -100,9 +104,22 @@ class AwsCalls:
                 recorder.actions[recorder._function].add(pair)
             return original(client, operation, params)
 
+        # The recall's reads sent without the client's machinery
+        # (adapters/dynamodb_reads.py) need the same rights: recorded the same way.
+        direct = DirectReads.call
+
+        def recording_direct(reads: DirectReads, operation: str, params: dict[str, Any]) -> Any:
+            recorder.operations[recorder._function].append(f"dynamodb:{operation}")
+            for pair in _actions("dynamodb", operation, params):
+                recorder.actions[recorder._function].add(pair)
+            return direct(reads, operation, params)
+
         BaseClient._make_api_call = recording  # type: ignore[method-assign]
+        DirectReads.call = recording_direct  # type: ignore[method-assign]
         self._original = original
+        self._direct = direct
         return self
 
     def __exit__(self, *exc: object) -> None:
         BaseClient._make_api_call = self._original  # type: ignore[method-assign]
+        DirectReads.call = self._direct  # type: ignore[method-assign]

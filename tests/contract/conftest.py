@@ -79,8 +79,10 @@ def moto() -> MotoDynamoDb:
 
 @pytest.fixture
 def dynamo(moto: MotoDynamoDb) -> Iterator[DynamoDbStore]:
-    """A store with a client of its own, so event hooks stay within the test."""
-    store = DynamoDbStore(moto.table, client=moto.client())
+    """A store with a client of its own, so event hooks stay within the test; its
+    reads all go through the client, so the hooks see every call (the contract suite's
+    store sends the recall's reads directly: adapters/dynamodb_reads.py)."""
+    store = DynamoDbStore(moto.table, client=moto.client(), direct_reads=False)
     yield store
     store.client.close()
 

@@ -18,6 +18,9 @@ The recall's time is given three ways, per question in one run: on moto as is, o
 with the latency slept before every call, and replayed: moto's recorded answers served
 after the latency, requests at once (tests/dynamodb_replay.py), since moto answers one
 request at a time and its own time per call is several times an in-region round trip.
+Replayed, it is timed three ways in turn: as the adapter sends the recall's reads
+(directly, adapters/dynamodb_reads.py), through botocore's client (the adapter before),
+and through the client with botocore's own parsing (before that).
 """
 
 from __future__ import annotations
@@ -99,6 +102,17 @@ class Meter:
             self._spans.clear()
             self._beside.clear()
 
+    def wave_sizes(self) -> list[int]:
+        """How many calls each wave held, in order."""
+        sizes: list[int] = []
+        end = -1.0
+        for start, stop in sorted(self._spans):
+            if start > end:
+                sizes.append(0)
+            sizes[-1] += 1
+            end = max(end, stop)
+        return sizes
+
     def waves(self) -> int:
         """Groups of calls whose spans overlap: one per sequential step."""
         count, end = 0, -1.0
@@ -164,7 +178,7 @@ class Meter:
 
 @pytest.fixture
 def metered(moto: MotoDynamoDb) -> Iterator[tuple[Memory, Meter]]:
-    store = DynamoDbStore(moto.table, client=moto.client())
+    store = DynamoDbStore(moto.table, client=moto.client(), direct_reads=False)
     yield Memory(store, Limits(bundle_characters=16_000, max_rows=200)), Meter(store.client)
     store.client.close()
 
@@ -318,7 +332,7 @@ class _CountingIndex(SqliteVectorIndex):
 def test_with_a_model_fact_vectors_rank_on_dynamodb_and_their_calls_are_counted(
     moto: MotoDynamoDb, tmp_path: Path
 ) -> None:
-    store = DynamoDbStore(moto.table, client=moto.client())
+    store = DynamoDbStore(moto.table, client=moto.client(), direct_reads=False)
     meter = Meter(store.client)
     index = _CountingIndex(tmp_path / "vectors.sqlite3")
     memory = Memory(store, Limits(), semantic=Semantic(_Embedder(), index))
@@ -428,8 +442,9 @@ def figures(
         request = FactsRequest.model_validate({"facts": corpus.facts[start : start + 100]})
         Memory(loader, limits).store_facts(project, request)
     loader.client.close()
-    # The recalls go through clients configured as the adapter's own.
-    store = DynamoDbStore(moto.table, client=moto.client(client_config()))
+    # The recalls go through clients configured as the adapter's own; the metered one
+    # sends every read through the client, whose hooks count it (the same requests).
+    store = DynamoDbStore(moto.table, client=moto.client(client_config()), direct_reads=False)
     memory = Memory(store, limits)
     questions = make_questions(random.Random(seed), corpus.known(), n_recalls)
     meter = Meter(store.client)
@@ -440,16 +455,26 @@ def figures(
     replay_store = DynamoDbStore(moto.table, client=replay_view.client(client_config()))
     fixed = datetime.now(UTC)
     replayed = Memory(replay_store, limits, clock=lambda: fixed)
-    # The baseline, timed beside it: the same client as the adapter's before botocore's
-    # parsing was bypassed (items walked against the model, requests validated).
+    # The baselines, timed beside it: the recall's reads through botocore's client (the
+    # adapter before its direct reads, adapters/dynamodb_reads.py); and through the
+    # client before botocore's parsing was bypassed (items walked against the model,
+    # requests validated).
+    client_store = DynamoDbStore(
+        moto.table, client=replay_view.client(client_config()), direct_reads=False
+    )
+    through_client = Memory(client_store, limits, clock=lambda: fixed)
     plain_config = client_config().merge(Config(parameter_validation=True))
-    plain_store = DynamoDbStore(moto.table, client=replay_view.client(plain_config))
+    plain_store = DynamoDbStore(
+        moto.table, client=replay_view.client(plain_config), direct_reads=False
+    )
     unlift_items(plain_store.client)
     plain = Memory(plain_store, limits, clock=lambda: fixed)
     for hops in (1, 2):
         for question in questions:
             _recall(replayed, project, question, hops)
+            _recall(through_client, project, question, hops)
     replay_store.known_names(project, ["x"])
+    client_store.known_names(project, ["x"])
     replay.replay()
     rows = []
     for hops in (1, 2):
@@ -465,6 +490,10 @@ def figures(
         replay_cpu_ms: list[float] = []
         plain_ms: list[float] = []
         plain_cpu_ms: list[float] = []
+        client_ms: list[float] = []
+        client_cpu_ms: list[float] = []
+        per_call_cpu_ms: list[float] = []
+        wave_sizes: list[list[int]] = []
         truncated = 0
         names = []
         for question in questions:
@@ -479,14 +508,18 @@ def figures(
             replay_ms.append((time.perf_counter() - started) * 1000)
             replay_cpu_ms.append((time.process_time() - cpu) * 1000)
             started, cpu = time.perf_counter(), time.process_time()
+            before = _recall(through_client, project, question, hops)
+            client_ms.append((time.perf_counter() - started) * 1000)
+            client_cpu_ms.append((time.process_time() - cpu) * 1000)
+            started, cpu = time.perf_counter(), time.process_time()
             baseline = _recall(plain, project, question, hops)
             plain_ms.append((time.perf_counter() - started) * 1000)
             plain_cpu_ms.append((time.process_time() - cpu) * 1000)
             ids = [f["id"] for f in body["facts"]]
-            if [f["id"] for f in again["facts"]] != ids or [
-                f["id"] for f in baseline["facts"]
-            ] != ids:
+            if any([f["id"] for f in b["facts"]] != ids for b in (again, before, baseline)):
                 raise RuntimeError(f"the replayed recall answered otherwise: {question!r}")
+            per_call_cpu_ms.append(replay_cpu_ms[-1] / meter.round_trips())
+            wave_sizes.append(meter.wave_sizes())
             waves.append(meter.waves())
             trips.append(meter.round_trips())
             units.append(meter.read_units)
@@ -515,6 +548,15 @@ def figures(
                 f"ms_p50_p95_moto_plus_{latency * 1000:g}ms_per_call": _p50_p95(timings[latency]),
                 f"ms_p50_p95_replayed_{latency * 1000:g}ms_per_call": _p50_p95(replay_ms),
                 "cpu_ms_p50_p95_replayed": _p50_p95(replay_cpu_ms),
+                "cpu_ms_per_call_p50_p95_replayed": [
+                    round(_percentile(per_call_cpu_ms, q), 2) for q in (0.5, 0.95)
+                ],
+                "calls_per_wave_mean": [
+                    round(statistics.fmean(s[n] for s in wave_sizes if len(s) > n), 2)
+                    for n in range(max(map(len, wave_sizes)))
+                ],
+                "ms_p50_p95_replayed_through_client": _p50_p95(client_ms),
+                "cpu_ms_p50_p95_replayed_through_client": _p50_p95(client_cpu_ms),
                 "ms_p50_p95_replayed_botocore_parsing": _p50_p95(plain_ms),
                 "cpu_ms_p50_p95_replayed_botocore_parsing": _p50_p95(plain_cpu_ms),
                 "dollars_per_million_recalls_strong": round(
@@ -530,12 +572,15 @@ def figures(
     meter.latency = 0.0
     moto_call = _one_call_ms(store, project)
     replay_call = _one_call_ms(replay_store, project)
+    client_call = _one_call_ms(client_store, project)
     replay.set_latency(0.0)
     replay_overhead = _one_call_ms(replay_store, project)
     misses = replay.misses
     replay.stop()
     store.client.close()
+    replay_store.close()
     replay_store.client.close()
+    client_store.client.close()
     plain_store.client.close()
     degrees = sorted(corpus.degree.values())
     return {
@@ -547,6 +592,7 @@ def figures(
         "latency_injected_ms": latency * 1000,
         "one_call_ms_p50_p95_moto": moto_call,
         f"one_call_ms_p50_p95_replayed_{latency * 1000:g}ms": replay_call,
+        f"one_call_ms_p50_p95_replayed_{latency * 1000:g}ms_through_client": client_call,
         "one_call_ms_p50_p95_replayed_no_delay": replay_overhead,
         "replay_misses": misses,
         "price": f"${DOLLARS_PER_MILLION_READ_UNITS} per million read request units "

@@ -92,9 +92,11 @@ def test_a_binary_value_is_left_to_botocore(moto: MotoDynamoDb) -> None:
 
 
 def test_the_store_lifts_its_clients_reads(moto: MotoDynamoDb) -> None:
-    # The store registers the lifting on the client it is given (and on its own).
+    # The store registers the lifting on the client it is given (and on its own): every
+    # read that goes through the client (here all of them: the recall's reads are
+    # otherwise sent directly, adapters/dynamodb_reads.py) is lifted.
     client = moto.client()
-    store = DynamoDbStore(moto.table, client=client)
+    store = DynamoDbStore(moto.table, client=client, direct_reads=False)
     seen: list[str] = []
 
     def lifted(customized_response_dict: dict[str, Any], **_: Any) -> None:

@@ -70,6 +70,7 @@ from ..domain.validity import (
 )
 from ..ports import Credential, ExtractionFailure, PendingVector, VectorKind
 from .dynamodb_items import lift_items
+from .dynamodb_reads import DirectReads
 
 logger = logging.getLogger(__name__)
 
@@ -607,8 +608,15 @@ class DynamoDbStore:
         consistent_reads: bool = True,
         mark_extractions: bool = False,
         mark_vectors: bool = True,
+        direct_reads: bool = True,
     ) -> None:
         self.table_name = table_name
+        # The recall's reads (facts_about's pages, the names' BatchGetItem, the pending
+        # erasures) skip botocore's per-call machinery when answered cleanly
+        # (adapters/dynamodb_reads.py); False sends them through the client, whose
+        # event hooks then see them (tests that inject faults or count calls there).
+        self.direct_reads = direct_reads
+        self._direct: DirectReads | None = None
         # With an extractor configured, a new message is stored with an extraction mark.
         self.mark_extractions = mark_extractions
         # Without an embedding model nothing would take pending-vector marks, so the
@@ -644,9 +652,26 @@ class DynamoDbStore:
         return client
 
     def close(self) -> None:
+        if self._direct is not None:
+            self._direct.close()
+            self._direct = None
         if self._own_client and self._client is not None:
             self._client.close()
             self._client = None
+
+    def _read(self, operation: str, params: dict[str, Any]) -> dict[str, Any]:
+        """One of the recall's reads (Query or BatchGetItem): direct when allowed."""
+        if self.direct_reads:
+            if self._direct is None:
+                client = self.client
+                with self._lock:
+                    if self._direct is None:
+                        self._direct = DirectReads.of(client, client.meta.config)
+            if self._direct is not None:
+                return self._direct.call(operation, params)
+        method = "query" if operation == "Query" else "batch_get_item"
+        result: dict[str, Any] = getattr(self.client, method)(**params)
+        return result
 
     def _code(self, error: Exception) -> str | None:
         response = getattr(error, "response", None)
@@ -665,23 +690,33 @@ class DynamoDbStore:
             params["ProjectionExpression"] = projection
         return self.client.get_item(**params).get("Item")
 
-    def _batch_get(self, keys: Sequence[Item], projection: str | None = None) -> list[Item]:
+    def _batch_get(
+        self, keys: Sequence[Item], projection: str | None = None, *, direct: bool = False
+    ) -> list[Item]:
         """Items of these keys (missing ones left out): 100 keys per BatchGetItem, the
-        calls in parallel (one wave however many names a question has)."""
+        calls in parallel (one wave however many names a question has). `direct`: one
+        of the recall's reads (see _read)."""
         chunks = [keys[n : n + BATCH_GET_KEYS] for n in range(0, len(keys), BATCH_GET_KEYS)]
-        found = parallel(lambda chunk: self._batch_get_chunk(chunk, projection), chunks)
+        found = parallel(lambda chunk: self._batch_get_chunk(chunk, projection, direct), chunks)
         return [i for items in found for i in items]
 
-    def _batch_get_chunk(self, keys: Sequence[Item], projection: str | None) -> list[Item]:
+    def _batch_get_chunk(
+        self, keys: Sequence[Item], projection: str | None, direct: bool = False
+    ) -> list[Item]:
         request: dict[str, Any] = {"Keys": list(keys), "ConsistentRead": self.consistent_reads}
         if projection:
             request["ProjectionExpression"] = projection
         found: list[Item] = []
         attempt = 0
         while request["Keys"]:
-            reply = self.client.batch_get_item(
-                RequestItems={self.table_name: request}, ReturnConsumedCapacity="TOTAL"
-            )
+            params = {
+                "RequestItems": {self.table_name: request},
+                "ReturnConsumedCapacity": "TOTAL",
+            }
+            if direct:
+                reply = self._read("BatchGetItem", params)
+            else:
+                reply = self.client.batch_get_item(**params)
             found += reply.get("Responses", {}).get(self.table_name, [])
             left = reply.get("UnprocessedKeys", {}).get(self.table_name)
             if not left:
@@ -717,8 +752,9 @@ class DynamoDbStore:
                 _backoff(attempt)
                 attempt += 1
 
-    def _query(self, **params: Any) -> Iterator[Item]:
-        """Every item of a Query, page by page, read only as far as the caller goes."""
+    def _query(self, *, direct: bool = False, **params: Any) -> Iterator[Item]:
+        """Every item of a Query, page by page, read only as far as the caller goes.
+        `direct`: one of the recall's reads (see _read)."""
         params = {
             "TableName": self.table_name,
             "ConsistentRead": self.consistent_reads,
@@ -726,7 +762,7 @@ class DynamoDbStore:
             **params,
         }
         while True:
-            reply = self.client.query(**params)
+            reply = self._read("Query", params) if direct else self.client.query(**params)
             yield from reply.get("Items", [])
             last = reply.get("LastEvaluatedKey")
             if not last:
@@ -1104,12 +1140,15 @@ class DynamoDbStore:
         extra: dict[str, Any] = {"Limit": page}
         if start is not None:
             extra["ExclusiveStartKey"] = start
-        reply = self.client.query(
-            TableName=self.table_name,
-            ConsistentRead=self.consistent_reads,
-            ReturnConsumedCapacity="TOTAL",
-            **params,
-            **extra,
+        reply = self._read(
+            "Query",
+            {
+                "TableName": self.table_name,
+                "ConsistentRead": self.consistent_reads,
+                "ReturnConsumedCapacity": "TOTAL",
+                **params,
+                **extra,
+            },
         )
         return [_fact(i) for i in reply.get("Items", [])], reply.get("LastEvaluatedKey")
 
@@ -1240,7 +1279,7 @@ class DynamoDbStore:
         if roles is not None and not roles:
             return set()
         by_pk = {entity_pk(project, k): k for k in keys}
-        items = self._batch_get([_key(pk, NAME_SK) for pk in by_pk])
+        items = self._batch_get([_key(pk, NAME_SK) for pk in by_pk], direct=True)
         if roles is None:
             return {by_pk[i["PK"]["S"]] for i in items if _ALIAS_OF not in i}
         counted = [_count_attribute(r) for r in roles]
@@ -1599,7 +1638,7 @@ class DynamoDbStore:
         if roles is not None and not roles:
             return {}
         by_pk = {entity_pk(project, k): k for k in keys}
-        items = self._batch_get([_key(pk, NAME_SK) for pk in by_pk])
+        items = self._batch_get([_key(pk, NAME_SK) for pk in by_pk], direct=True)
         counted = [_count_attribute(r) for r in roles] if roles is not None else []
         found: dict[str, str] = {}
         aliased: dict[str, str] = {}
@@ -2401,6 +2440,7 @@ class DynamoDbStore:
 
     def pending_erasures(self, project: str) -> list[PendingErasure]:
         items = self._query(
+            direct=True,
             KeyConditionExpression="PK = :pk",
             ExpressionAttributeValues={":pk": {"S": self._erasing_pk(project)}},
             ConsistentRead=True,
