@@ -178,14 +178,15 @@ class MotoDynamoDb:
 _READY = "moto serving "
 
 
-def start_moto(table: str = TABLE_NAME) -> MotoDynamoDb:
-    """Start the moto server on a free loopback port and create the table."""
+def launch_moto(env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str, Path]:
+    """Start the moto server process on a free loopback port (with `env` added to its
+    environment): the process, its endpoint and its log. Stop it with terminate()."""
     log = Path(tempfile.mkdtemp(prefix="taisce-moto-")) / "moto.log"
     with log.open("ab") as err:
         process = subprocess.Popen(
             [sys.executable, "-m", "tests.moto_server", "--port", "0"],
             cwd=ROOT,
-            env={**os.environ, **AWS_ENV},
+            env={**os.environ, **AWS_ENV, **(env or {})},
             stdout=subprocess.PIPE,
             stderr=err,
             text=True,
@@ -196,7 +197,13 @@ def start_moto(table: str = TABLE_NAME) -> MotoDynamoDb:
         process.kill()
         process.wait()
         raise RuntimeError(f"moto server did not start: {line!r}; see {log}")
-    running = MotoDynamoDb(process, line[len(_READY) :].strip(), table, log)  # type: ignore[arg-type]
+    return process, line[len(_READY) :].strip(), log
+
+
+def start_moto(table: str = TABLE_NAME) -> MotoDynamoDb:
+    """Start the moto server on a free loopback port and create the table."""
+    process, endpoint, log = launch_moto()
+    running = MotoDynamoDb(process, endpoint, table, log)  # type: ignore[arg-type]
     running.shared_client.create_table(**table_definition(name=table))
     return running
 

@@ -144,3 +144,88 @@ def test_the_store_sends_the_recall_reads_directly(moto: MotoDynamoDb) -> None:
     assert answers[0] == answers[1]
     assert answers[0][0] == {"atlas": "atlas", "acme corp": "acme corp"}
     assert answers[0][2] == [facts[0], facts[1]]
+
+
+class _NoFallback:
+    """A client that must not be asked: the direct read was to be answered as sent."""
+
+    def query(self, **_: Any) -> dict[str, Any]:
+        raise AssertionError("the direct read was refused and fell back to the client")
+
+
+def test_the_signature_is_what_a_service_that_checks_it_accepts() -> None:
+    # moto's server checks SigV4 signatures (and IAM) once INITIAL_NO_AUTH_ACTION_COUNT
+    # requests have passed: the first five set up a user, its key, a role and their
+    # policies. Then a direct read signed with the user's key, and one with a role's
+    # temporary credentials (a session token, as Lambda's role has), are answered as
+    # sent; one signed with a wrong secret is refused (so the check is really made).
+    import boto3
+
+    from tests.moto_server import launch_moto, table_definition
+
+    process, endpoint, _ = launch_moto({"INITIAL_NO_AUTH_ACTION_COUNT": "5"})
+    everything = json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}],
+        }
+    )
+    trust = json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {"Effect": "Allow", "Principal": {"AWS": "*"}, "Action": "sts:AssumeRole"}
+            ],
+        }
+    )
+    opened: list[Any] = []
+
+    def client(service: str, key: str, secret: str, token: str | None = None) -> Any:
+        made = boto3.session.Session(
+            aws_access_key_id=key,
+            aws_secret_access_key=secret,
+            aws_session_token=token,
+            region_name="us-east-1",
+        ).client(service, endpoint_url=endpoint, config=client_config())
+        opened.append(made)
+        return made
+
+    try:
+        iam = client("iam", "testing", "testing")
+        iam.create_user(UserName="reader")
+        key = iam.create_access_key(UserName="reader")["AccessKey"]
+        iam.put_user_policy(UserName="reader", PolicyName="all", PolicyDocument=everything)
+        iam.create_role(RoleName="recall", AssumeRolePolicyDocument=trust)
+        iam.put_role_policy(RoleName="recall", PolicyName="all", PolicyDocument=everything)
+        user = client("dynamodb", key["AccessKeyId"], key["SecretAccessKey"])
+        user.create_table(**table_definition(name="signed"))
+        sts = client("sts", key["AccessKeyId"], key["SecretAccessKey"])
+        role = sts.assume_role(RoleArn="arn:aws:iam::123456789012:role/recall", RoleSessionName="t")
+        temporary = role["Credentials"]
+        lambda_like = client(
+            "dynamodb",
+            temporary["AccessKeyId"],
+            temporary["SecretAccessKey"],
+            temporary["SessionToken"],
+        )
+        wrong = client("dynamodb", key["AccessKeyId"], "not-the-secret")
+        query = {
+            "TableName": "signed",
+            "KeyConditionExpression": "PK = :pk",
+            "ExpressionAttributeValues": {":pk": {"S": "P#signed#E#atlas"}},
+        }
+        answered = []
+        for signer in (user, lambda_like, wrong):
+            reads = _direct(signer)
+            reads.client = _NoFallback()
+            try:
+                answered.append(reads.call("Query", query)["Count"] == 0)
+            except AssertionError:
+                answered.append(False)
+            reads.close()
+        assert answered == [True, True, False]
+    finally:
+        for made in opened:
+            made.close()
+        process.terminate()
+        process.wait(timeout=10)
