@@ -3,7 +3,9 @@ near-duplicates out.
 
 Two rankings of the visible passages, each `PASSAGE_DEPTH` deep (or the row limit, if
 more): nearest by vector, and best by BM25 over the text index. They are fused by
-weighted reciprocal rank, score = sum of weight / (RRF_K + rank), ties by id. Then the
+weighted reciprocal rank, score = sum of weight / (RRF_K + rank), ties by id. A passage
+of a message that already has n passages ahead of it in that order keeps `SIBLING` ** n
+of its score (`spread_messages`), so the budget reaches more messages. Then the
 time the question asks about multiplies a passage's score (`time_factor`): a passage of
 a message from the one month the question names counts `MONTH_BOOST` times, from the
 one day it names `DAY_BOOST` times more; a passage that states a time ("yesterday",
@@ -35,8 +37,14 @@ RRF_K = 5
 # the evidence's words by construction (docs/API.md, step 4).
 MEANING_WEIGHT = 1.0
 WORDS_WEIGHT = 1.0
-# Each ranking is read this deep at least (the row limit if larger).
-PASSAGE_DEPTH = 200
+# Each ranking is read this deep at least (the row limit if larger): 400 rather than 200
+# reaches evidence that only a 16,000-character bundle holds (+0.7 point there on the
+# real conversations with their facts, with SIBLING; docs/API.md, step 4).
+PASSAGE_DEPTH = 400
+# Share of its fused score a passage keeps per passage of its own message ahead of it in
+# the fused order: the second half of a long message says less than another message
+# that also matches (docs/API.md, step 4: 0.5, 0.3 and 0.7 alike).
+SIBLING = 0.5
 # Word-set overlap (Jaccard) from which a passage counts as a repeat of an earlier one.
 DUPLICATE = 0.8
 # Factors of the fused score (docs/API.md, step 4): a passage from the month the
@@ -121,6 +129,20 @@ def fused_scores(nearest: Sequence[Hit], lexical: Sequence[Hit]) -> dict[str, fl
         for rank, hit in enumerate(hits, start=1):
             scores[hit.id] = scores.get(hit.id, 0.0) + weight / (RRF_K + rank)
     return scores
+
+
+def spread_messages(scores: Mapping[str, float]) -> dict[str, float]:
+    """The fused scores with each passage's multiplied by SIBLING ** n, n the passages
+    of its message ahead of it in the fused order (score, then id). Only ids are read:
+    a passage's id is its message's id, "#", its number (domain/ingest.py)."""
+    ahead: dict[str, int] = {}
+    spread: dict[str, float] = {}
+    for pid in sorted(scores, key=lambda i: (-scores[i], i)):
+        message = pid.rpartition("#")[0]
+        n = ahead.get(message, 0)
+        spread[pid] = scores[pid] * SIBLING**n
+        ahead[message] = n + 1
+    return spread
 
 
 def fuse_rankings(nearest: Sequence[Hit], lexical: Sequence[Hit]) -> list[str]:

@@ -38,6 +38,7 @@ from .passage_ranking import (
     fused_scores,
     order_passages,
     reorder_head,
+    spread_messages,
 )
 from .report_ranking import REPORT_DEPTH, hierarchy_of, nearest_reports, themed_reports
 from .similar_names import similar_names
@@ -363,6 +364,8 @@ def _semantic_steps(
         ranks = _cited_messages(store, project, q, index, roles, filters)
         for pid, added in pointer_scores(list(scores), ranks, RRF_K).items():
             scores[pid] += added
+        # A message's later passages yield to other messages (domain/passage_ranking.py).
+        scores = spread_messages(scores)
         messages = controls.message_filter()
         wanted = messages if messages.active else None
         asked = asked_time(question)
