@@ -229,12 +229,19 @@ def order_passages(
 
 
 def reorder_head(
-    passages: Iterable[Passage], scores: Mapping[str, float], asked: AskedTime
+    passages: Iterable[Passage],
+    scores: Mapping[str, float],
+    asked: AskedTime,
+    head: set[str] | None = None,
 ) -> Iterator[Passage]:
     """Passages in fused order with the first WHEN_DEPTH of them ordered by
-    order_passages (for a question that asks "when" but names no month or day)."""
+    order_passages (for a question that asks "when" but names no month or day); the
+    ids of those first ones are added to `head` if given (the factor applied to them)."""
     rest = iter(passages)
-    yield from order_passages(list(islice(rest, WHEN_DEPTH)), scores, asked)
+    first = list(islice(rest, WHEN_DEPTH))
+    if head is not None:
+        head.update(p.id for p in first)
+    yield from order_passages(first, scores, asked)
     yield from rest
 
 
