@@ -11,6 +11,7 @@ from taisce.domain import fact_ranking
 from taisce.domain.fact_ranking import Candidate, rank_facts, word_scores
 from taisce.domain.model import Fact, Passage
 from taisce.domain.passage_ranking import (
+    SIBLING,
     WHEN_DEPTH,
     AskedTime,
     asked_day,
@@ -22,6 +23,7 @@ from taisce.domain.passage_ranking import (
     on_day,
     order_passages,
     reorder_head,
+    spread_messages,
     states_time,
     time_factor,
 )
@@ -217,6 +219,25 @@ def test_meaning_and_words_count_equally() -> None:
     nearest = [Hit("v", 0.9), Hit("both", 0.8)]
     lexical = [Hit("w", 9.0), Hit("both", 8.0)]
     assert fuse_rankings(nearest, lexical)[0] == "both"
+
+
+def test_a_message_later_passages_yield_to_other_messages() -> None:
+    # m1's two passages lead the fused order; its second keeps SIBLING of its score,
+    # its third SIBLING squared, so m2's first passage comes before them.
+    scores = {"m1#0": 0.20, "m1#1": 0.19, "m1#2": 0.18, "m2#0": 0.15, "m2#1": 0.01}
+    spread = spread_messages(scores)
+    assert spread["m1#0"] == 0.20 and spread["m2#0"] == 0.15
+    assert spread["m1#1"] == pytest.approx(0.19 * SIBLING)
+    assert spread["m1#2"] == pytest.approx(0.18 * SIBLING**2)
+    assert spread["m2#1"] == pytest.approx(0.01 * SIBLING)
+    order = sorted(spread, key=lambda i: (-spread[i], i))
+    assert order[:2] == ["m1#0", "m2#0"]
+    # Which passage of a message counts as first goes by score, then id, whatever the
+    # mapping's order; a message id holding "#" still groups by its last "#".
+    assert spread_messages(dict(reversed(list(scores.items())))) == spread
+    tied = spread_messages({"a#b#1": 0.1, "a#b#0": 0.1, "a#1": 0.1})
+    assert tied == {"a#1": 0.1, "a#b#0": 0.1, "a#b#1": pytest.approx(0.1 * SIBLING)}
+    assert spread_messages({}) == {}
 
 
 def passage(quote: str, n: int) -> Passage:

@@ -132,6 +132,16 @@ class PassageWhy(BaseModel):
         description="1-based rank of its message among those the facts nearest the question "
         "cite; null if none does.",
     )
+    message_share: Signal = Field(
+        default=None,
+        description="Share of its fused score kept for the passages of its own message ahead "
+        "of it (0.5 per passage); null if none is.",
+    )
+    time_factor: Signal = Field(
+        default=None,
+        description="Factor of the time the question asks about (month 3, day 4, a stated "
+        "time for 'when' 2, multiplied); null if none applied.",
+    )
 
 
 class RecalledFact(Fact):

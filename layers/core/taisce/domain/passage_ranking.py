@@ -3,7 +3,9 @@ near-duplicates out.
 
 Two rankings of the visible passages, each `PASSAGE_DEPTH` deep (or the row limit, if
 more): nearest by vector, and best by BM25 over the text index. They are fused by
-weighted reciprocal rank, score = sum of weight / (RRF_K + rank), ties by id. Then the
+weighted reciprocal rank, score = sum of weight / (RRF_K + rank), ties by id. A passage
+of a message that already has n passages ahead of it in that order keeps `SIBLING` ** n
+of its score (`spread_messages`), so the budget reaches more messages. Then the
 time the question asks about multiplies a passage's score (`time_factor`): a passage of
 a message from the one month the question names counts `MONTH_BOOST` times, from the
 one day it names `DAY_BOOST` times more; a passage that states a time ("yesterday",
@@ -35,8 +37,14 @@ RRF_K = 5
 # the evidence's words by construction (docs/API.md, step 4).
 MEANING_WEIGHT = 1.0
 WORDS_WEIGHT = 1.0
-# Each ranking is read this deep at least (the row limit if larger).
-PASSAGE_DEPTH = 200
+# Each ranking is read this deep at least (the row limit if larger): 400 rather than 200
+# reaches evidence that only a 16,000-character bundle holds (+0.7 point there on the
+# real conversations with their facts, with SIBLING; docs/API.md, step 4).
+PASSAGE_DEPTH = 400
+# Share of its fused score a passage keeps per passage of its own message ahead of it in
+# the fused order: the second half of a long message says less than another message
+# that also matches (docs/API.md, step 4: 0.5, 0.3 and 0.7 alike).
+SIBLING = 0.5
 # Word-set overlap (Jaccard) from which a passage counts as a repeat of an earlier one.
 DUPLICATE = 0.8
 # Factors of the fused score (docs/API.md, step 4): a passage from the month the
@@ -123,6 +131,20 @@ def fused_scores(nearest: Sequence[Hit], lexical: Sequence[Hit]) -> dict[str, fl
     return scores
 
 
+def spread_messages(scores: Mapping[str, float]) -> dict[str, float]:
+    """The fused scores with each passage's multiplied by SIBLING ** n, n the passages
+    of its message ahead of it in the fused order (score, then id). Only ids are read:
+    a passage's id is its message's id, "#", its number (domain/ingest.py)."""
+    ahead: dict[str, int] = {}
+    spread: dict[str, float] = {}
+    for pid in sorted(scores, key=lambda i: (-scores[i], i)):
+        message = pid.rpartition("#")[0]
+        n = ahead.get(message, 0)
+        spread[pid] = scores[pid] * SIBLING**n
+        ahead[message] = n + 1
+    return spread
+
+
 def fuse_rankings(nearest: Sequence[Hit], lexical: Sequence[Hit]) -> list[str]:
     """Ids by weighted reciprocal-rank fusion of the two rankings, best first."""
     scores = fused_scores(nearest, lexical)
@@ -207,12 +229,19 @@ def order_passages(
 
 
 def reorder_head(
-    passages: Iterable[Passage], scores: Mapping[str, float], asked: AskedTime
+    passages: Iterable[Passage],
+    scores: Mapping[str, float],
+    asked: AskedTime,
+    head: set[str] | None = None,
 ) -> Iterator[Passage]:
     """Passages in fused order with the first WHEN_DEPTH of them ordered by
-    order_passages (for a question that asks "when" but names no month or day)."""
+    order_passages (for a question that asks "when" but names no month or day); the
+    ids of those first ones are added to `head` if given (the factor applied to them)."""
     rest = iter(passages)
-    yield from order_passages(list(islice(rest, WHEN_DEPTH)), scores, asked)
+    first = list(islice(rest, WHEN_DEPTH))
+    if head is not None:
+        head.update(p.id for p in first)
+    yield from order_passages(first, scores, asked)
     yield from rest
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..ports import Embedder, Hit, Store, VectorIndex, VectorKind
@@ -34,11 +34,14 @@ from .names import QuestionNames, candidate_spans
 from .passage_ranking import (
     PASSAGE_DEPTH,
     RRF_K,
+    AskedTime,
     asked_time,
     distinct_passages,
     fused_scores,
     order_passages,
     reorder_head,
+    spread_messages,
+    time_factor,
 )
 from .report_ranking import REPORT_DEPTH, hierarchy_of, nearest_reports, themed_reports
 from .similar_names import similar_names
@@ -386,9 +389,14 @@ def _semantic_steps(
         ranks = _cited_messages(store, project, q, index, roles, filters)
         for pid, added in pointer_scores(list(scores), ranks, RRF_K).items():
             scores[pid] += added
+        # A message's later passages yield to other messages (domain/passage_ranking.py).
+        fused = scores
+        scores = spread_messages(fused)
         messages = controls.message_filter()
         wanted = messages if messages.active else None
         asked = asked_time(question)
+        # The passages the "when" factor was applied to (all of them when dated).
+        head: set[str] = set()
         if asked.dated:
             # A named month or day reorders by each message's time: read them all, with times.
             found = store.passages_by_ids(project, sorted(scores), wanted, times=True)
@@ -400,25 +408,45 @@ def _semantic_steps(
                 store, project, sorted(scores, key=lambda i: (-scores[i], i)), wanted
             )
             if asked.when:
-                ordered = reorder_head(ordered, scores, asked)
+                ordered = reorder_head(ordered, scores, asked, head)
         kept = distinct_passages(
             p for p in ordered if filters.subjects is None or _names_one(p, filters.subjects)
         )
-        vector_rank = {h.id: n for n, h in enumerate(nearest or (), start=1)}
-        word_rank = {h.id: n for n, h in enumerate(lexical or (), start=1)}
+        # Ranks for `explain` only (800 entries at depth 400: not built otherwise).
+        explained = controls.explain
+        vector_rank = {h.id: n for n, h in enumerate(nearest or (), 1)} if explained else {}
+        word_rank = {h.id: n for n, h in enumerate(lexical or (), 1)} if explained else {}
         for passage in kept:
             item = passage.wire()
-            if controls.explain:
+            if explained:
                 item["why"] = {
                     "step": "passage",
                     "matched": None,
                     "vector_rank": vector_rank.get(passage.id),
                     "word_rank": word_rank.get(passage.id),
                     "fact_rank": ranks.get(passage.message_id),
+                    **_passage_factors(passage, fused, scores, asked, head),
                 }
             if not bundle.add("passages", item, passage_characters(passage)):
                 break
     return lost
+
+
+def _passage_factors(
+    passage: Passage,
+    fused: Mapping[str, float],
+    spread: Mapping[str, float],
+    asked: AskedTime,
+    head: set[str],
+) -> dict[str, float | None]:
+    """`why`'s factors of a passage's fused score (null where none applied): the share
+    its message's passages ahead of it left it, and the asked time's factor."""
+    share = spread[passage.id] / fused[passage.id] if fused[passage.id] else 1.0
+    factor = time_factor(passage, asked) if asked.dated or passage.id in head else 1.0
+    return {
+        "message_share": None if share == 1.0 else round(share, 4),
+        "time_factor": None if factor == 1.0 else round(factor, 4),
+    }
 
 
 def _cited_messages(

@@ -1,0 +1,80 @@
+"""`explain` shows the factors of a passage's fused score in step 4, on both stores: the
+share left by its own message's passages ahead of it, and the asked time's factor, each
+only where it applied (null elsewhere)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from taisce.domain.controls import RecallRequest
+from taisce.domain.ingest import MessagesRequest
+from taisce.domain.memory import Memory
+from taisce.domain.passage_ranking import DAY_BOOST, MONTH_BOOST, SIBLING, WHEN_BOOST
+from tests.contract.factories import unique
+
+# m1 is long: two passages about the boat, the second without its first sentence's words.
+LONG = (
+    "We finally bought the sailing boat after months of looking at every harbour on the "
+    "coast, and it is blue. "
+    "The sailing boat needs new sails and a fresh coat of paint before the summer season "
+    "starts properly."
+)
+MESSAGES = [
+    ("m1", LONG, "2024-06-03T10:00:00Z"),
+    ("m2", "Took the sailing boat out yesterday for the first time.", "2024-06-12T10:00:00Z"),
+    ("m3", "The sailing club meets on Thursdays.", "2024-07-01T10:00:00Z"),
+]
+
+
+@pytest.fixture
+def memory(semantic_memory: Memory) -> Iterator[tuple[Memory, str]]:
+    project = unique("why")
+    messages = [{"id": i, "role": "user", "content": c, "occurred_at": t} for i, c, t in MESSAGES]
+    semantic_memory.store_messages(project, MessagesRequest.model_validate({"messages": messages}))
+    semantic_memory.index_pending(project)
+    yield semantic_memory, project
+
+
+def passages(memory: Memory, project: str, question: str, **controls: Any) -> list[dict]:
+    body = {"question": question, "surfaces": ["passages"], **controls}
+    answer = memory.recall(project, RecallRequest.model_validate(body))
+    assert answer["degraded"] == []
+    return answer["passages"]
+
+
+def whys(memory: Memory, project: str, question: str) -> dict[str, dict[str, Any]]:
+    return {p["id"]: p["why"] for p in passages(memory, project, question, explain=True)}
+
+
+def test_a_later_passage_of_a_message_shows_its_share(memory: tuple[Memory, str]) -> None:
+    m, project = memory
+    why = whys(m, project, "What about the sailing boat?")
+    assert {"m1#0", "m1#1", "m2#0"} <= set(why)
+    firsts = [w for pid, w in why.items() if pid != "m1#1" and pid != "m1#0"]
+    assert all(w["message_share"] is None for w in firsts)
+    shares = {why["m1#0"]["message_share"], why["m1#1"]["message_share"]}
+    # Whichever of m1's passages ranked first keeps its score; the other keeps SIBLING.
+    assert shares == {None, SIBLING}
+    # No time asked: no factor.
+    assert all(w["time_factor"] is None for w in why.values())
+
+
+def test_the_asked_time_shows_where_it_applied(memory: tuple[Memory, str]) -> None:
+    m, project = memory
+    month = whys(m, project, "What happened with the sailing boat in June 2024?")
+    assert month["m1#0"]["time_factor"] == month["m2#0"]["time_factor"] == MONTH_BOOST
+    assert month["m3#0"]["time_factor"] is None
+    day = whys(m, project, "What happened with the sailing boat on June 12, 2024?")
+    assert day["m2#0"]["time_factor"] == MONTH_BOOST * DAY_BOOST
+    assert day["m1#0"]["time_factor"] == MONTH_BOOST and day["m3#0"]["time_factor"] is None
+    # "When": only a passage that states a time ("yesterday") gets the factor.
+    when = whys(m, project, "When did they take the sailing boat out?")
+    assert when["m2#0"]["time_factor"] == WHEN_BOOST
+    assert when["m3#0"]["time_factor"] is None
+    # `why` never changes what comes back, nor its order.
+    plain = passages(m, project, "When did they take the sailing boat out?")
+    assert [p["id"] for p in plain] == list(when)
+    assert all("why" not in p for p in plain)
