@@ -99,13 +99,28 @@ def load(store: Any, facts: int, passages: int, background: int) -> None:
 
 class _Calls:
     """Counts the store's DynamoDB calls, and sleeps `latency` seconds before each is
-    sent (an in-region round trip; calls made in parallel sleep at once)."""
+    sent (an in-region round trip; calls made in parallel sleep at once): those sent
+    through the client (its hook) and the reads the adapter sends directly
+    (adapters/dynamodb_reads.py), which the client's hooks do not see."""
 
     def __init__(self, store: Any, latency: float) -> None:
+        from taisce.adapters.dynamodb_reads import DirectReads
+
         self.count = 0
         self.latency = latency
         self._lock = threading.Lock()
         store.client.meta.events.register("before-send.dynamodb", self._send)
+        # The store's direct reader, made now and counted on this instance only.
+        reads = DirectReads.of(store.client, store.client.meta.config)
+        if reads is not None and store.direct_reads:
+            sent = reads.call
+
+            def counted(operation: str, params: dict[str, Any]) -> dict[str, Any]:
+                self._send()
+                return sent(operation, params)
+
+            reads.call = counted  # type: ignore[method-assign]
+            store._direct = reads
 
     def _send(self, **_: Any) -> None:
         with self._lock:

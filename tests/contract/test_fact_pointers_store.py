@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from taisce.domain.controls import RecallRequest
-from taisce.domain.ingest import FactsRequest, MessagesRequest
+from taisce.domain.ingest import FactsRequest
 from taisce.domain.memory import Memory
 from tests.contract.factories import unique
+from tests.contract.passage_recall import recalled_passages, store_embedded
 
 MESSAGES = [
     ("m1", "Dana: Another long day, three root canals and a cleaning before lunch."),
@@ -35,8 +35,7 @@ def memory(semantic_memory: Memory) -> Iterator[tuple[Memory, str]]:
     memory = semantic_memory
     project = unique("pointers")
     messages = [{"id": i, "role": "user", "content": c} for i, c in MESSAGES]
-    memory.store_messages(project, MessagesRequest.model_validate({"messages": messages}))
-    memory.index_pending(project)
+    store_embedded(memory, project, messages)
     yield memory, project
 
 
@@ -47,10 +46,7 @@ def store_facts(memory: Memory, project: str, *facts: dict[str, Any]) -> list[st
 
 
 def passages(memory: Memory, project: str, question: str, **controls: Any) -> list[dict]:
-    body = {"question": question, "surfaces": ["passages"], "explain": True, **controls}
-    answer = memory.recall(project, RecallRequest.model_validate(body))
-    assert answer["degraded"] == []
-    return answer["passages"]
+    return recalled_passages(memory, project, question, explain=True, **controls)
 
 
 def test_facts_by_ids_returns_the_held_facts_in_the_order_given(

@@ -10,10 +10,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from taisce.domain.controls import RecallRequest
-from taisce.domain.ingest import MessagesRequest
 from taisce.domain.memory import Memory
 from tests.contract.factories import unique
+from tests.contract.passage_recall import recalled_passages, store_embedded
 
 # (id, role, occurred_at, content): the same painting told on three days, and by a tool
 # on the day the questions name; a camping trip told with and without its time.
@@ -35,16 +34,12 @@ def memory(semantic_memory: Memory) -> Iterator[tuple[Memory, str]]:
         {"id": unique(i), "role": role, "content": text, "source": "chat", "occurred_at": when}
         for i, role, when, text in MESSAGES
     ]
-    memory.store_messages(project, MessagesRequest.model_validate({"messages": messages}))
-    memory.index_pending(project)
+    store_embedded(memory, project, messages)
     yield memory, project
 
 
 def quotes(memory: Memory, project: str, question: str, **controls: object) -> list[str]:
-    body = {"question": question, "surfaces": ["passages"], **controls}
-    answer = memory.recall(project, RecallRequest.model_validate(body))
-    assert answer["degraded"] == []
-    return [p["quote"] for p in answer["passages"]]
+    return [p["quote"] for p in recalled_passages(memory, project, question, **controls)]
 
 
 def test_the_day_the_question_names_comes_first(memory: tuple[Memory, str]) -> None:

@@ -9,11 +9,10 @@ from typing import Any
 
 import pytest
 
-from taisce.domain.controls import RecallRequest
-from taisce.domain.ingest import MessagesRequest
 from taisce.domain.memory import Memory
 from taisce.domain.passage_ranking import DAY_BOOST, MONTH_BOOST, SIBLING, WHEN_BOOST
 from tests.contract.factories import unique
+from tests.contract.passage_recall import recalled_passages, store_embedded
 
 # m1 is long: two passages about the boat, the second without its first sentence's words.
 LONG = (
@@ -33,16 +32,12 @@ MESSAGES = [
 def memory(semantic_memory: Memory) -> Iterator[tuple[Memory, str]]:
     project = unique("why")
     messages = [{"id": i, "role": "user", "content": c, "occurred_at": t} for i, c, t in MESSAGES]
-    semantic_memory.store_messages(project, MessagesRequest.model_validate({"messages": messages}))
-    semantic_memory.index_pending(project)
+    store_embedded(semantic_memory, project, messages)
     yield semantic_memory, project
 
 
 def passages(memory: Memory, project: str, question: str, **controls: Any) -> list[dict]:
-    body = {"question": question, "surfaces": ["passages"], **controls}
-    answer = memory.recall(project, RecallRequest.model_validate(body))
-    assert answer["degraded"] == []
-    return answer["passages"]
+    return recalled_passages(memory, project, question, **controls)
 
 
 def whys(memory: Memory, project: str, question: str) -> dict[str, dict[str, Any]]:
