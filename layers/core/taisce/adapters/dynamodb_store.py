@@ -659,9 +659,10 @@ class DynamoDbStore:
             self._client.close()
             self._client = None
 
-    def _read(self, operation: str, params: dict[str, Any]) -> dict[str, Any]:
-        """One of the recall's reads (Query or BatchGetItem): direct when allowed."""
-        if self.direct_reads:
+    def _read(self, operation: str, params: dict[str, Any], direct: bool = True) -> dict[str, Any]:
+        """One Query or BatchGetItem: sent directly when it is one of the recall's reads
+        (`direct`) and the store allows it, else through the client."""
+        if direct and self.direct_reads:
             if self._direct is None:
                 client = self.client
                 with self._lock:
@@ -713,10 +714,7 @@ class DynamoDbStore:
                 "RequestItems": {self.table_name: request},
                 "ReturnConsumedCapacity": "TOTAL",
             }
-            if direct:
-                reply = self._read("BatchGetItem", params)
-            else:
-                reply = self.client.batch_get_item(**params)
+            reply = self._read("BatchGetItem", params, direct)
             found += reply.get("Responses", {}).get(self.table_name, [])
             left = reply.get("UnprocessedKeys", {}).get(self.table_name)
             if not left:
@@ -762,7 +760,7 @@ class DynamoDbStore:
             **params,
         }
         while True:
-            reply = self._read("Query", params) if direct else self.client.query(**params)
+            reply = self._read("Query", params, direct)
             yield from reply.get("Items", [])
             last = reply.get("LastEvaluatedKey")
             if not last:
