@@ -313,7 +313,8 @@ class Sandboxes:
                 sys.stderr.write(f"{exc}\n")
                 return
             if self._closing:
-                replacement.stop()
+                # close() stops it: it is in _all from _spawn, and close() stops all of
+                # them on its threads (stopping it here too closed its pipe twice at once).
                 return
             self._idle.append(replacement)
             self._hand_out()
