@@ -44,6 +44,12 @@ _BINARY = re.compile(rb'"BS?"\s*:')
 _METHODS = {"Query": "query", "BatchGetItem": "batch_get_item"}
 
 
+def through_client(client: Any, operation: str, params: dict[str, Any]) -> dict[str, Any]:
+    """The read sent through botocore's client (its retries, errors and parsing)."""
+    result: dict[str, Any] = getattr(client, _METHODS[operation])(**params)
+    return result
+
+
 def usable(status: int, headers: Any, body: bytes) -> bool:
     """Whether an answer can be taken as sent: a 200, its CRC32 as DynamoDB says (the
     check botocore makes), no binary value."""
@@ -123,8 +129,7 @@ class DirectReads:
         return answer
 
     def _through_client(self, operation: str, params: dict[str, Any]) -> dict[str, Any]:
-        result: dict[str, Any] = getattr(self.client, _METHODS[operation])(**params)
-        return result
+        return through_client(self.client, operation, params)
 
     def close(self) -> None:
         self._http.close()

@@ -70,7 +70,7 @@ from ..domain.validity import (
 )
 from ..ports import Credential, ExtractionFailure, PendingVector, VectorKind
 from .dynamodb_items import lift_items
-from .dynamodb_reads import DirectReads
+from .dynamodb_reads import DirectReads, through_client
 
 logger = logging.getLogger(__name__)
 
@@ -670,9 +670,7 @@ class DynamoDbStore:
                         self._direct = DirectReads.of(client, client.meta.config)
             if self._direct is not None:
                 return self._direct.call(operation, params)
-        method = "query" if operation == "Query" else "batch_get_item"
-        result: dict[str, Any] = getattr(self.client, method)(**params)
-        return result
+        return through_client(self.client, operation, params)
 
     def _code(self, error: Exception) -> str | None:
         response = getattr(error, "response", None)
