@@ -398,10 +398,42 @@ def test_passages_of_many_messages_are_read_in_one_wave(metered: tuple[Memory, M
     meter.reset()
     admits_all = MessageFilter(None, None, None)
     assert [p.id for p in store.passages_by_ids(project, wanted, admits_all)] == wanted
-    assert meter.sent == {"Query": 12, "GetItem": 12}
+    assert meter.sent == {"Query": 12, "BatchGetItem": 1}
     assert meter.waves() == 1
     later = MessageFilter(None, "2999-01-01T00:00:00Z", None)  # recorded after: none
     assert store.passages_by_ids(project, wanted, later) == []
+    store.client.close()
+
+
+def test_the_times_of_many_messages_are_one_batch_get_per_100(
+    metered: tuple[Memory, Meter],
+) -> None:
+    # A question naming a month reads every candidate passage with its message's time:
+    # a GetItem per message once (hundreds at depth 400), now 100 messages a call.
+    memory, meter = metered
+    store = memory.store
+    project = unique("times")
+    ids: list[str] = []
+    for start in (0, 100):
+        given = [
+            {
+                "role": "user",
+                "content": f"Note {n} about the harbour.",
+                "occurred_at": f"2024-{1 + n % 12:02d}-0{1 + n % 9}T10:00:00Z",
+            }
+            for n in range(start, start + 100 if start == 0 else start + 30)
+        ]
+        ids += memory.store_messages(project, MessagesRequest.model_validate({"messages": given}))
+    wanted = [f"{i}#0" for i in ids]
+    meter.reset()
+    meter.latency = 0.02
+    found = store.passages_by_ids(project, wanted, times=True)
+    assert [p.id for p in found] == wanted
+    assert [(p.occurred_at or "")[:7] for p in found] == [
+        f"2024-{1 + n % 12:02d}" for n in range(130)
+    ]
+    assert meter.sent == {"Query": 130, "BatchGetItem": 2}
+    assert meter.waves() == 1
     store.client.close()
 
 

@@ -1362,8 +1362,10 @@ class DynamoDbStore:
             raise ValueError(f"{owner}: too large for one DynamoDB item")
         return _Unit(claim, items, size=sum(sizes))
 
-    def passages_of(self, project: str, message_id: str) -> list[Passage]:
+    def passages_of(self, project: str, message_id: str, *, direct: bool = False) -> list[Passage]:
+        """The message's passages, by start (`direct`: one of the recall's reads)."""
         items = self._query(
+            direct=direct,
             KeyConditionExpression="PK = :pk AND begins_with(SK, :s)",
             ExpressionAttributeValues={
                 ":pk": {"S": message_pk(project, message_id)},
@@ -1382,26 +1384,36 @@ class DynamoDbStore:
         """The passages with these ids, in the order given (unknown ids left out).
 
         A passage id is "<message id>#<n>": one Query per message they come from, and
-        with a message filter, or when asked for `times` (a question naming a month), a
-        GetItem of the message's times; all of them in parallel (one wave, however many
-        messages the passages come from)."""
+        with a message filter, or when asked for `times` (a question naming a month), the
+        messages' times by BatchGetItem (100 messages a call); all of them in parallel
+        (one wave, however many messages the passages come from). These are the recall's
+        reads: sent directly (see _read)."""
         wanted = set(ids)
         message_ids = list(dict.fromkeys(i.rpartition("#")[0] for i in ids if "#" in i))
-        reads: list[tuple[str, str]] = [("passages", m) for m in message_ids]
+        reads: list[tuple[str, Sequence[str]]] = [("passages", [m]) for m in message_ids]
         if messages is not None or times:
-            reads += [("times", m) for m in message_ids]
+            reads += [
+                ("times", message_ids[n : n + BATCH_GET_KEYS])
+                for n in range(0, len(message_ids), BATCH_GET_KEYS)
+            ]
 
-        def read(what: tuple[str, str]) -> Any:
-            kind, message_id = what
+        def read(what: tuple[str, Sequence[str]]) -> Any:
+            kind, of = what
             if kind == "times":
-                key = _key(message_pk(project, message_id), MESSAGE_SK)
-                return self._get(key, "occurred_at, recorded_at")
-            return self.passages_of(project, message_id)
+                keys = [_key(message_pk(project, m), MESSAGE_SK) for m in of]
+                return self._batch_get_chunk(keys, "PK, occurred_at, recorded_at", direct=True)
+            return self.passages_of(project, of[0], direct=True)
 
-        results = dict(zip(reads, parallel(read, reads), strict=True))
+        passages: dict[str, list[Passage]] = {}
+        times_of: dict[str, Item] = {}
+        for (kind, of), result in zip(reads, parallel(read, reads), strict=True):
+            if kind == "passages":
+                passages[of[0]] = result
+            else:
+                times_of.update((i["PK"]["S"], i) for i in result)
         found: dict[str, Passage] = {}
         for message_id in message_ids:
-            times_item = results.get(("times", message_id))
+            times_item = times_of.get(message_pk(project, message_id))
             occurred = times_item["occurred_at"]["S"] if times_item is not None else None
             if messages is not None and (
                 times_item is None
@@ -1410,7 +1422,7 @@ class DynamoDbStore:
                 )
             ):
                 continue
-            for p in results[("passages", message_id)]:
+            for p in passages[message_id]:
                 if p.id in wanted:
                     when = unsortable(occurred) if occurred is not None else None
                     found[p.id] = replace(p, occurred_at=when)
