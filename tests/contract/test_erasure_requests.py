@@ -117,7 +117,11 @@ def test_reads_show_what_a_pending_erasure_will_leave(
     store: Any, memory: Memory, project: str
 ) -> None:
     seed(store, project, facts=4, lines=3)
-    store.put_facts(project, [fact("Maya Okafor", "works with", "Atlas")])
+    # A link between two entities that stay counts for both in the listing.
+    store.put_facts(
+        project,
+        [fact("Maya Okafor", "works with", "Atlas"), fact("Maya Okafor", "mentors", "Ben Ode")],
+    )
     before = _reads(memory, project)
     assert "Atlas" in repr(before) and "atlas" in repr(
         memory.list_entities(project, None, 100, None)
@@ -129,7 +133,7 @@ def test_reads_show_what_a_pending_erasure_will_leave(
     # (The neighbourhood asked of Atlas names its centre: the name the caller gave.)
     assert "atlas" not in repr({k: v for k, v in pending.items() if k != "near atlas"}).lower()
     assert pending["subject"] == [] and pending["near atlas"]["edges"] == []
-    assert [e["predicate"] for e in pending["near maya"]["edges"]] == ["lives in"]
+    assert [e["predicate"] for e in pending["near maya"]["edges"]] == ["lives in", "mentors"]
     # The messages keep their ids and lengths, masked where they named it.
     assert [m["id"] for m in pending["messages"]["messages"]] == [
         m["id"] for m in before["messages"]["messages"]
