@@ -61,6 +61,25 @@ def test_distinct_passages_keeps_what_the_plain_rule_keeps_for_longer_passages(
     assert list(distinct_passages(found)) == _plain_distinct(found)
 
 
+# Every quote opens with its speaker's name (as in real conversations: the word met first
+# and in nearly every set), and new words keep arriving: the order of the first-words
+# index (words met later first) changes as passages come, and must stay exact.
+_SPOKEN = [f"v{n:02d}" for n in range(40)]
+_spoken_quotes = st.tuples(
+    st.sampled_from(["Caroline:", "Melanie:"]),
+    st.lists(st.sampled_from(_SPOKEN), min_size=0, max_size=12),
+).map(lambda t: " ".join([t[0], *t[1]]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_spoken_quotes, max_size=50))
+def test_distinct_passages_keeps_what_the_plain_rule_keeps_when_a_name_opens_each(
+    quotes: list[str],
+) -> None:
+    found = [Passage(f"m{n}#0", f"m{n}", "user", None, 0, len(q), q) for n, q in enumerate(quotes)]
+    assert list(distinct_passages(found)) == _plain_distinct(found)
+
+
 def _plain_words(text: str) -> list[str]:
     folded = fold_separators(fold_piece(text))
     return [stem(t) for t in _TOKEN.findall(folded) if t not in STOPWORDS]
