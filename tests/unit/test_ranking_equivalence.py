@@ -14,7 +14,7 @@ from taisce.domain.budget import item_characters, passage_characters
 from taisce.domain.fact_ranking import K1, B, word_scores
 from taisce.domain.model import Passage
 from taisce.domain.names import fold_piece, fold_separators
-from taisce.domain.passage_ranking import DUPLICATE, distinct_passages
+from taisce.domain.passage_ranking import _STATES_TIME, DUPLICATE, distinct_passages, states_time
 from taisce.domain.words import _TOKEN, STOPWORDS, stem, words
 
 # Few distinct words, so that overlapping and repeated passages are common.
@@ -137,3 +137,45 @@ def test_passage_characters_counts_what_the_budget_counts(
 ) -> None:
     p = Passage("m#0", "m", role, source, 0, len(quote), quote)  # type: ignore[arg-type]
     assert passage_characters(p) == item_characters("passages", p.wire())
+
+
+# Pieces of passages that do and do not state a time, in any case, glued by what may or
+# may not make a word boundary (an underscore or a digit joins two runs).
+_TIME_PIECES = [
+    "yesterday",
+    "Last",
+    "WEEKS",
+    "week",
+    "weekend",
+    "Months",
+    "ago",
+    "March",
+    "may",
+    "Sunday",
+    "2023",
+    "1999",
+    "20234",
+    "1823",
+    "year",
+    "years",
+    "yearly",
+    "today",
+    "tonight",
+    "Xmonth",
+    "caroline",
+    "k",
+    "\u212a",
+    "\u017f",
+    "_",
+    "1",
+    " ",
+    ", ",
+    "'",
+    "-",
+]
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(_TIME_PIECES), max_size=8).map("".join))
+def test_states_time_says_what_its_pattern_says(text: str) -> None:
+    assert states_time(text) == (_STATES_TIME.search(text) is not None)
