@@ -43,7 +43,7 @@ import pytest
 from botocore.config import Config
 
 from taisce.adapters.dynamodb_items import unlift_items
-from taisce.adapters.dynamodb_store import DynamoDbStore, client_config, item_size
+from taisce.adapters.dynamodb_store import LISTING_SHARDS, DynamoDbStore, client_config, item_size
 from taisce.adapters.sqlite_vectors import SqliteVectorIndex
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.filters import MessageFilter
@@ -675,3 +675,41 @@ def main(argv: list[str] | None = None) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def test_with_a_model_a_memory_of_messages_skips_the_spans_on_dynamodb(
+    moto: MotoDynamoDb, tmp_path: Path
+) -> None:
+    """No entity name is held: step 2 reads the entity listing (for spelling) and stops
+    there, with no model call for the question's name-like spans, no entity search and
+    no name item read for what they found."""
+    store = DynamoDbStore(moto.table, client=moto.client(), direct_reads=False)
+    meter = Meter(store.client)
+    index = _CountingIndex(tmp_path / "vectors.sqlite3")
+    embedded: list[list[str]] = []
+
+    class Model(_Embedder):
+        def embed(self, texts: Sequence[str]) -> list[list[float]]:
+            embedded.append(list(texts))
+            return super().embed(texts)
+
+    memory = Memory(store, Limits(), semantic=Semantic(Model(), index))
+    project = unique("messages")
+    message = {"role": "user", "content": "Atlas said the office moves to Dublin next year."}
+    memory.store_messages(project, MessagesRequest.model_validate({"messages": [message]}))
+    memory.index_pending(project)
+    index.calls.clear()
+    embedded.clear()
+    meter.reset()
+    meter.latency = 0.02  # so that calls sent together surely overlap
+    question = "Where does Atlas Moren work?"
+    body = memory.recall(project, RecallRequest.model_validate({"question": question}))
+    assert body["degraded"] == [] and body["facts"] == [] and body["passages"]
+    assert embedded == [[question]]  # the question's vector only
+    assert "search entity" not in index.calls
+    # DynamoDB: the question's names (one BatchGetItem), the entity listing (a Query per
+    # shard, in parallel), then the passages found; beside the first wave, the
+    # project's pending erasures. No BatchGetItem confirms a similar name.
+    assert meter.sent["BatchGetItem"] == 1
+    assert meter.sent["Query"] >= LISTING_SHARDS + PENDING_ERASURES
+    assert meter.beside_first_wave()

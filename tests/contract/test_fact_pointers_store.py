@@ -1,6 +1,6 @@
 """Facts point at their messages in recall step 4, on both stores (issue 11): the facts
 nearest the question rank the messages they cite, which lifts those messages' passages.
-Roles and filters apply to the pointing facts as to every signal. Store.facts_by_ids,
+Roles and filters apply to the pointing facts as to every signal. Store.fact_pointers,
 which this reads."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import pytest
 
 from taisce.domain.ingest import FactsRequest
 from taisce.domain.memory import Memory
+from taisce.domain.model import FactPointer
 from tests.contract.factories import unique
 from tests.contract.passage_recall import recalled_passages, store_embedded
 
@@ -49,7 +50,7 @@ def passages(memory: Memory, project: str, question: str, **controls: Any) -> li
     return recalled_passages(memory, project, question, explain=True, **controls)
 
 
-def test_facts_by_ids_returns_the_held_facts_in_the_order_given(
+def test_fact_pointers_returns_the_held_facts_in_the_order_given(
     memory: tuple[Memory, str],
 ) -> None:
     m, project = memory
@@ -59,13 +60,15 @@ def test_facts_by_ids_returns_the_held_facts_in_the_order_given(
         {**JOB, "source_role": "user"},
         {"subject": "Dana", "predicate": "lives in", "object": "Cork", "source_role": "tool"},
     )
-    found = m.store.facts_by_ids(project, [second, "fact_unknown", first, second])
-    assert [f.id for f in found] == [second, first]
-    assert found[1].message_id == "m1" and found[1].statement == "Dana works as a dentist"
-    assert found[0].source_role == "tool" and found[0].object == "Cork"
-    assert m.store.facts_by_ids(unique("other"), [first]) == []
+    found = m.store.fact_pointers(project, [second, "fact_unknown", first, second])
+    assert found == [
+        FactPointer(second, "dana", "cork", "tool", None, None, None, found[0].recorded_at),
+        FactPointer(first, "dana", "dentist", "user", "m1", None, None, found[1].recorded_at),
+    ]
+    assert all(p.recorded_at.startswith("20") for p in found)
+    assert m.store.fact_pointers(unique("other"), [first]) == []
     assert m.store.delete_fact(project, first)
-    assert [f.id for f in m.store.facts_by_ids(project, [first, second])] == [second]
+    assert [f.id for f in m.store.fact_pointers(project, [first, second])] == [second]
 
 
 def test_a_fact_lifts_the_passage_of_the_message_it_cites(memory: tuple[Memory, str]) -> None:

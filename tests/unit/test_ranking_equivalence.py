@@ -14,7 +14,7 @@ from taisce.domain.budget import item_characters, passage_characters
 from taisce.domain.fact_ranking import K1, B, word_scores
 from taisce.domain.model import Passage
 from taisce.domain.names import fold_piece, fold_separators
-from taisce.domain.passage_ranking import DUPLICATE, distinct_passages
+from taisce.domain.passage_ranking import _STATES_TIME, DUPLICATE, distinct_passages, states_time
 from taisce.domain.words import _TOKEN, STOPWORDS, stem, words
 
 # Few distinct words, so that overlapping and repeated passages are common.
@@ -55,6 +55,25 @@ _long_quotes = st.lists(st.sampled_from(_LONGER), min_size=0, max_size=16).map("
 @settings(max_examples=400, deadline=None)
 @given(st.lists(_long_quotes, max_size=40))
 def test_distinct_passages_keeps_what_the_plain_rule_keeps_for_longer_passages(
+    quotes: list[str],
+) -> None:
+    found = [Passage(f"m{n}#0", f"m{n}", "user", None, 0, len(q), q) for n, q in enumerate(quotes)]
+    assert list(distinct_passages(found)) == _plain_distinct(found)
+
+
+# Every quote opens with its speaker's name (as in real conversations: the word met first
+# and in nearly every set), and new words keep arriving: the order of the first-words
+# index (words met later first) changes as passages come, and must stay exact.
+_SPOKEN = [f"v{n:02d}" for n in range(40)]
+_spoken_quotes = st.tuples(
+    st.sampled_from(["Caroline:", "Melanie:"]),
+    st.lists(st.sampled_from(_SPOKEN), min_size=0, max_size=12),
+).map(lambda t: " ".join([t[0], *t[1]]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_spoken_quotes, max_size=50))
+def test_distinct_passages_keeps_what_the_plain_rule_keeps_when_a_name_opens_each(
     quotes: list[str],
 ) -> None:
     found = [Passage(f"m{n}#0", f"m{n}", "user", None, 0, len(q), q) for n, q in enumerate(quotes)]
@@ -118,3 +137,45 @@ def test_passage_characters_counts_what_the_budget_counts(
 ) -> None:
     p = Passage("m#0", "m", role, source, 0, len(quote), quote)  # type: ignore[arg-type]
     assert passage_characters(p) == item_characters("passages", p.wire())
+
+
+# Pieces of passages that do and do not state a time, in any case, glued by what may or
+# may not make a word boundary (an underscore or a digit joins two runs).
+_TIME_PIECES = [
+    "yesterday",
+    "Last",
+    "WEEKS",
+    "week",
+    "weekend",
+    "Months",
+    "ago",
+    "March",
+    "may",
+    "Sunday",
+    "2023",
+    "1999",
+    "20234",
+    "1823",
+    "year",
+    "years",
+    "yearly",
+    "today",
+    "tonight",
+    "Xmonth",
+    "caroline",
+    "k",
+    "\u212a",
+    "\u017f",
+    "_",
+    "1",
+    " ",
+    ", ",
+    "'",
+    "-",
+]
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(_TIME_PIECES), max_size=8).map("".join))
+def test_states_time_says_what_its_pattern_says(text: str) -> None:
+    assert states_time(text) == (_STATES_TIME.search(text) is not None)

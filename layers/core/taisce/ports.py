@@ -10,7 +10,7 @@ from .domain.aliases import Alias, EntityName, MergeResult
 from .domain.erasure import ErasurePlan, ErasureRecord, ErasureStatus, PendingErasure
 from .domain.filters import FactFilter, MessageFilter
 from .domain.listing import EntityCounts
-from .domain.model import Fact, Message, Passage, Role
+from .domain.model import Fact, FactPointer, Message, Passage, Role
 from .domain.reports import Report
 
 
@@ -89,9 +89,9 @@ class Store(Protocol):
         written for a fact deleted or erased meanwhile is deleted again)."""
         ...
 
-    def facts_by_ids(self, project: str, ids: Sequence[str]) -> list[Fact]:
-        """The facts of these ids the store still holds, in the order given (unknown
-        ids left out); the caller applies roles and filters."""
+    def fact_pointers(self, project: str, ids: Sequence[str]) -> list[FactPointer]:
+        """The pointers of the facts of these ids the store still holds, in the order
+        given (unknown ids left out); the caller applies roles and filters."""
         ...
 
     def passages_by_ids(

@@ -57,7 +57,7 @@ from ..domain.erasure import COUNTS, ErasurePlan, ErasureRecord, ErasureStatus, 
 from ..domain.errors import InvalidRequest
 from ..domain.filters import FactFilter, MessageFilter
 from ..domain.listing import EntityCounts
-from ..domain.model import ROLES, Fact, Message, Passage, Role
+from ..domain.model import ROLES, Fact, FactPointer, Message, Passage, Role
 from ..domain.names import normalize_name
 from ..domain.reports import Report
 from ..domain.validity import (
@@ -589,6 +589,10 @@ class _Stale(Exception):
 def _backoff(attempt: int) -> None:
     # Not for secrets: retry jitter.
     time.sleep(min(1.0, 0.02 * 2**attempt) * random.random())  # nosec B311
+
+
+def _pointer(fact: Fact) -> FactPointer:
+    return FactPointer._make(getattr(fact, name) for name in FactPointer._fields)
 
 
 class DynamoDbStore:
@@ -1258,12 +1262,12 @@ class DynamoDbStore:
         items = self._batch_get([_key(pk, FACT_SK) for pk in by_pk], projection="PK")
         return {by_pk[i["PK"]["S"]] for i in items}
 
-    def facts_by_ids(self, project: str, ids: Sequence[str]) -> list[Fact]:
-        """The facts' listing copies (each holds the whole fact), one BatchGetItem per
-        100 ids, the calls in one wave."""
+    def fact_pointers(self, project: str, ids: Sequence[str]) -> list[FactPointer]:
+        """From the facts' listing copies (each holds the whole fact), one BatchGetItem
+        per 100 ids, the calls in one wave."""
         wanted = list(dict.fromkeys(ids))
         items = self._batch_get([listing_key(project, LIST_FACTS, i) for i in wanted])
-        found = {f.id: f for f in map(_fact, items)}
+        found = {f.id: _pointer(f) for f in map(_fact, items)}
         return [found[i] for i in wanted if i in found]
 
     def known_names(

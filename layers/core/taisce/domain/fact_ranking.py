@@ -38,7 +38,7 @@ import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from .model import Fact
+from .model import Fact, FactPointer
 from .words import words
 
 K1 = 1.2
@@ -184,7 +184,7 @@ def rank_facts(
     return near[:MAX_FACTS]
 
 
-def cited_message_ranks(facts: Iterable[Fact]) -> dict[str, int]:
+def cited_message_ranks(facts: Iterable[Fact | FactPointer]) -> dict[str, int]:
     """Each message these facts cite (nearest the question first), ranked from 1 by the
     first fact citing it."""
     ranks: dict[str, int] = {}

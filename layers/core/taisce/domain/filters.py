@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .model import Fact
+from .model import Fact, FactPointer
 from .validity import sortable, valid_at
 
 
@@ -25,7 +25,7 @@ class FactFilter:
     recorded_before: str | None = None
     subjects: frozenset[str] | None = None
 
-    def admits(self, fact: Fact) -> bool:
+    def admits(self, fact: Fact | FactPointer) -> bool:
         if self.valid_at is not None and not valid_at(fact, self.valid_at):
             return False
         if not self.recorded_in(fact.recorded_at):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 Role = Literal["user", "assistant", "system", "tool"]
 Surface = Literal["facts", "reports", "passages"]
@@ -56,6 +56,21 @@ class Fact:
             "quote_start": self.quote_start,
             "quote_end": self.quote_end,
         }
+
+
+class FactPointer(NamedTuple):
+    """What a recall reads of a fact near the question to follow it to its message
+    (recall step 4): whether the recall may see the fact (role, filters) and the
+    message it cites. A plain tuple, not a Fact: ~200 are read per recall."""
+
+    id: str
+    subject_key: str
+    object_key: str | None
+    source_role: Role
+    message_id: str | None
+    valid_from: str | None
+    valid_to: str | None
+    recorded_at: str
 
 
 @dataclass(frozen=True, slots=True)

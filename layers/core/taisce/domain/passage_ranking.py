@@ -95,6 +95,18 @@ _STATES_TIME = re.compile(
     r"|(?:19|20)\d\d)\b",
     re.IGNORECASE,
 )
+# states_time's fast path for ASCII text: the pattern's words, a word run, and a year.
+_TIME_WORDS = frozenset(
+    [
+        *("yesterday", "today", "tonight", "tomorrow", "ago", "last", "next", "weekend"),
+        *("week", "weeks", "month", "months", "year", "years"),
+        *("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"),
+        *("january", "february", "march", "april", "june", "july", "august"),
+        *("september", "october", "november", "december"),
+    ]
+)
+_ASCII_RUN = re.compile(r"\w+", re.ASCII)
+_YEAR = re.compile(r"\b(?:19|20)\d\d\b", re.ASCII)
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,6 +215,13 @@ def on_day(occurred_at: str | None, asked: tuple[int | None, int, int]) -> bool:
 
 def states_time(text: str) -> bool:
     """Whether a passage's text says when something happened."""
+    if text.isascii():
+        # The same answer as the pattern, up to 3x faster (a "when" question with a
+        # month tests every candidate, ~700 on a long conversation): in ASCII text a
+        # word matches only as a whole run of word characters (\b on both sides).
+        if not _TIME_WORDS.isdisjoint(_ASCII_RUN.findall(text.lower())):
+            return True
+        return _YEAR.search(text) is not None
     return _STATES_TIME.search(text) is not None
 
 
@@ -248,18 +267,25 @@ def reorder_head(
 def distinct_passages(passages: Iterable[Passage]) -> Iterator[Passage]:
     """The passages in order, less those that nearly repeat an earlier one."""
     # Prefix filtering (the exact filter of set-similarity joins): with each word set's
-    # words sorted, two sets of Jaccard at least DUPLICATE share a word among the first
-    # len - ceil(DUPLICATE * len) + 1 of each, and their sizes are within a factor
-    # DUPLICATE of each other. A kept set is indexed by those first words, and a new one
-    # is compared only with the kept sets its own first words reach: the same answer as
-    # comparing with every earlier set, with far fewer comparisons.
+    # words in one fixed order, two sets of Jaccard at least DUPLICATE share a word among
+    # the first len - ceil(DUPLICATE * len) + 1 of each, and their sizes are within a
+    # factor DUPLICATE of each other. A kept set is indexed by those first words, and a
+    # new one is compared only with the kept sets its own first words reach: the same
+    # answer as comparing with every earlier set, with far fewer comparisons.
+    # The order: words first met later come first. Any fixed order is exact, and a word
+    # keeps its place once met, so this is one; it puts the words most passages share
+    # (the speakers' names, met first) last, out of the prefixes, where alphabetical
+    # order put "caroline" in nearly every one (half the time of this step, measured).
     by_word: dict[str, list[frozenset[str]]] = {}
     exact: set[frozenset[str]] = set()
+    place: dict[str, int] = {}
     for passage in passages:
         bag = frozenset(words(passage.quote))
         if bag in exact:
             continue
-        prefix = sorted(bag)[: _prefix_length(len(bag))]
+        for word in sorted(bag.difference(place)):  # sorted: the same order every run
+            place[word] = -len(place)
+        prefix = sorted(bag, key=place.__getitem__)[: _prefix_length(len(bag))]
         if _repeats(bag, prefix, by_word):
             continue
         exact.add(bag)

@@ -465,7 +465,7 @@ def _cited_messages(
         return {}
     # The store's facts, as the recall may see them: a fact deleted, erased, of a role
     # not asked for or hidden by a filter points at nothing.
-    facts = store.facts_by_ids(project, [h.id for h in hits])
+    facts = store.fact_pointers(project, [h.id for h in hits])
     return cited_message_ranks(f for f in facts if f.source_role in roles and filters.admits(f))
 
 

@@ -16,7 +16,7 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .model import Fact, Role
+from .model import Fact, FactPointer, Role
 from .names import normalize_name
 
 # Predicates whose subject has one object at a time, matched after normalising case
@@ -89,12 +89,12 @@ def start_of(fact: Fact) -> str:
     return fact.recorded_at
 
 
-def open_at(fact: Fact, moment: str) -> bool:
+def open_at(fact: Fact | FactPointer, moment: str) -> bool:
     """Whether the fact has not ended by `moment` (valid_to is exclusive)."""
     return fact.valid_to is None or sortable(fact.valid_to) > sortable(moment)
 
 
-def valid_at(fact: Fact, moment: str) -> bool:
+def valid_at(fact: Fact | FactPointer, moment: str) -> bool:
     """Whether the fact holds at `moment`: started (or no start given) and not ended."""
     started = fact.valid_from is None or sortable(fact.valid_from) <= sortable(moment)
     return started and open_at(fact, moment)
