@@ -756,7 +756,7 @@ class SqliteStore:
             chunk = ids[i : i + _CHUNK]
             rows = self._scan(
                 'SELECT p.id, p.message_id, p.role, p.source, p.start, p."end", p.quote, '
-                "m.occurred_at FROM passages p "
+                "m.occurred_at, m.position FROM passages p "
                 "JOIN messages m ON m.project = p.project AND m.id = p.message_id "
                 f"WHERE p.project = ? AND p.id IN ({','.join('?' * len(chunk))}){where}",
                 (project, *chunk, *params),
@@ -767,7 +767,9 @@ class SqliteStore:
 
     def passages_of(self, project: str, message_id: str) -> list[Passage]:
         rows = self._db().execute(
-            'SELECT id, message_id, role, source, start, "end", quote FROM passages '
+            'SELECT id, message_id, role, source, start, "end", quote, '
+            "(SELECT position FROM messages m WHERE m.project = passages.project "
+            "AND m.id = passages.message_id) AS position FROM passages "
             "WHERE project = ? AND message_id = ? ORDER BY start",
             (project, message_id),
         )
