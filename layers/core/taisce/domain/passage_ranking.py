@@ -51,7 +51,7 @@ SIBLING = 0.5
 # Share of the best spread score among the passages of the messages stored just before
 # and after its own (positions NEIGHBOUR_STEPS away) that a passage gains: chosen on
 # the real conversations (docs/API.md, step 4).
-NEIGHBOUR = 0.1
+NEIGHBOUR = 0.05
 NEIGHBOUR_STEPS = (-1, 1)
 # Word-set overlap (Jaccard) from which a passage counts as a repeat of an earlier one.
 DUPLICATE = 0.8
