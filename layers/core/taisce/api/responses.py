@@ -140,7 +140,7 @@ class PassageWhy(BaseModel):
     neighbour_share: Signal = Field(
         default=None,
         description="Share of its score (before the time factor) that the messages stored "
-        "just before and after its own gave it (0.1 x the best score among their passages); "
+        "just before and after its own gave it (0.05 x the best score among their passages); "
         "null if none did.",
     )
     time_factor: Signal = Field(
