@@ -5,6 +5,7 @@ may see."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -137,3 +138,30 @@ def test_a_neighbour_hidden_by_roles_or_filters_lifts_nothing(
     answer = ids(semantic_memory, later, as_of="2024-06-15T00:00:00Z")
     assert "p1#0" not in answer
     assert answer.index("p2#0") > 1
+
+
+def test_concurrent_batches_never_share_a_position(store: Any) -> None:
+    project = unique("order")
+    errors: list[BaseException] = []
+
+    def writer(n: int) -> None:
+        try:
+            for b in range(5):
+                put(store, project, *(f"w{n}-b{b}-{i}" for i in range(3)))
+        except BaseException as error:  # reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    found = positions(store, project)
+    assert len(found) == 60
+    assert len(set(found.values())) == 60  # none given twice
+    # Each batch's three messages are consecutive, in the batch's order.
+    for n in range(4):
+        for b in range(5):
+            first = found[f"w{n}-b{b}-0"]
+            assert [found[f"w{n}-b{b}-{i}"] for i in range(3)] == [first, first + 1, first + 2]
