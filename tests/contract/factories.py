@@ -64,5 +64,10 @@ def with_passages(*messages: Message, limit: int = 300) -> tuple[list[Message], 
     return list(messages), [p for m in messages for p in split_passages(m, limit)]
 
 
+def placed(passages: list[Passage], position: int) -> list[Passage]:
+    """Passages as a store reads them back: with their message's storing position."""
+    return [dataclasses.replace(p, position=position) for p in passages]
+
+
 def credential(project: str, *, created_at: str = RECORDED_AT, label: str | None = None):
     return Credential(id=unique("cred"), project=project, label=label, created_at=created_at)

@@ -1,6 +1,7 @@
 """`explain` shows the factors of a passage's fused score in step 4, on both stores: the
-share left by its own message's passages ahead of it, and the asked time's factor, each
-only where it applied (null elsewhere)."""
+share left by its own message's passages ahead of it, the share its neighbouring
+messages gave it, and the asked time's factor, each only where it applied (null
+elsewhere)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from taisce.domain import passage_ranking
 from taisce.domain.memory import Memory
 from taisce.domain.passage_ranking import DAY_BOOST, MONTH_BOOST, SIBLING, WHEN_BOOST
 from tests.contract.factories import unique
@@ -73,3 +75,22 @@ def test_the_asked_time_shows_where_it_applied(memory: tuple[Memory, str]) -> No
     plain = passages(m, project, "When did they take the sailing boat out?")
     assert [p["id"] for p in plain] == list(when)
     assert all("why" not in p for p in plain)
+
+
+def test_the_neighbours_share_shows_what_they_gave(
+    memory: tuple[Memory, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    m, project = memory
+    question = "What about the sailing boat?"
+    why = whys(m, project, question)
+    # m1, m2, m3 were stored in that order, all candidates: m2 sits between the two
+    # others, so its neighbours gave it a share; each share is a part of the score.
+    assert why["m2#0"]["neighbour_share"] is not None
+    assert all(w["neighbour_share"] is None or 0 < w["neighbour_share"] < 1 for w in why.values())
+    # Without the signal, no share is shown (and nothing else changes its meaning).
+    monkeypatch.setattr(passage_ranking, "NEIGHBOUR", 0.0)
+    alone = whys(m, project, question)
+    assert all(w["neighbour_share"] is None for w in alone.values())
+    assert {pid: w["message_share"] for pid, w in alone.items()} == {
+        pid: w["message_share"] for pid, w in why.items()
+    }

@@ -15,7 +15,7 @@ import pytest
 
 from taisce.domain.model import Fact
 from taisce.domain.names import normalize_name
-from tests.contract.factories import credential, fact, message, unique, with_passages
+from tests.contract.factories import credential, fact, message, placed, unique, with_passages
 
 ALL_ROLES = ("user", "assistant", "system", "tool")
 BIG = 10_000
@@ -366,7 +366,7 @@ def test_passages_come_back_whole_in_order(store: Any, project: str) -> None:
     assert len(passages) > 2
     store.put_messages(project, messages, list(reversed(passages)))
     got = store.passages_of(project, m.id)
-    assert got == passages
+    assert got == placed(passages, 1)  # the project's first message
     assert all(m.content[p.start : p.end] == p.quote for p in got)
 
 
@@ -378,10 +378,10 @@ def test_put_messages_is_idempotent_passages_of_the_first_are_kept(
     _, first_passages = with_passages(first)
     store.put_messages(project, *with_passages(first))
     store.put_messages(project, *with_passages(second))
-    assert store.passages_of(project, "m-1") == first_passages
+    assert store.passages_of(project, "m-1") == placed(first_passages, 1)
     # The same message again, split with another limit, changes nothing.
     store.put_messages(project, *with_passages(first, limit=10))
-    assert store.passages_of(project, "m-1") == first_passages
+    assert store.passages_of(project, "m-1") == placed(first_passages, 1)
 
 
 def test_a_repeated_message_id_in_one_batch_is_stored_once_first_wins(
@@ -391,7 +391,7 @@ def test_a_repeated_message_id_in_one_batch_is_stored_once_first_wins(
     again = message("Second, and quite a lot longer. " * 20, id="m-dup")
     _, first_passages = with_passages(first)
     store.put_messages(project, *with_passages(first, again))
-    assert store.passages_of(project, "m-dup") == first_passages
+    assert store.passages_of(project, "m-dup") == placed(first_passages, 1)
 
 
 def test_a_message_batch_that_fails_part_way_stores_nothing(store: Any, project: str) -> None:
@@ -403,7 +403,8 @@ def test_a_message_batch_that_fails_part_way_stores_nothing(store: Any, project:
     # Nothing of it was kept: the same ids can now be stored with their passages.
     messages, passages = with_passages(good)
     store.put_messages(project, messages, passages)
-    assert store.passages_of(project, "m-good") == passages
+    # The failed batch took no position either.
+    assert store.passages_of(project, "m-good") == placed(passages, 1)
 
 
 def test_passages_of_an_unknown_message(store: Any, project: str) -> None:
@@ -468,7 +469,7 @@ def test_everything_survives_reopening(open_store: Callable[[], Any], project: s
     assert again.facts_with_subject(project, "atlas") == [kept]
     assert about(again, project, "acme corp") == [kept]
     assert again.known_names(project, {"atlas", "acme corp"}) == {"atlas", "acme corp"}
-    assert again.passages_of(project, "m-kept") == passages
+    assert again.passages_of(project, "m-kept") == placed(passages, 1)
     assert again.project_for("hash-kept-" + project) == project
     assert again.project_for("hash-revoked-" + project) is None
     assert [c.id for c in again.list_credentials(project)] == [cred.id, revoked.id]
@@ -477,7 +478,7 @@ def test_everything_survives_reopening(open_store: Callable[[], Any], project: s
     again.put_facts(project, [dataclasses.replace(kept, object="Globex"), later])
     again.put_messages(project, *with_passages(message("Changed.", id="m-kept")))
     assert again.facts_with_subject(project, "atlas") == [kept, later]
-    assert again.passages_of(project, "m-kept") == passages
+    assert again.passages_of(project, "m-kept") == placed(passages, 1)
 
 
 def test_concurrent_batches_are_all_stored(store: Any, project: str) -> None:

@@ -100,7 +100,8 @@ def test_passages_and_names_wait_for_their_vectors(store: Any, project: str) -> 
     store.put_facts(project, [stored])
     pending = store.pending_vectors(project, 100)
     assert set(pending) == {
-        *(PendingVector("passage", p.id, p.quote, "assistant") for p in passages),
+        # A passage's mark carries its message's storing position (the project's first).
+        *(PendingVector("passage", p.id, p.quote, "assistant", 1) for p in passages),
         PendingVector("entity", "tool:atlas", "Atlas", "tool"),
         PendingVector("entity", "tool:acme corp", "Acme Corp", "tool"),
         # A fact's statement, for recall's fact ranking.

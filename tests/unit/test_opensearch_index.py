@@ -169,9 +169,13 @@ def test_upsert_replaces_stored_copies_in_one_bulk(
         "passage",
         [
             VectorItem("a", [0.0, 1.0, 0.0, 0.0], "user", "an earlier version in this batch"),
-            VectorItem("a", A, "user", "Dana moved to Galway in March."),
+            VectorItem("a", A, "user", "Dana moved to Galway in March.", position=6),
             VectorItem(
-                "b", np.asarray(B, np.float32).tolist(), "user", "The Galway office opened in 2019."
+                "b",
+                np.asarray(B, np.float32).tolist(),
+                "user",
+                "The Galway office opened in 2019.",
+                position=7,
             ),
             VectorItem("c", C, "tool"),
         ],
@@ -239,9 +243,13 @@ def test_a_delete_right_after_indexing_finds_the_documents_by_their_ids(
         "p",
         "passage",
         [
-            VectorItem("a", A, "user", "Dana moved to Galway in March."),
+            VectorItem("a", A, "user", "Dana moved to Galway in March.", position=6),
             VectorItem(
-                "b", np.asarray(B, np.float32).tolist(), "user", "The Galway office opened in 2019."
+                "b",
+                np.asarray(B, np.float32).tolist(),
+                "user",
+                "The Galway office opened in 2019.",
+                position=7,
             ),
             VectorItem("c", C, "tool"),
         ],
@@ -288,6 +296,8 @@ def test_knn_search_filters_in_the_graph_and_ranks_by_cosine(
     # The stale copy of a (older written_at) is dropped; e and c tie and go by id.
     assert [h.id for h in hits] == ["b", "a", "c", "e"]
     assert [h.score for h in hits] == pytest.approx([0.96, 0.8, 0.6, 0.6])
+    # Each passage hit carries its message's storing position (the newest copy's).
+    assert [h.position for h in hits] == [7, 6, None, 9]
     assert index.search("q", "entity", Q, 1) == []
 
 
@@ -305,8 +315,8 @@ def test_text_search_is_bm25_with_the_same_filters(
     index = replay("search-text")
     hits = index.search_text("p", "passage", "Who is moving to Galway?", 5, roles=["user"])
     assert hits == [
-        Hit("a", pytest.approx(1.2039728)),
-        Hit("f", pytest.approx(1.2039728)),
+        Hit("a", pytest.approx(1.2039728), 6),
+        Hit("f", pytest.approx(1.2039728), 11),
         Hit("b", pytest.approx(0.5753642)),
     ]
     assert index.search_text("p", "report", "Galway", 1) == []

@@ -11,9 +11,11 @@ from taisce.domain import fact_ranking
 from taisce.domain.fact_ranking import Candidate, rank_facts, word_scores
 from taisce.domain.model import Fact, Passage
 from taisce.domain.passage_ranking import (
+    NEIGHBOUR,
     SIBLING,
     WHEN_DEPTH,
     AskedTime,
+    add_neighbours,
     asked_day,
     asked_month,
     asked_time,
@@ -238,6 +240,28 @@ def test_a_message_later_passages_yield_to_other_messages() -> None:
     tied = spread_messages({"a#b#1": 0.1, "a#b#0": 0.1, "a#1": 0.1})
     assert tied == {"a#1": 0.1, "a#b#0": 0.1, "a#b#1": pytest.approx(0.1 * SIBLING)}
     assert spread_messages({}) == {}
+
+
+def test_a_passage_gains_from_the_messages_stored_beside_its_own() -> None:
+    # m1 (position 1) and m3 (position 3) sit either side of m2 (position 2); m9 has no
+    # neighbour among the candidates; "x#0" was stored before positions were kept.
+    scores = {"m1#0": 0.30, "m1#1": 0.05, "m2#0": 0.10, "m3#0": 0.20, "m9#0": 0.25, "x#0": 0.4}
+    positions = {"m1#0": 1, "m1#1": 1, "m2#0": 2, "m3#0": 3, "m9#0": 9}
+    raised = add_neighbours(scores, positions)
+    # The best passage of either neighbouring message counts, read before any gain.
+    assert raised["m2#0"] == pytest.approx(0.10 + NEIGHBOUR * 0.30)
+    assert raised["m1#0"] == pytest.approx(0.30 + NEIGHBOUR * 0.10)
+    assert raised["m1#1"] == pytest.approx(0.05 + NEIGHBOUR * 0.10)
+    assert raised["m3#0"] == pytest.approx(0.20 + NEIGHBOUR * 0.10)
+    assert raised["m9#0"] == 0.25 and raised["x#0"] == 0.4
+    # The same whatever the mappings' order; a position without a candidate gives nothing.
+    assert add_neighbours(dict(reversed(scores.items())), positions) == raised
+    assert add_neighbours(scores, {**positions, "gone#0": 10}) == raised
+    # What is not among the positions (a passage the filters hide) neither gives nor gains.
+    hidden = add_neighbours(scores, {k: v for k, v in positions.items() if k != "m1#0"})
+    assert hidden["m2#0"] == pytest.approx(0.10 + NEIGHBOUR * 0.20)
+    assert hidden["m1#0"] == 0.30
+    assert add_neighbours(scores, {}) == scores
 
 
 def passage(quote: str, n: int) -> Passage:

@@ -66,7 +66,13 @@ class Store(Protocol):
     def put_messages(
         self, project: str, messages: Sequence[Message], passages: Sequence[Passage]
     ) -> set[str]:
-        """Store messages and their passages; returns the ids of messages new to the store."""
+        """Store messages and their passages; returns the ids of messages new to the store.
+
+        Each message new to the store gets the next position of its project's storing
+        order (in the batch's order, after every earlier batch's), which its passages'
+        vector marks carry (PendingVector.position); a message already stored keeps
+        its own. Positions within a batch are consecutive; between batches a store may
+        leave a gap (DynamoDB reserves a batch's range before it knows which are new)."""
         ...
 
     def passages_of(self, project: str, message_id: str) -> list[Passage]: ...
@@ -325,6 +331,9 @@ class PendingVector:
     id: str
     text: str
     role: Role | None
+    # A passage's message's place in its project's storing order (None: stored
+    # before positions were kept, or not a passage); the index keeps it with the vector.
+    position: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -394,12 +403,17 @@ class VectorItem:
     role: Role | None = None
     # The text the vector was made from, for the lexical side of hybrid search.
     text: str | None = None
+    # A passage's message's storing position (PendingVector.position), returned with
+    # its hits: recall's neighbour signal reads it without another round trip.
+    position: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Hit:
     id: str
     score: float
+    # The item's storing position, where the index holds one (VectorItem.position).
+    position: int | None = None
 
 
 class VectorIndex(Protocol):

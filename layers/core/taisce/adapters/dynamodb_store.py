@@ -172,6 +172,15 @@ def _key(pk: str, sk: str) -> Item:
     return {"PK": {"S": pk}, "SK": {"S": sk}}
 
 
+# A project's storing order of messages: one counter item, raised by a storing request
+# by its batch's size (UpdateItem ADD, atomic), so concurrent requests get disjoint ranges.
+POSITIONS_SK = "POSITIONS"
+
+
+def positions_key(project: str) -> Item:
+    return _key(f"{_project(project)}POSITIONS", POSITIONS_SK)
+
+
 # -- work marks: keys ---------------------------------------------------------------
 # What the worker must do lives in one partition per project, P#<p>#WORK: dirty marks
 # (D#<role>#<entity key>) and pending vectors (V#<kind>#<id>), written in the same
@@ -469,6 +478,7 @@ def _passage(item: Item) -> Passage:
         start=int(item["start"]["N"]),
         end=int(item["end"]["N"]),
         quote=item["quote"]["S"],
+        position=int(item["pos"]["N"]) if "pos" in item else None,
     )
 
 
@@ -1305,9 +1315,16 @@ class DynamoDbStore:
             m = firsts.get(p.message_id)
             if m is not None and m.content[p.start : p.end] == p.quote:
                 by_message[m.id].setdefault(p.id, p)
+        # Every message checked before positions are taken: bad input changes nothing.
+        built = [
+            self._message_unit(project, m, list(by_message[m.id].values()), token)
+            for m in firsts.values()
+        ]
+        first = self._reserve_positions(project, len(built))
         units: list[_Unit] = []
-        for m in firsts.values():
-            unit = self._message_unit(project, m, list(by_message[m.id].values()), token)
+        for n, (m, unit) in enumerate(zip(firsts.values(), built, strict=True)):
+            # The claim and its passages share one position value (_message_unit).
+            unit.claim["pos"]["N"] = str(first + n)
             # Passages first: _mark_passages reads unit.items as the message's passages.
             self._mark_passages(project, unit)
             listed = message_listing_item(project, m)
@@ -1320,13 +1337,65 @@ class DynamoDbStore:
             fits = self._op_count([unit]) <= TRANSACTION_ITEMS and unit.size <= _TRANSACTION_BUDGET
             unit.big = not fits
             units.append(unit)
-        stored = self._store_units(units)
-        return {u.claim["id"]["S"] for u in stored}
+        try:
+            stored = self._store_units(units)
+        except BaseException:
+            self._release_positions(project, first, len(units), 0)
+            raise
+        new = {u.claim["id"]["S"] for u in stored}
+        # A retry or a duplicate stores nothing new: its range goes back if no request
+        # took positions since (then the next batch follows on without a gap).
+        taken = max((n + 1 for n, m in enumerate(firsts) if m in new), default=0)
+        if taken < len(units):
+            self._release_positions(project, first, len(units), taken)
+        return new
+
+    def _reserve_positions(self, project: str, count: int) -> int:
+        """The first of `count` storing positions taken for this request: one write,
+        whatever the batch's size. A message found already stored keeps its own
+        position and leaves its reserved one unused (a gap: no neighbour there)."""
+        if count <= 0:
+            return 0
+        answer = self.client.update_item(
+            TableName=self.table_name,
+            Key=positions_key(project),
+            UpdateExpression="ADD #n :c",
+            ExpressionAttributeNames={"#n": "n"},
+            ExpressionAttributeValues={":c": {"N": str(count)}},
+            ReturnValues="UPDATED_NEW",
+        )
+        return int(answer["Attributes"]["n"]["N"]) - count + 1
+
+    def _release_positions(self, project: str, first: int, count: int, taken: int) -> None:
+        """Give back the end of a reserved range that no message took (all of it after a
+        failure), only if the counter still ends where this request left it: another
+        request's later range is never handed out twice. Best effort: a gap left is
+        only a lost neighbour."""
+        if count <= 0:
+            return
+        try:
+            self.client.update_item(
+                TableName=self.table_name,
+                Key=positions_key(project),
+                UpdateExpression="SET #n = :keep",
+                ConditionExpression="#n = :end",
+                ExpressionAttributeNames={"#n": "n"},
+                ExpressionAttributeValues={
+                    ":keep": {"N": str(first + taken - 1)},
+                    ":end": {"N": str(first + count - 1)},
+                },
+            )
+        except Exception as error:
+            if self._code(error) != "ConditionalCheckFailedException":
+                logger.warning("giving back unused message positions failed", exc_info=True)
 
     def _message_unit(self, project: str, m: Message, passages: list[Passage], token: str) -> _Unit:
         owner = f"message {getattr(m, 'id', None)!r}"
         pk = message_pk(project, m.id)
-        claim: Item = {**_key(pk, MESSAGE_SK), "w": {"S": token}}
+        # The storing position, set by put_messages once reserved: one value shared by
+        # the claim and every passage item, sized here as the widest it can be.
+        pos = {"N": "9" * 15}
+        claim: Item = {**_key(pk, MESSAGE_SK), "w": {"S": token}, "pos": pos}
         for name, required in (
             ("id", True),
             ("role", True),
@@ -1356,6 +1425,7 @@ class DynamoDbStore:
                 "start": start,
                 "end": _number(where, "end", p.end),
                 "quote": _text(where, "quote", p.quote, required=True),
+                "pos": pos,
             }
             source = _text(where, "source", p.source, required=False)
             if source is not None:
@@ -2571,11 +2641,20 @@ class DynamoDbStore:
             self._add_mark(project, unit, DIRTY, dirty_sk(role, key), attributes)
 
     def _mark_vector(
-        self, project: str, unit: _Unit, kind: str, item_id: str, text: str, role: str | None
+        self,
+        project: str,
+        unit: _Unit,
+        kind: str,
+        item_id: str,
+        text: str,
+        role: str | None,
+        position: int | None = None,
     ) -> None:
         attributes: Item = {"kind": {"S": kind}, "id": {"S": item_id}, "text": {"S": text}}
         if role is not None:
             attributes["role"] = {"S": role}
+        if position is not None:
+            attributes["pos"] = {"N": str(position)}
         self._add_mark(project, unit, VECTORS, vector_sk(kind, item_id), attributes)
 
     def _mark_fact(self, project: str, unit: _Unit, f: Fact, token: str) -> None:
@@ -2598,7 +2677,13 @@ class DynamoDbStore:
         if self.mark_vectors:
             for p in unit.items:
                 self._mark_vector(
-                    project, unit, "passage", p["id"]["S"], p["quote"]["S"], p["role"]["S"]
+                    project,
+                    unit,
+                    "passage",
+                    p["id"]["S"],
+                    p["quote"]["S"],
+                    p["role"]["S"],
+                    int(p["pos"]["N"]),
                 )
 
     def _dirty_marks(self, project: str, role: str, claim: Item, token: str) -> _Unit:
@@ -2775,7 +2860,7 @@ class DynamoDbStore:
         ids = [i["id"]["S"] for i in self._listing(project, LIST_MESSAGES)]
         for passages in self.passages_of_messages(project, ids).values():
             for p in passages:
-                self._mark_vector(project, unit, "passage", p.id, p.quote, p.role)
+                self._mark_vector(project, unit, "passage", p.id, p.quote, p.role, p.position)
         # Every stored fact's statement, for recall's fact ranking (as the embedded store).
         for f in self.project_facts(project):
             self._mark_vector(project, unit, "fact", f.id, f.statement, f.source_role)
@@ -2793,7 +2878,13 @@ class DynamoDbStore:
         if limit <= 0:
             return []
         return [
-            PendingVector(i["kind"]["S"], i["id"]["S"], i["text"]["S"], _s(i, "role"))  # type: ignore[arg-type]
+            PendingVector(
+                i["kind"]["S"],  # type: ignore[arg-type]
+                i["id"]["S"],
+                i["text"]["S"],
+                _s(i, "role"),  # type: ignore[arg-type]
+                int(i["pos"]["N"]) if "pos" in i else None,
+            )
             for i in islice(self._marks(project, VECTORS, limit), limit)
         ]
 

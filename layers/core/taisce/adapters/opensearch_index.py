@@ -118,6 +118,8 @@ def index_body(dimensions: int) -> dict[str, Any]:
                 "role": {"type": "keyword"},
                 "text": {"type": "text", "analyzer": "english"},
                 "written_at": {"type": "long"},
+                # A passage's message's storing position (recall's neighbour signal).
+                "position": {"type": "long"},
                 "vector": {
                     "type": "knn_vector",
                     "dimension": dimensions,
@@ -130,6 +132,19 @@ def index_body(dimensions: int) -> dict[str, Any]:
             }
         },
     }
+
+
+def _fields(kind: str) -> list[str]:
+    """What a search reads of each hit: a passage's storing position too (the
+    neighbour signal of recall step 4 needs it, and it costs no other request)."""
+    return ["item_id", "written_at", "position"] if kind == "passage" else ["item_id", "written_at"]
+
+
+def _whole(value: Any) -> int:
+    """A stored position: a whole number (JSON may hand it back as 7 or 7.0)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+        raise ValueError("position")
+    return int(value)
 
 
 def _cosine(score: float) -> float:
@@ -355,6 +370,8 @@ class OpenSearchVectorIndex:
                 source["role"] = item.role
             if item.text:
                 source["text"] = item.text
+            if item.position is not None:
+                source["position"] = item.position
             actions.append(({"index": {}}, source, item_id))
         assigned = self._bulk("upsert", actions)
         if self.ledger is not None:
@@ -400,20 +417,22 @@ class OpenSearchVectorIndex:
     @staticmethod
     def _hits(raw: list[dict[str, Any]], k: int, score: Callable[[float], float]) -> list[Hit]:
         """Newest copy of each item, best first, ties by id, at most k."""
-        best: dict[str, tuple[int, float]] = {}
+        best: dict[str, tuple[int, float, int | None]] = {}
         for hit in raw:
             try:
                 item_id = str(hit["_source"]["item_id"])
                 stamp = int(hit["_source"].get("written_at", 0))
                 value = score(float(hit["_score"]))
+                held = hit["_source"].get("position")
+                position = None if held is None else _whole(held)
             except (KeyError, TypeError, ValueError, ZeroDivisionError):
                 raise VectorIndexError(
                     "OpenSearch search returned an unexpected response"
                 ) from None
             seen = best.get(item_id)
-            if seen is None or (stamp, value) > seen:
-                best[item_id] = (stamp, value)
-        hits = [Hit(item_id, value) for item_id, (_, value) in best.items()]
+            if seen is None or (stamp, value) > seen[:2]:
+                best[item_id] = (stamp, value, position)
+        hits = [Hit(item_id, value, position) for item_id, (_, value, position) in best.items()]
         hits.sort(key=lambda h: (-h.score, h.id))
         return hits[:k]
 
@@ -431,7 +450,7 @@ class OpenSearchVectorIndex:
         fetch = min(_MAX_WINDOW, k * _FETCH_FACTOR)
         body = {
             "size": fetch,
-            "_source": ["item_id", "written_at"],
+            "_source": _fields(kind),
             "query": {
                 "knn": {
                     "vector": {
@@ -486,7 +505,7 @@ class OpenSearchVectorIndex:
         fetch = min(_MAX_WINDOW, k * _FETCH_FACTOR)
         body = {
             "size": fetch,
-            "_source": ["item_id", "written_at"],
+            "_source": _fields(kind),
             "query": {
                 "bool": {
                     "must": [{"match": {"text": {"query": text}}}],

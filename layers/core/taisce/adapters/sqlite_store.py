@@ -102,6 +102,12 @@ CREATE TABLE IF NOT EXISTS messages (
     recorded_at TEXT NOT NULL,
     UNIQUE (project, id)
 );
+-- The next storing position of each project's messages (messages.position): one
+-- row, updated once per storing request, inside its transaction.
+CREATE TABLE IF NOT EXISTS message_positions (
+    project TEXT PRIMARY KEY,
+    next INTEGER NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS passages (
     project TEXT NOT NULL,
     id TEXT NOT NULL,
@@ -238,6 +244,11 @@ _PENDING = (
     "INSERT INTO pending_vectors (project, kind, id, text, role) VALUES (?, ?, ?, ?, ?) "
     "ON CONFLICT (project, kind, id) DO UPDATE SET text = excluded.text, role = excluded.role"
 )
+_PENDING_PASSAGE = (
+    "INSERT INTO pending_vectors (project, kind, id, text, role, position) "
+    "VALUES (?, 'passage', ?, ?, ?, ?) ON CONFLICT (project, kind, id) DO UPDATE SET "
+    "text = excluded.text, role = excluded.role, position = excluded.position"
+)
 _FACT_COLUMNS = (
     "id, subject, subject_key, predicate, object, object_kind, object_key, statement, "
     "source_role, quote, context, message_id, valid_from, valid_to, recorded_at, "
@@ -329,6 +340,10 @@ class SqliteStore:
         self.path = self.file.path
         self._add_fact_columns()
         self._add_columns("erasures", (("requested_at", "TEXT"),))
+        # A message's place in its project's storing order, copied to its passages'
+        # vector marks (ports.Store.put_messages); older rows have none.
+        self._add_columns("messages", (("position", "INTEGER"),))
+        self._add_columns("pending_vectors", (("position", "INTEGER"),))
         self._add_columns("erasure_requests", (("holder", "TEXT"), ("held_until", "REAL")))
         if not name_keys_current(self._db()):  # keys of an older rule: sqlite_name_keys.py
             with self._write() as db:
@@ -584,15 +599,39 @@ class SqliteStore:
         self, project: str, messages: Sequence[Message], passages: Sequence[Passage]
     ) -> set[str]:
         with self._write() as db:
+            # Positions follow on from the project's last, given to new messages only
+            # (inside this transaction: no gaps, none given twice).
+            row = db.execute(
+                "SELECT next FROM message_positions WHERE project = ?", (project,)
+            ).fetchone()
+            first = int(row[0]) if row else 1
             new: dict[str, Message] = {}
+            positions: dict[str, int] = {}
             for m in messages:
+                position = first + len(new)
                 if db.execute(
                     "INSERT INTO messages "
-                    "(project, id, role, content, source, occurred_at, recorded_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project, id) DO NOTHING",
-                    (project, m.id, m.role, m.content, m.source, m.occurred_at, m.recorded_at),
+                    "(project, id, role, content, source, occurred_at, recorded_at, position) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project, id) DO NOTHING",
+                    (
+                        project,
+                        m.id,
+                        m.role,
+                        m.content,
+                        m.source,
+                        m.occurred_at,
+                        m.recorded_at,
+                        position,
+                    ),
                 ).rowcount:
                     new[m.id] = m
+                    positions[m.id] = position
+            if new:
+                db.execute(
+                    "INSERT INTO message_positions (project, next) VALUES (?, ?) "
+                    "ON CONFLICT (project) DO UPDATE SET next = excluded.next",
+                    (project, first + len(new)),
+                )
             # A message already stored keeps the passages it was split into; an id
             # repeated in the batch keeps the first copy and only passages of its text.
             rows: dict[str, tuple[object, ...]] = {}
@@ -616,8 +655,11 @@ class SqliteStore:
             )
             if self.mark_vectors:
                 db.executemany(
-                    _PENDING,
-                    [(project, "passage", row[1], row[7], row[3]) for row in rows.values()],
+                    _PENDING_PASSAGE,
+                    [
+                        (project, row[1], row[7], row[3], positions[str(row[2])])
+                        for row in rows.values()
+                    ],
                 )
             if self.mark_extractions:
                 db.executemany(
@@ -634,8 +676,10 @@ class SqliteStore:
         params: tuple[str, ...] = (project,) if project else ()
         with self._write() as db:
             passages = db.execute(
-                "INSERT INTO pending_vectors (project, kind, id, text, role) "
-                f"SELECT project, 'passage', id, quote, role FROM passages WHERE 1 {only} "
+                "INSERT INTO pending_vectors (project, kind, id, text, role, position) "
+                "SELECT p.project, 'passage', p.id, p.quote, p.role, m.position "
+                "FROM passages p JOIN messages m ON m.project = p.project AND m.id = p.message_id "
+                f"WHERE 1 {only.replace('project', 'p.project')} "
                 "ON CONFLICT (project, kind, id) DO NOTHING",
                 params,
             ).rowcount
@@ -668,11 +712,13 @@ class SqliteStore:
 
     def pending_vectors(self, project: str, limit: int) -> list[PendingVector]:
         rows = self._db().execute(
-            "SELECT kind, id, text, role FROM pending_vectors WHERE project = ? "
+            "SELECT kind, id, text, role, position FROM pending_vectors WHERE project = ? "
             "ORDER BY kind, id LIMIT ?",
             (project, limit),
         )
-        return [PendingVector(r["kind"], r["id"], r["text"], r["role"]) for r in rows]
+        return [
+            PendingVector(r["kind"], r["id"], r["text"], r["role"], r["position"]) for r in rows
+        ]
 
     def clear_pending_vectors(self, project: str, items: Sequence[PendingVector]) -> None:
         with self._write() as db:
@@ -713,7 +759,7 @@ class SqliteStore:
             chunk = ids[i : i + _CHUNK]
             rows = self._scan(
                 'SELECT p.id, p.message_id, p.role, p.source, p.start, p."end", p.quote, '
-                "m.occurred_at FROM passages p "
+                "m.occurred_at, m.position FROM passages p "
                 "JOIN messages m ON m.project = p.project AND m.id = p.message_id "
                 f"WHERE p.project = ? AND p.id IN ({','.join('?' * len(chunk))}){where}",
                 (project, *chunk, *params),
@@ -724,7 +770,9 @@ class SqliteStore:
 
     def passages_of(self, project: str, message_id: str) -> list[Passage]:
         rows = self._db().execute(
-            'SELECT id, message_id, role, source, start, "end", quote FROM passages '
+            'SELECT id, message_id, role, source, start, "end", quote, '
+            "(SELECT position FROM messages m WHERE m.project = passages.project "
+            "AND m.id = passages.message_id) AS position FROM passages "
             "WHERE project = ? AND message_id = ? ORDER BY start",
             (project, message_id),
         )

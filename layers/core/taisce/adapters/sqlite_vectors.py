@@ -69,6 +69,8 @@ class _Matrix:
     version: int = -1
     ids: list[str] = field(default_factory=list)
     roles: list[str | None] = field(default_factory=list)
+    # Each passage's message's storing position (None where not held): a hit carries it.
+    positions: list[int | None] = field(default_factory=list)
     rows: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.float32))
     where: dict[str, int] = field(default_factory=dict)
     # Which rows each set of asked roles admits, made once per set until a row changes:
@@ -86,7 +88,9 @@ class _Matrix:
             self.masks[wanted] = mask
         return mask
 
-    def put(self, item_id: str, vector: np.ndarray, role: str | None) -> None:
+    def put(
+        self, item_id: str, vector: np.ndarray, role: str | None, position: int | None = None
+    ) -> None:
         self.masks.clear()
         at = self.where.get(item_id)
         if at is None:
@@ -97,9 +101,11 @@ class _Matrix:
                 self.rows = grown
             self.ids.append(item_id)
             self.roles.append(role)
+            self.positions.append(position)
             self.where[item_id] = at
         self.rows[at] = vector
         self.roles[at] = role
+        self.positions[at] = position
 
     def remove(self, item_id: str) -> None:
         self.masks.clear()
@@ -111,9 +117,15 @@ class _Matrix:
             self.rows[at] = self.rows[last]
             self.ids[at] = self.ids[last]
             self.roles[at] = self.roles[last]
+            self.positions[at] = self.positions[last]
             self.where[self.ids[at]] = at
         self.ids.pop()
         self.roles.pop()
+        self.positions.pop()
+
+    def position(self, item_id: str) -> int | None:
+        at = self.where.get(item_id)
+        return None if at is None else self.positions[at]
 
 
 # Words too common to rank by; the rest of the question is matched with OR.
@@ -259,9 +271,21 @@ def _blob(vector: Sequence[float], dimensions: int) -> np.ndarray:
 class SqliteVectorIndex:
     def __init__(self, path: Path | str, dimensions: int) -> None:
         self.file = SqliteFile(path, _SCHEMA)
+        self._add_position_column()
         self.dimensions = dimensions
         self._lock = threading.Lock()
         self._matrices: dict[tuple[str, str], _Matrix] = {}
+
+    def _add_position_column(self) -> None:
+        """A file made before positions were kept lacks the column (CREATE TABLE IF NOT
+        EXISTS leaves the table as it is); its vectors have no position."""
+        db = self.file.db()
+        if "position" not in {r[1] for r in db.execute("PRAGMA table_info(vectors)")}:
+            try:
+                db.execute("ALTER TABLE vectors ADD COLUMN position INTEGER")
+            except sqlite3.OperationalError as exc:
+                if "duplicate column" not in str(exc):
+                    raise  # another process added it first otherwise
 
     def recorded_model(self) -> str | None:
         """The model recorded as making this index's vectors (None: none recorded)."""
@@ -299,11 +323,11 @@ class SqliteVectorIndex:
         with self._lock:
             with self.file.write() as db:
                 db.executemany(
-                    "INSERT INTO vectors (project, kind, id, role, vector) VALUES (?, ?, ?, ?, ?) "
-                    "ON CONFLICT (project, kind, id) DO UPDATE SET "
-                    "role = excluded.role, vector = excluded.vector",
+                    "INSERT INTO vectors (project, kind, id, role, vector, position) "
+                    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (project, kind, id) DO UPDATE SET "
+                    "role = excluded.role, vector = excluded.vector, position = excluded.position",
                     [
-                        (project, kind, item.id, item.role, array.tobytes())
+                        (project, kind, item.id, item.role, array.tobytes(), item.position)
                         for item, array in zip(items, arrays, strict=True)
                     ],
                 )
@@ -326,7 +350,7 @@ class SqliteVectorIndex:
             matrix = self._matrices.get((project, kind))
             if matrix is not None and matrix.version == version - 1:
                 for item, array in zip(items, arrays, strict=True):
-                    matrix.put(item.id, array, item.role)
+                    matrix.put(item.id, array, item.role, item.position)
                 matrix.version = version
 
     def delete(self, project: str, kind: VectorKind, ids: Collection[str]) -> None:
@@ -361,11 +385,11 @@ class SqliteVectorIndex:
             if matrix is not None and matrix.version == version:
                 return matrix
             matrix = _Matrix(self.dimensions)
-            for item_id, role, blob in db.execute(
-                "SELECT id, role, vector FROM vectors WHERE project = ? AND kind = ?",
+            for item_id, role, blob, position in db.execute(
+                "SELECT id, role, vector, position FROM vectors WHERE project = ? AND kind = ?",
                 (project, kind),
             ):
-                matrix.put(item_id, np.frombuffer(blob, dtype=np.float32), role)
+                matrix.put(item_id, np.frombuffer(blob, dtype=np.float32), role, position)
             matrix.version = version
             self._matrices[(project, kind)] = matrix
             return matrix
@@ -392,8 +416,11 @@ class SqliteVectorIndex:
             top = np.argpartition(-scores, take - 1)[:take]
             top = top[np.isfinite(scores[top])]
             # Whole arrays to Python at once: per-element numpy scalars cost ~1 ms a search.
-            ids = matrix.ids
-            hits = [Hit(ids[i], s) for i, s in zip(top.tolist(), scores[top].tolist(), strict=True)]
+            ids, positions = matrix.ids, matrix.positions
+            hits = [
+                Hit(ids[i], s, positions[i])
+                for i, s in zip(top.tolist(), scores[top].tolist(), strict=True)
+            ]
         hits.sort(key=lambda h: (-h.score, h.id))
         return hits
 
@@ -430,8 +457,14 @@ class SqliteVectorIndex:
             rows = self.file.db().execute(sql, (*params, k)).fetchall()
         except sqlite3.Error as exc:
             raise VectorIndexError("text search failed") from exc
-        # bm25() is lower for better matches; a Hit's score is higher for better.
-        return [Hit(r[0], -float(r[1])) for r in rows]
+        # bm25() is lower for better matches; a Hit's score is higher for better. The
+        # position comes from the (project, kind)'s matrix, which recall's vector search
+        # loads anyway, rather than from another table read (the text index holds none).
+        if kind != "passage":
+            return [Hit(r[0], -float(r[1])) for r in rows]
+        matrix = self._matrix(project, kind)
+        with self._lock:
+            return [Hit(r[0], -float(r[1]), matrix.position(r[0])) for r in rows]
 
     def close(self) -> None:
         self.file.close()

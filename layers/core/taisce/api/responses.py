@@ -137,6 +137,12 @@ class PassageWhy(BaseModel):
         description="Share of its fused score kept for the passages of its own message ahead "
         "of it (0.5 per passage); null if none is.",
     )
+    neighbour_share: Signal = Field(
+        default=None,
+        description="Share of its score (before the time factor) that the messages stored "
+        "just before and after its own gave it (0.05 x the best score among their passages); "
+        "null if none did.",
+    )
     time_factor: Signal = Field(
         default=None,
         description="Factor of the time the question asks about (month 3, day 4, a stated "

@@ -166,7 +166,9 @@ class Memory:
             # A fact's statement is not copied into the index's text side: recall
             # scores facts' words itself, over the candidates it may see.
             text = None if item.kind == "fact" else item.text
-            by_kind.setdefault(item.kind, []).append(VectorItem(item.id, vector, item.role, text))
+            by_kind.setdefault(item.kind, []).append(
+                VectorItem(item.id, vector, item.role, text, item.position)
+            )
         for kind, batch in by_kind.items():
             self.semantic.index.upsert(project, kind, batch)
 

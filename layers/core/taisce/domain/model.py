@@ -95,6 +95,9 @@ class Passage:
     # When its message occurred (stored form), where the store read it for a recall;
     # not part of the wire.
     occurred_at: str | None = None
+    # Its message's place in the project's storing order, where the store read it
+    # (ports.Store.put_messages); not part of the wire.
+    position: int | None = None
 
     def wire(self) -> dict[str, object]:
         return {

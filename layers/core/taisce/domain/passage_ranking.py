@@ -5,7 +5,10 @@ Two rankings of the visible passages, each `PASSAGE_DEPTH` deep (or the row limi
 more): nearest by vector, and best by BM25 over the text index. They are fused by
 weighted reciprocal rank, score = sum of weight / (RRF_K + rank), ties by id. A passage
 of a message that already has n passages ahead of it in that order keeps `SIBLING` ** n
-of its score (`spread_messages`), so the budget reaches more messages. Then the
+of its score (`spread_messages`), so the budget reaches more messages. A passage then
+gains `NEIGHBOUR` times the best spread score among the candidate passages of the
+messages stored just before and just after its own (`add_neighbours`: a conversation's
+answer often spans a question and its reply). Then the
 time the question asks about multiplies a passage's score (`time_factor`): a passage of
 a message from the one month the question names counts `MONTH_BOOST` times, from the
 one day it names `DAY_BOOST` times more; a passage that states a time ("yesterday",
@@ -45,6 +48,14 @@ PASSAGE_DEPTH = 400
 # the fused order: the second half of a long message says less than another message
 # that also matches (docs/API.md, step 4: 0.5, 0.3 and 0.7 alike).
 SIBLING = 0.5
+# Share of the best spread score among the passages of the messages stored just before
+# and after its own (positions NEIGHBOUR_STEPS away) that a passage gains. The real
+# conversations gain with it up to 0.3 (an answer sits in the reply to the message that
+# matches); the synthetic set's 1,000-character cell, whose neighbours are distractors
+# sharing the evidence's words, allows 0.05 on both sides within its 1-point rule (the
+# message before alone at 0.05 costs it less but gains less; docs/API.md, step 4).
+NEIGHBOUR = 0.05
+NEIGHBOUR_STEPS = (-1, 1)
 # Word-set overlap (Jaccard) from which a passage counts as a repeat of an earlier one.
 DUPLICATE = 0.8
 # Factors of the fused score (docs/API.md, step 4): a passage from the month the
@@ -155,6 +166,30 @@ def spread_messages(scores: Mapping[str, float]) -> dict[str, float]:
         spread[pid] = scores[pid] * SIBLING**n
         ahead[message] = n + 1
     return spread
+
+
+def add_neighbours(scores: Mapping[str, float], positions: Mapping[str, int]) -> dict[str, float]:
+    """The scores with each passage's raised by NEIGHBOUR times the best score among
+    the passages of the messages at its own message's position plus NEIGHBOUR_STEPS.
+
+    `positions` holds the storing position of each candidate that may shape the
+    ranking (a passage without one neither gives nor gains); only ids in `scores`
+    count. Every candidate's gain is read from the scores before any is added, so
+    the result does not depend on the order of the ids."""
+    best: dict[int, float] = {}
+    for pid, position in positions.items():
+        score = scores.get(pid)
+        if score is not None and score > best.get(position, 0.0):
+            best[position] = score
+    raised = dict(scores)
+    if not best:
+        return raised
+    for pid, position in positions.items():
+        if pid in raised:
+            gain = max(best.get(position + step, 0.0) for step in NEIGHBOUR_STEPS)
+            if gain > 0.0:
+                raised[pid] += NEIGHBOUR * gain
+    return raised
 
 
 def fuse_rankings(nearest: Sequence[Hit], lexical: Sequence[Hit]) -> list[str]:

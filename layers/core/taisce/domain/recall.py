@@ -35,6 +35,7 @@ from .passage_ranking import (
     PASSAGE_DEPTH,
     RRF_K,
     AskedTime,
+    add_neighbours,
     asked_time,
     distinct_passages,
     fused_scores,
@@ -391,27 +392,44 @@ def _semantic_steps(
             scores[pid] += added
         # A message's later passages yield to other messages (domain/passage_ranking.py).
         fused = scores
-        scores = spread_messages(fused)
+        spread = spread_messages(fused)
         messages = controls.message_filter()
         wanted = messages if messages.active else None
         asked = asked_time(question)
+        # Each hit carries its message's storing position (the index keeps it with the
+        # vector): the neighbour signal costs no read. Only candidates shape it, and a
+        # filtered recall reads them all first, so that a message the filters hide
+        # gives its neighbours nothing.
+        positions = {
+            h.id: h.position for h in (*(nearest or ()), *(lexical or ())) if h.position is not None
+        }
+        restricted = wanted is not None or filters.subjects is not None
+        found: list[Passage] = []
+        if asked.dated or restricted:
+            # A named month or day reorders by each message's time: read them all, with times.
+            found = store.passages_by_ids(project, sorted(spread), wanted, times=asked.dated)
+            if filters.subjects is not None:
+                found = [p for p in found if _names_one(p, filters.subjects)]
+            if restricted:
+                positions = {p.id: positions[p.id] for p in found if p.id in positions}
+        scores = add_neighbours(spread, positions)
         # The passages the "when" factor was applied to (all of them when dated).
         head: set[str] = set()
+        ordered: Iterable[Passage]
         if asked.dated:
-            # A named month or day reorders by each message's time: read them all, with times.
-            found = store.passages_by_ids(project, sorted(scores), wanted, times=True)
-            ordered: Iterable[Passage] = order_passages(found, scores, asked)
+            ordered = order_passages(found, scores, asked)
         else:
             # The fused order: read a chunk at a time as the bundle fills ("when" reorders
             # the first chunk's passages only: domain/passage_ranking.py).
-            ordered = _passages_in_order(
-                store, project, sorted(scores, key=lambda i: (-scores[i], i)), wanted
-            )
+            if restricted:
+                ordered = sorted(found, key=lambda p: (-scores[p.id], p.id))
+            else:
+                ordered = _passages_in_order(
+                    store, project, sorted(scores, key=lambda i: (-scores[i], i)), wanted
+                )
             if asked.when:
                 ordered = reorder_head(ordered, scores, asked, head)
-        kept = distinct_passages(
-            p for p in ordered if filters.subjects is None or _names_one(p, filters.subjects)
-        )
+        kept = distinct_passages(ordered)
         # Ranks for `explain` only (800 entries at depth 400: not built otherwise).
         explained = controls.explain
         vector_rank = {h.id: n for n, h in enumerate(nearest or (), 1)} if explained else {}
@@ -425,7 +443,7 @@ def _semantic_steps(
                     "vector_rank": vector_rank.get(passage.id),
                     "word_rank": word_rank.get(passage.id),
                     "fact_rank": ranks.get(passage.message_id),
-                    **_passage_factors(passage, fused, scores, asked, head),
+                    **_passage_factors(passage, fused, spread, scores, asked, head),
                 }
             if not bundle.add("passages", item, passage_characters(passage)):
                 break
@@ -436,15 +454,20 @@ def _passage_factors(
     passage: Passage,
     fused: Mapping[str, float],
     spread: Mapping[str, float],
+    raised: Mapping[str, float],
     asked: AskedTime,
     head: set[str],
 ) -> dict[str, float | None]:
     """`why`'s factors of a passage's fused score (null where none applied): the share
-    its message's passages ahead of it left it, and the asked time's factor."""
+    its message's passages ahead of it left it, the share of its raised score its
+    neighbouring messages gave, and the asked time's factor."""
     share = spread[passage.id] / fused[passage.id] if fused[passage.id] else 1.0
+    gain = raised[passage.id] - spread[passage.id]
+    neighbour = gain / raised[passage.id] if gain > 0.0 else None
     factor = time_factor(passage, asked) if asked.dated or passage.id in head else 1.0
     return {
         "message_share": None if share == 1.0 else round(share, 4),
+        "neighbour_share": None if neighbour is None else round(neighbour, 4),
         "time_factor": None if factor == 1.0 else round(factor, 4),
     }
 

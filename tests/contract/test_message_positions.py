@@ -1,0 +1,167 @@
+"""A project's storing order of messages, on both stores, and recall step 4's neighbour
+signal built on it (domain/passage_ranking.py, `add_neighbours`): a passage gains from
+the messages stored just before and after its own, but only from candidates the recall
+may see."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from taisce.domain import passage_ranking
+from taisce.domain.memory import Memory
+from tests.contract.factories import message, unique, with_passages
+from tests.contract.passage_recall import recalled_passages, store_embedded
+
+
+def positions(store: Any, project: str) -> dict[str, int | None]:
+    """Each pending passage mark's position, by message id."""
+    marks = store.pending_vectors(project, 1000)
+    return {m.id.rpartition("#")[0]: m.position for m in marks if m.kind == "passage"}
+
+
+def put(store: Any, project: str, *ids: str) -> None:
+    store.put_messages(project, *with_passages(*(message(f"Message {i}.", id=i) for i in ids)))
+
+
+def test_storing_order_is_kept_across_batches(store: Any) -> None:
+    project, other = unique("order"), unique("order")
+    put(store, project, "a", "b")
+    put(store, other, "x")  # another project's order is its own
+    put(store, project, "c")
+    put(store, project, "d", "e")
+    assert positions(store, project) == {"a": 1, "b": 2, "c": 3, "d": 4, "e": 5}
+    assert positions(store, other) == {"x": 1}
+
+
+def test_a_retry_keeps_positions_and_leaves_no_gap(store: Any) -> None:
+    project = unique("order")
+    put(store, project, "a", "b")
+    store.clear_pending_vectors(project, store.pending_vectors(project, 1000))
+    put(store, project, "a", "b")  # the same request again: nothing new, nothing marked
+    assert positions(store, project) == {}
+    put(store, project, "c")
+    assert positions(store, project) == {"c": 3}
+    # A batch mixing a stored message and new ones: the stored one keeps its position
+    # (it is not marked again), the new ones come after every earlier position, in order.
+    put(store, project, "b", "d", "e")
+    found = positions(store, project)
+    assert set(found) == {"c", "d", "e"}
+    assert 3 < found["d"] < found["e"]  # type: ignore[operator]
+
+
+def test_passages_read_back_carry_their_message_position(store: Any) -> None:
+    project = unique("order")
+    put(store, project, "a", "b")
+    assert [p.position for p in store.passages_of(project, "b")] == [2]
+
+
+# The question asks about the vet's visit (p1); the answer is in the reply stored right
+# after it (p2), which shares none of the question's words. d* are other small talk.
+VISIT = "Took Biscuit to the vet this morning for his sore paw."
+MESSAGES = [
+    ("p1", "tool", VISIT),
+    ("p2", "user", "She said it is healing well and he needs two weeks of rest."),
+    ("d1", "user", "The kettle in the office is broken again."),
+    ("d2", "user", "I watched a documentary about whales last night."),
+    ("d3", "user", "My sister is visiting from Cork at the weekend."),
+    ("d4", "user", "The vet clinic on Main Street has a new car park."),
+    ("d5", "user", "Traffic was terrible on the way home."),
+]
+QUESTION = "What did the vet say about Biscuit's paw?"
+
+
+def stored(memory: Memory, visit: str = VISIT, occurred: str = "2024-06-01T10:00:00Z") -> str:
+    project = unique("neighbours")
+    wire = [
+        {
+            "id": i,
+            "role": role,
+            "content": visit if i == "p1" else content,
+            "occurred_at": occurred if i == "p1" else "2024-06-01T10:00:00Z",
+        }
+        for i, role, content in MESSAGES
+    ]
+    store_embedded(memory, project, wire)
+    return project
+
+
+# The visit is the tool's (a note an agent's tool wrote): seen only where asked for.
+BOTH = {"source_roles": ["user", "tool"]}
+
+
+def ids(memory: Memory, project: str, **controls: Any) -> list[str]:
+    return [p["id"] for p in recalled_passages(memory, project, QUESTION, **BOTH, **controls)]
+
+
+def test_a_neighbour_lifts_a_passage(
+    semantic_memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = stored(semantic_memory)
+    monkeypatch.setattr(passage_ranking, "NEIGHBOUR", 0.0)
+    alone = ids(semantic_memory, project)
+    # A strong weight, so the test shows the mechanism whatever the model's scores.
+    monkeypatch.setattr(passage_ranking, "NEIGHBOUR", 1.0)
+    lifted = ids(semantic_memory, project)
+    assert alone[0] == lifted[0] == "p1#0"
+    assert lifted.index("p2#0") == 1 < alone.index("p2#0")
+    why = {
+        p["id"]: p["why"]
+        for p in recalled_passages(semantic_memory, project, QUESTION, explain=True, **BOTH)
+    }
+    assert 0 < why["p2#0"]["neighbour_share"] < 1
+    # The order never depends on the budget: a smaller one returns a prefix.
+    small = ids(semantic_memory, project, max_rows=3)
+    assert small == lifted[:3]
+
+
+def test_a_neighbour_hidden_by_roles_or_filters_lifts_nothing(
+    semantic_memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(passage_ranking, "NEIGHBOUR", 1.0)
+    # The same memory but for what the hidden message says: what a recall may not see
+    # must not shape its answer, so both answer alike.
+    project = stored(semantic_memory)
+    other = stored(semantic_memory, visit="Bought a new lamp for the hall.")
+    for controls in ({"source_roles": ["user"]},):
+        answer = recalled_passages(semantic_memory, project, QUESTION, explain=True, **controls)
+        control = recalled_passages(semantic_memory, other, QUESTION, explain=True, **controls)
+        assert "p1#0" not in [p["id"] for p in answer]
+        assert answer == control
+        assert [p["id"] for p in answer].index("p2#0") > 1
+    # A message filter (as_of before the visit occurred) hides it the same way. (The
+    # hidden passage still takes its place in the index's rankings, as it did before
+    # neighbours: the two answers' ranks differ, so only the order is compared.)
+    later = stored(semantic_memory, occurred="2024-07-01T10:00:00Z")
+    answer = ids(semantic_memory, later, as_of="2024-06-15T00:00:00Z")
+    assert "p1#0" not in answer
+    assert answer.index("p2#0") > 1
+
+
+def test_concurrent_batches_never_share_a_position(store: Any) -> None:
+    project = unique("order")
+    errors: list[BaseException] = []
+
+    def writer(n: int) -> None:
+        try:
+            for b in range(5):
+                put(store, project, *(f"w{n}-b{b}-{i}" for i in range(3)))
+        except BaseException as error:  # reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    found = positions(store, project)
+    assert len(found) == 60
+    assert len(set(found.values())) == 60  # none given twice
+    # Each batch's three messages are consecutive, in the batch's order.
+    for n in range(4):
+        for b in range(5):
+            first = found[f"w{n}-b{b}-0"]
+            assert [found[f"w{n}-b{b}-{i}"] for i in range(3)] == [first, first + 1, first + 2]
