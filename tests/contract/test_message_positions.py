@@ -1,7 +1,6 @@
 """A project's storing order of messages, on both stores, and recall step 4's neighbour
 signal built on it (domain/passage_ranking.py, `add_neighbours`): a passage gains from
-the messages stored just before and after its own, but only from candidates the recall
-may see."""
+the message stored just before its own, but only from candidates the recall may see."""
 
 from __future__ import annotations
 
@@ -105,8 +104,10 @@ def test_a_neighbour_lifts_a_passage(
     # A strong weight, so the test shows the mechanism whatever the model's scores.
     monkeypatch.setattr(passage_ranking, "NEIGHBOUR", 1.0)
     lifted = ids(semantic_memory, project)
-    assert alone[0] == lifted[0] == "p1#0"
-    assert lifted.index("p2#0") == 1 < alone.index("p2#0")
+    # The reply (p2) gains from the visit stored before it (p1), the best match, and
+    # leads at this weight; the visit gains nothing from the reply after it.
+    assert alone[0] == "p1#0"
+    assert lifted[0] == "p2#0" and alone.index("p2#0") > 1
     why = {
         p["id"]: p["why"]
         for p in recalled_passages(semantic_memory, project, QUESTION, explain=True, **BOTH)

@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from taisce.domain import fact_ranking
+from taisce.domain import fact_ranking, passage_ranking
 from taisce.domain.fact_ranking import Candidate, rank_facts, word_scores
 from taisce.domain.model import Fact, Passage
 from taisce.domain.passage_ranking import (
@@ -242,11 +242,29 @@ def test_a_message_later_passages_yield_to_other_messages() -> None:
     assert spread_messages({}) == {}
 
 
-def test_a_passage_gains_from_the_messages_stored_beside_its_own() -> None:
-    # m1 (position 1) and m3 (position 3) sit either side of m2 (position 2); m9 has no
-    # neighbour among the candidates; "x#0" was stored before positions were kept.
-    scores = {"m1#0": 0.30, "m1#1": 0.05, "m2#0": 0.10, "m3#0": 0.20, "m9#0": 0.25, "x#0": 0.4}
-    positions = {"m1#0": 1, "m1#1": 1, "m2#0": 2, "m3#0": 3, "m9#0": 9}
+# m1 (position 1) and m3 (position 3) sit either side of m2 (position 2); m9 has no
+# neighbour among the candidates; "x#0" was stored before positions were kept.
+SCORES = {"m1#0": 0.30, "m1#1": 0.05, "m2#0": 0.10, "m3#0": 0.20, "m9#0": 0.25, "x#0": 0.4}
+POSITIONS = {"m1#0": 1, "m1#1": 1, "m2#0": 2, "m3#0": 3, "m9#0": 9}
+
+
+def test_a_passage_gains_from_the_message_stored_before_its_own() -> None:
+    assert passage_ranking.NEIGHBOUR_STEPS == (-1,)
+    raised = add_neighbours(SCORES, POSITIONS)
+    assert raised["m2#0"] == pytest.approx(0.10 + NEIGHBOUR * 0.30)
+    assert raised["m3#0"] == pytest.approx(0.20 + NEIGHBOUR * 0.10)
+    # The first message has no message before it; the message after gives nothing.
+    assert raised["m1#0"] == 0.30 and raised["m1#1"] == 0.05
+    assert raised["m9#0"] == 0.25 and raised["x#0"] == 0.4
+
+
+def test_a_passage_gains_from_the_messages_stored_beside_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The rule with both sides (measured, docs/API.md step 4): the mechanism holds for
+    # any steps.
+    monkeypatch.setattr(passage_ranking, "NEIGHBOUR_STEPS", (-1, 1))
+    scores, positions = SCORES, POSITIONS
     raised = add_neighbours(scores, positions)
     # The best passage of either neighbouring message counts, read before any gain.
     assert raised["m2#0"] == pytest.approx(0.10 + NEIGHBOUR * 0.30)

@@ -139,9 +139,9 @@ class PassageWhy(BaseModel):
     )
     neighbour_share: Signal = Field(
         default=None,
-        description="Share of its score (before the time factor) that the messages stored "
-        "just before and after its own gave it (0.05 x the best score among their passages); "
-        "null if none did.",
+        description="Share of its score (before the time factor) that the message stored "
+        "just before its own gave it (0.075 x the best score among its passages); "
+        "null if it gave nothing.",
     )
     time_factor: Signal = Field(
         default=None,
