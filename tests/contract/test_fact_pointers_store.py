@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from taisce.domain import passage_ranking
 from taisce.domain.ingest import FactsRequest
 from taisce.domain.memory import Memory
 from taisce.domain.model import FactPointer
@@ -71,7 +72,12 @@ def test_fact_pointers_returns_the_held_facts_in_the_order_given(
     assert [f.id for f in m.store.fact_pointers(project, [first, second])] == [second]
 
 
-def test_a_fact_lifts_the_passage_of_the_message_it_cites(memory: tuple[Memory, str]) -> None:
+def test_a_fact_lifts_the_passage_of_the_message_it_cites(
+    memory: tuple[Memory, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The four messages are stored in a row, so each but the first would also gain from
+    # the one before it: this shows the pointers alone (neighbours: test_message_positions).
+    monkeypatch.setattr(passage_ranking, "NEIGHBOUR", 0.0)
     m, project = memory
     question = "What is Dana's job?"
     before = passages(m, project, question, source_roles=["user", "tool"])
