@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from taisce.domain.ingest import split_passages
@@ -71,3 +73,22 @@ def placed(passages: list[Passage], position: int) -> list[Passage]:
 
 def credential(project: str, *, created_at: str = RECORDED_AT, label: str | None = None):
     return Credential(id=unique("cred"), project=project, label=label, created_at=created_at)
+
+
+def in_threads(worker: Callable[[int], None], count: int) -> list[BaseException]:
+    """worker(0) .. worker(count - 1), each in its own thread, all at once; what they
+    raised (empty when every one finished)."""
+    errors: list[BaseException] = []
+
+    def run(n: int) -> None:
+        try:
+            worker(n)
+        except BaseException as error:  # reported to the caller
+            errors.append(error)
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors

@@ -4,14 +4,13 @@ the message stored just before its own, but only from candidates the recall may 
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import pytest
 
 from taisce.domain import passage_ranking
 from taisce.domain.memory import Memory
-from tests.contract.factories import message, unique, with_passages
+from tests.contract.factories import in_threads, message, unique, with_passages
 from tests.contract.passage_recall import recalled_passages, store_embedded
 
 
@@ -143,21 +142,12 @@ def test_a_neighbour_hidden_by_roles_or_filters_lifts_nothing(
 
 def test_concurrent_batches_never_share_a_position(store: Any) -> None:
     project = unique("order")
-    errors: list[BaseException] = []
 
     def writer(n: int) -> None:
-        try:
-            for b in range(5):
-                put(store, project, *(f"w{n}-b{b}-{i}" for i in range(3)))
-        except BaseException as error:  # reported below
-            errors.append(error)
+        for b in range(5):
+            put(store, project, *(f"w{n}-b{b}-{i}" for i in range(3)))
 
-    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    assert in_threads(writer, 4) == []
     found = positions(store, project)
     assert len(found) == 60
     assert len(set(found.values())) == 60  # none given twice

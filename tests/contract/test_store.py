@@ -7,7 +7,6 @@ unique per test, so the suite also suits a backend shared between tests.
 from __future__ import annotations
 
 import dataclasses
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -15,7 +14,15 @@ import pytest
 
 from taisce.domain.model import Fact
 from taisce.domain.names import normalize_name
-from tests.contract.factories import credential, fact, message, placed, unique, with_passages
+from tests.contract.factories import (
+    credential,
+    fact,
+    in_threads,
+    message,
+    placed,
+    unique,
+    with_passages,
+)
 
 ALL_ROLES = ("user", "assistant", "system", "tool")
 BIG = 10_000
@@ -482,22 +489,12 @@ def test_everything_survives_reopening(open_store: Callable[[], Any], project: s
 
 
 def test_concurrent_batches_are_all_stored(store: Any, project: str) -> None:
-    errors: list[BaseException] = []
-
     def writer(n: int) -> None:
-        try:
-            for b in range(10):
-                store.put_facts(project, [fact("Atlas", f"w{n}", f"b{b} {i}") for i in range(5)])
-                assert len(about(store, project, "Atlas")) >= 5
-        except BaseException as exc:  # pragma: no cover - reported below
-            errors.append(exc)
+        for b in range(10):
+            store.put_facts(project, [fact("Atlas", f"w{n}", f"b{b} {i}") for i in range(5)])
+            assert len(about(store, project, "Atlas")) >= 5
 
-    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    assert in_threads(writer, 4) == []
     stored = about(store, project, "Atlas")
     assert len(stored) == 4 * 10 * 5
     # Each batch went in whole: its five facts sit together in storing order.
