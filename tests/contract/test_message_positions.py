@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from taisce.domain import passage_ranking
+from taisce.domain.controls import Limits
 from taisce.domain.memory import Memory
 from tests.contract.factories import in_threads, message, unique, with_passages
 from tests.contract.passage_recall import recalled_passages, store_embedded
@@ -156,3 +157,21 @@ def test_concurrent_batches_never_share_a_position(store: Any) -> None:
         for b in range(5):
             first = found[f"w{n}-b{b}-0"]
             assert [found[f"w{n}-b{b}-{i}"] for i in range(3)] == [first, first + 1, first + 2]
+
+
+def test_a_message_masked_by_an_erasure_keeps_its_position(store: Any) -> None:
+    # An erasure rewrites the passages of a message that names the erased entity: they
+    # keep their message's place in the order.
+    project = unique("order")
+    put(store, project, "a")
+    named = message("Atlas called. Maya likes tea.", id="b")
+    store.put_messages(project, *with_passages(named, limit=20))
+    put(store, project, "c")
+    held = store.passages_of(project, "b")
+    assert len(held) == 2 and {p.position for p in held} == {2}
+    done = Memory(store, Limits()).request_erasure(project, "Atlas", defer=False)
+    assert done.status == "done"
+    masked = store.passages_of(project, "b")
+    assert "Atlas" not in repr(masked) and masked != held
+    assert [p.position for p in masked] == [2] * len(masked)
+    assert [p.position for p in store.passages_of(project, "c")] == [3]

@@ -2346,6 +2346,8 @@ class DynamoDbStore:
             }
             if p.source is not None:
                 item["source"] = {"S": p.source}
+            if p.position is not None:  # rewritten, it keeps its message's place
+                item["pos"] = {"N": str(p.position)}
             writes.append({"PutRequest": {"Item": item}})
         update: dict[str, Any] = {
             "Key": _key(pk, MESSAGE_SK),
