@@ -364,10 +364,12 @@ def test_with_a_model_fact_vectors_rank_on_dynamodb_and_their_calls_are_counted(
     # The facts are ranked by meaning too: each had a vector to compare.
     assert body["facts"] and all(f["why"]["similarity"] is not None for f in body["facts"])
     assert body["facts"][0]["predicate"] == "works at"
-    # One index request for the facts' similarities, two for passages (meaning, words)
-    # and one for the facts nearest the question, which point at their messages.
+    # Two index requests for the facts' similarities (with the question, and with the
+    # question without its names for the paths' hop-2 facts: Acme Corp's), two for
+    # passages (meaning, words) and one for the facts nearest the question, which point
+    # at their messages.
     assert index.calls == {
-        "similarities fact": 1,
+        "similarities fact": 2,
         "search passage": 1,
         "search_text passage": 1,
         "search fact": 1,

@@ -421,3 +421,83 @@ def test_when_alone_reorders_the_first_passages_only() -> None:
     assert ordered[0] == early
     assert ordered[-1] == late
     assert sorted(p.id for p in ordered) == sorted(p.id for p in [*found, late])
+
+
+def link(subject: str, predicate: str, obj: str, *, id: str) -> Fact:
+    """A fact joining two entities (hop 1 from `subject`)."""
+    return dataclasses.replace(
+        fact(f"{subject} {predicate} {obj}", id=id, subject=subject),
+        predicate=predicate,
+        object=obj,
+        object_kind="entity",
+        object_key=obj.lower(),
+    )
+
+
+def sean_pool() -> list[Candidate]:
+    """Sean's facts and, at hop 2, those of Vera (his partner) and Acme (his employer)."""
+    hop1 = [
+        fact("Sean is allergic to kiwi fruit", id="s1", subject="Sean"),
+        link("Sean", "is the partner of", "Vera", id="s2"),
+        link("Sean", "works at", "Acme", id="s3"),
+        fact("Sean lives in Ljubljana", id="s4", subject="Sean"),
+    ]
+    vera = [
+        fact("Vera plays hurling", id="v1", subject="Vera"),
+        fact("Vera lives in Cork", id="v2", subject="Vera"),
+        fact("Vera is allergic to celery", id="v3", subject="Vera"),
+    ]
+    acme = [fact("Acme makes paint", id="a1", subject="Acme")]
+    return [
+        *(Candidate(f, 1, (), "sean") for f in hop1),
+        *(Candidate(f, 2, ("Sean", "Vera"), "sean", "vera") for f in vera),
+        *(Candidate(f, 2, ("Sean", "Acme"), "sean", "acme") for f in acme),
+    ]
+
+
+def test_neutral_question_takes_the_names_out_as_whole_words() -> None:
+    neutral = fact_ranking.neutral_question
+    assert neutral("What is Sean's partner allergic to?", ["sean"]) == (
+        "What is someone's partner allergic to?"
+    )
+    assert neutral("Who runs Project Halyard for SEAN?", ["project halyard", "Sean"]) == (
+        "Who runs someone for someone?"
+    )
+    # Part of a longer word is not the name.
+    assert neutral("Did Seanna call Sean?", ["sean"]) == "Did Seanna call someone?"
+    assert neutral("Where is Sean?", []) == "Where is Sean?"
+
+
+def test_a_path_follows_the_link_nearest_the_question_to_its_entitys_nearest_facts() -> None:
+    pool = sean_pool()
+    question = "What is Sean's partner allergic to?"
+    # The question's cosines favour Sean's own facts; its link to Vera is nearer the
+    # question than the one to Acme, and Vera's facts are all far from a question
+    # that names Sean.
+    sims = {"s1": 0.75, "s2": 0.6, "s3": 0.4, "s4": 0.41, "v1": 0.2, "v2": 0.3, "v3": 0.46}
+    # With Sean taken out, Vera's allergy is nearest, then where she lives.
+    neutral = {"v1": 0.1, "v2": 0.35, "v3": 0.7, "a1": 0.05}
+    ranked = rank_facts(question, pool, sims, ["sean"], neutral=neutral)
+    ids = [s.candidate.fact.id for s in ranked]
+    # The kept fact first (the rule's floor and drop-off), then the paths: PATH_LINKS
+    # links, each followed by PATH_FACTS of its entity's facts, best neutral first.
+    assert ids == ["s1", "s2", "v3", "v2", "s3", "a1"]
+    assert [s.path for s in ranked] == [False, True, True, True, True, True]
+    assert [s.neutral for s in ranked[1:4]] == [None, 0.7, 0.35]
+    # Without the neutral cosines (none asked for) only the rule's facts come back.
+    assert [s.candidate.fact.id for s in rank_facts(question, pool, sims, ["sean"])] == ["s1"]
+
+
+def test_paths_are_capped_and_never_repeat_a_kept_fact(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fact_ranking, "PATH_LINKS", 1)
+    monkeypatch.setattr(fact_ranking, "PATH_FACTS", 1)
+    pool = sean_pool()
+    # The link itself passes the floor and is kept: the path does not return it twice.
+    sims = {"s1": 0.7, "s2": 0.72, "s3": 0.4, "s4": 0.41, "v1": 0.2, "v2": 0.3, "v3": 0.46}
+    neutral = {"v1": 0.1, "v2": 0.35, "v3": 0.7}
+    question = "What is Sean's partner allergic to?"
+    ranked = rank_facts(question, pool, sims, ["sean"], neutral=neutral)
+    assert [s.candidate.fact.id for s in ranked] == ["s2", "s1", "v3"]
+    # A fact without a neutral cosine (not yet embedded) competes by its words.
+    ranked = rank_facts("Where does Sean's partner live?", pool, sims, ["sean"], neutral={})
+    assert [s.candidate.fact.id for s in ranked if s.path] == ["v2"]

@@ -104,6 +104,16 @@ class FactWhy(BaseModel):
         default=None, description="Cosine with the question; null without a vector."
     )
     score: Signal = Field(default=None, description="The score it was ranked by.")
+    path: bool = Field(
+        default=False,
+        description="Returned on a path (hops 2): a link of a matched entity nearest the "
+        "question, or one of its linked entity's facts nearest the question with its names "
+        "taken out.",
+    )
+    neutral_similarity: Signal = Field(
+        default=None,
+        description="On a path at hop 2: cosine with the question, its names taken out.",
+    )
 
 
 class ReportWhy(BaseModel):

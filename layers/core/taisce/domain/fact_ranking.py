@@ -27,6 +27,18 @@ passages) need the budget. Without a model no later step
 runs, so every fact over `NO_MODEL_FLOOR` comes back. The pool, the scores and so the
 order never depend on the budget, so a smaller budget returns a prefix.
 
+Paths (hops 2 only). A question often asks through a link of the entity it names
+("What is Sean's partner allergic to?", "whoever runs Project Halyard"): the answer is
+a fact of the linked entity, and the question's cosine with it is low, since the
+question names Sean and the fact Vera ("Vera is allergic to celery" 0.459 against
+"Sean is allergic to kiwi fruit" 0.749 with the local model). So after the facts the
+rule keeps, the links nearest the question come back, each followed by the facts of
+its linked entity nearest the question with its names taken out ("What is someone's
+partner allergic to?"), which compares what is asked, not who: the `PATH_LINKS`
+linked entities whose best link fact scores highest, and for each that link fact
+and `PATH_FACTS` of its facts (without a neutral cosine a fact's words score
+stands in). Each is returned once, at its first place.
+
 In step 4 facts also point at their messages (`cited_message_ranks`, `pointer_scores`):
 the visible facts nearest the question rank the messages they cite, a third ranking
 added to the passages' fused scores.
@@ -35,6 +47,7 @@ added to the passages' fused scores.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -55,6 +68,12 @@ MAX_FACTS = 3
 # With a model, a fact whose score is more than this below the best kept one is left out.
 DROP = 0.08
 NO_MODEL_FLOOR = 0.1
+# Paths (hops 2, with a model): the linked entities followed, and the facts of each
+# returned after its link.
+PATH_LINKS = 2
+PATH_FACTS = 2
+# What a name of the question becomes in the name-neutral question.
+STAND_IN = "someone"
 
 # Facts also point at their messages in step 4: the facts of the project nearest the
 # question (any entity, the recall's roles and filters), this many, rank the messages
@@ -87,6 +106,8 @@ class Candidate:
     path: tuple[str, ...]
     # The matched entity's key the fact was reached through.
     matched: str
+    # At hop 2, the key of the linked entity whose fact it is.
+    linked: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +116,10 @@ class Scored:
     words: float
     similarity: float | None
     score: float
+    # Kept on a path (see the module): the link, or a fact of the linked entity with
+    # its cosine with the name-neutral question (None: words stood in).
+    path: bool = False
+    neutral: float | None = None
 
 
 def fact_text(fact: Fact) -> str:
@@ -150,12 +175,15 @@ def rank_facts(
     names: Collection[str] = (),
     *,
     model: bool | None = None,
+    neutral: Mapping[str, float] | None = None,
 ) -> list[Scored]:
     """The candidates that bear on the question, best first (see the module's rule).
     `similarities` maps fact ids to their cosine with the question (None: no model, or
     it failed); `names` are the matched entities' names, whose words do not count as
     asked; `model` says whether one is configured, so later steps will use the budget
-    (default: whether `similarities` were given)."""
+    (default: whether `similarities` were given). `neutral` maps hop-2 facts' ids to
+    their cosine with the name-neutral question (`neutral_question`); given, the
+    paths follow the facts kept."""
     asked = asked_words(question, names)
     if not asked:
         # The question asks about the entities as a whole ("Tell me about Atlas"): every
@@ -167,21 +195,76 @@ def rank_facts(
     lexical = word_scores(asked, [words(fact_text(c.fact)) for c in candidates])
     if model is None:
         model = similarities is not None
+    every: list[Scored] = []
     scored: list[tuple[float, int, int, Scored]] = []
     for position, (candidate, w) in enumerate(zip(candidates, lexical, strict=True)):
         sim = similarities.get(candidate.fact.id) if similarities is not None else None
         base = w if sim is None else sim
         floor = FLOOR if sim is not None else WORDS_FLOOR if model else NO_MODEL_FLOOR
         score = base * (HOP2 if candidate.hop > 1 else 1.0)
+        every.append(Scored(candidate, w, sim, score))
         if score >= floor:
-            scored.append((-score, candidate.hop, position, Scored(candidate, w, sim, score)))
+            scored.append((-score, candidate.hop, position, every[-1]))
     scored.sort(key=lambda s: s[:3])
     kept = [s[3] for s in scored]
-    if not model or not kept:
+    if not model:
         return kept
-    # A fact well below the best says less than the passages the budget would hold.
-    near = [s for s in kept if s.score >= kept[0].score - DROP]
-    return near[:MAX_FACTS]
+    if kept:
+        # A fact well below the best says less than the passages the budget would hold.
+        kept = [s for s in kept if s.score >= kept[0].score - DROP][:MAX_FACTS]
+    if neutral is None:
+        return kept
+    return kept + _paths(every, neutral, {s.candidate.fact.id for s in kept})
+
+
+def _paths(every: Sequence[Scored], neutral: Mapping[str, float], kept: set[str]) -> list[Scored]:
+    """The links nearest the question, each followed by its linked entity's facts
+    nearest the name-neutral question (the module's "Paths"), leaving out `kept`."""
+    at_hop2: dict[str, list[tuple[int, Scored]]] = {}
+    for position, s in enumerate(every):
+        if s.candidate.hop == 2 and s.candidate.linked is not None:
+            at_hop2.setdefault(s.candidate.linked, []).append((position, s))
+    if not at_hop2:
+        return []
+    matched = {s.candidate.matched for s in every}
+    best_link: dict[str, tuple[float, int, Scored]] = {}
+    for position, s in enumerate(every):
+        fact = s.candidate.fact
+        if s.candidate.hop != 1 or not fact.object_key:
+            continue
+        other = fact.object_key if fact.subject_key in matched else fact.subject_key
+        if other in matched or other not in at_hop2:
+            continue
+        if other not in best_link or s.score > best_link[other][0]:
+            best_link[other] = (s.score, position, s)
+    links = sorted(best_link.items(), key=lambda item: (-item[1][0], item[1][1]))
+    paths: list[Scored] = []
+    taken = set(kept)
+    for linked, (_, _, link) in links[:PATH_LINKS]:
+
+        def nearest(entry: tuple[int, Scored]) -> tuple[float, int]:
+            position, s = entry
+            return (-neutral.get(s.candidate.fact.id, s.words), position)
+
+        facts = [s for _, s in sorted(at_hop2[linked], key=nearest)[:PATH_FACTS]]
+        for s in (link, *facts):
+            fact_id = s.candidate.fact.id
+            if fact_id in taken:
+                continue
+            taken.add(fact_id)
+            value = neutral.get(fact_id) if s is not link else None
+            paths.append(Scored(s.candidate, s.words, s.similarity, s.score, True, value))
+    return paths
+
+
+def neutral_question(question: str, names: Iterable[str]) -> str:
+    """The question with each of these names (as a whole word or words, any case)
+    replaced by `STAND_IN`: what it asks, not about whom."""
+    spelled = sorted({n for n in names if n.strip()}, key=len, reverse=True)
+    if not spelled:
+        return question
+    pattern = "|".join(re.escape(n) for n in spelled)
+    return re.sub(rf"(?<!\w)(?:{pattern})(?!\w)", STAND_IN, question, flags=re.IGNORECASE)
 
 
 def cited_message_ranks(facts: Iterable[Fact | FactPointer]) -> dict[str, int]:

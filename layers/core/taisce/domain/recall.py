@@ -24,7 +24,9 @@ from .controls import RecallControls
 from .fact_ranking import (
     POINTER_DEPTH,
     Candidate,
+    asked_words,
     cited_message_ranks,
+    neutral_question,
     pointer_scores,
     rank_facts,
 )
@@ -130,15 +132,26 @@ def _fill_facts(
                 filters=filters,
             )
             for fact in hop2:
-                link = links[_reached_through(fact, order)]
-                candidates.append(Candidate(fact, 2, link.path, link.matched))
+                linked = _reached_through(fact, order)
+                link = links[linked]
+                candidates.append(Candidate(fact, 2, link.path, link.matched, linked))
     if not candidates:
         return
     similarities: dict[str, float] | None = None
+    neutral: dict[str, float] | None = None
+    said = [*matched, *names]
     if meaning is not None:
         similarities = meaning.similarities(project, "fact", [c.fact.id for c in candidates])
+        at_hop2 = [c.fact.id for c in candidates if c.hop == 2]
+        if at_hop2 and similarities is not None and asked_words(question, said):
+            # The paths' facts, by the question with its names taken out (one more
+            # model call, only when hop 2 found facts); a failure leaves them to words.
+            neutral = (
+                meaning.similarities(project, "fact", at_hop2, neutral_question(question, said))
+                or {}
+            )
     ranked = rank_facts(
-        question, candidates, similarities, [*matched, *names], model=meaning is not None
+        question, candidates, similarities, said, model=meaning is not None, neutral=neutral
     )
     for scored in ranked:
         c = scored.candidate
@@ -154,6 +167,11 @@ def _fill_facts(
                 "similarity": None if scored.similarity is None else round(scored.similarity, 4),
                 "score": round(scored.score, 4),
             }
+            if scored.path:
+                item["why"]["path"] = True
+                if c.hop == 2:
+                    value = scored.neutral
+                    item["why"]["neutral_similarity"] = None if value is None else round(value, 4)
         if not bundle.add("facts", item, fact_characters(c.fact, c.path)):
             break
 
@@ -210,11 +228,15 @@ class _Meaning:
     index: VectorIndex
 
     def similarities(
-        self, project: str, kind: VectorKind, ids: list[str]
+        self, project: str, kind: VectorKind, ids: list[str], text: str | None = None
     ) -> dict[str, float] | None:
-        """Cosine with the question of each of these items that has a vector, or None
-        if the model or the index failed."""
-        vector = self.question.vector()
+        """Cosine with the question (or with `text`, embedded now) of each of these
+        items that has a vector, or None if the model or the index failed."""
+        if text is None or text == self.question.text:
+            vector = self.question.vector()
+        else:
+            other = _Question(text, self.question.embedder)
+            vector = other.vector()
         if vector is None:
             return None
         try:
