@@ -102,3 +102,58 @@ def test_the_question_vector_is_asked_for_beside_the_first_read(
     assert [f["object"] for f in answer["facts"]] == ["dentist"]
     assert answer["passages"] and answer["degraded"] == []
     index.close()
+
+
+class Recording:
+    """The real local model, noting every text it is asked for."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.name, self.dimensions = model.name, model.dimensions
+        self.texts: list[str] = []
+        self.threads: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.texts.extend(texts)
+        self.threads.append(threading.current_thread().name)
+        return self.model.embed(texts)
+
+
+def test_a_path_asks_once_for_the_question_without_its_names(
+    store: Any, local_embedder: Any, tmp_path: Any
+) -> None:
+    from taisce.adapters.sqlite_vectors import SqliteVectorIndex
+
+    project = unique("paths")
+    index = SqliteVectorIndex(tmp_path / "vectors.sqlite3", local_embedder.dimensions)
+    plain = Memory(store, Limits(), semantic=Semantic(local_embedder, index))
+    facts = [
+        {"subject": "Sean", "predicate": "is the partner of", "object": "Vera"},
+        {"subject": "Sean", "predicate": "is allergic to", "object": "kiwi fruit",
+         "object_kind": "value"},
+        {"subject": "Vera", "predicate": "is allergic to", "object": "celery",
+         "object_kind": "value"},
+        {"subject": "Vera", "predicate": "plays", "object": "hurling", "object_kind": "value"},
+    ]  # fmt: skip
+    given = [{"source_role": "user", **f} for f in facts]
+    plain.store_facts(project, FactsRequest.model_validate({"facts": given}))
+    plain.index_pending(project)
+    request = RecallRequest.model_validate(
+        {"question": "What is Sean's partner allergic to?", "hops": 2, "explain": True}
+    )
+    answers = []
+    for early in (True, False):
+        model = Recording(local_embedder)
+        memory = Memory(store, Limits(), semantic=Semantic(model, index, early_vector=early))
+        answers.append(memory.recall(project, request))
+        # The question, and once the question without its names (for the paths).
+        assert sorted(model.texts) == sorted(
+            ["What is Sean's partner allergic to?", "What is someone's partner allergic to?"]
+        )
+        # A model across the network is asked in a thread, beside the store's reads.
+        assert all(n == "question-vector" for n in model.threads) is early
+    assert answers[0] == answers[1]
+    objects = [f["object"] for f in answers[0]["facts"]]
+    assert "celery" in objects
+    assert answers[0]["facts"][objects.index("celery")]["why"]["path"] is True
+    index.close()

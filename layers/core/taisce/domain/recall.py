@@ -119,9 +119,20 @@ def _fill_facts(
     hop1 = list(store.facts_about(project, matched, roles, limit=FACT_POOL, filters=filters))
     first = {key: i for i, key in enumerate(matched)}
     candidates = [Candidate(f, 1, (), _reached_through(f, first)) for f in hop1]
+    said = [*matched, *names]
+    neutral_q: _Question | None = None
     if controls.hops >= 2:
         links = _neighbours(hop1, set(matched))
         if links:
+            if meaning is not None and asked_words(question, said):
+                # For the paths: the question without its names. A model across the
+                # network is asked now, beside the hop-2 read; a local one only if
+                # hop 2 finds facts.
+                neutral_q = _Question(
+                    neutral_question(question, said),
+                    meaning.question.embedder,
+                    early=meaning.question.early,
+                )
             order = {key: i for i, key in enumerate(links)}
             hop2 = store.facts_about(
                 project,
@@ -139,17 +150,13 @@ def _fill_facts(
         return
     similarities: dict[str, float] | None = None
     neutral: dict[str, float] | None = None
-    said = [*matched, *names]
     if meaning is not None:
         similarities = meaning.similarities(project, "fact", [c.fact.id for c in candidates])
         at_hop2 = [c.fact.id for c in candidates if c.hop == 2]
-        if at_hop2 and similarities is not None and asked_words(question, said):
-            # The paths' facts, by the question with its names taken out (one more
-            # model call, only when hop 2 found facts); a failure leaves them to words.
-            neutral = (
-                meaning.similarities(project, "fact", at_hop2, neutral_question(question, said))
-                or {}
-            )
+        if at_hop2 and similarities is not None and neutral_q is not None:
+            # The paths' facts, by the question with its names taken out; if that
+            # fails, their words order them.
+            neutral = meaning.similarities(project, "fact", at_hop2, neutral_q) or {}
     ranked = rank_facts(
         question, candidates, similarities, said, model=meaning is not None, neutral=neutral
     )
@@ -188,6 +195,7 @@ class _Question:
         self.embedder = embedder
         self._vector: Sequence[float] | None = None
         self.failed = False
+        self.early = early
         self._thread: threading.Thread | None = None
         if early:
             # A thread per recall, not a pool: nothing to go stale in a forked process.
@@ -228,15 +236,11 @@ class _Meaning:
     index: VectorIndex
 
     def similarities(
-        self, project: str, kind: VectorKind, ids: list[str], text: str | None = None
+        self, project: str, kind: VectorKind, ids: list[str], other: _Question | None = None
     ) -> dict[str, float] | None:
-        """Cosine with the question (or with `text`, embedded now) of each of these
-        items that has a vector, or None if the model or the index failed."""
-        if text is None or text == self.question.text:
-            vector = self.question.vector()
-        else:
-            other = _Question(text, self.question.embedder)
-            vector = other.vector()
+        """Cosine with the question (or with `other`) of each of these items that has a
+        vector, or None if the model or the index failed."""
+        vector = (other or self.question).vector()
         if vector is None:
             return None
         try:
