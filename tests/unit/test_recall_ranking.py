@@ -468,7 +468,9 @@ def test_neutral_question_takes_the_names_out_as_whole_words() -> None:
     assert neutral("Where is Sean?", []) == "Where is Sean?"
 
 
-def test_a_path_follows_the_link_nearest_the_question_to_its_entitys_nearest_facts() -> None:
+def test_a_path_follows_the_link_nearest_the_question_to_its_entitys_nearest_facts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     pool = sean_pool()
     question = "What is Sean's partner allergic to?"
     # The question's cosines favour Sean's own facts; its link to Vera is nearer the
@@ -479,11 +481,19 @@ def test_a_path_follows_the_link_nearest_the_question_to_its_entitys_nearest_fac
     neutral = {"v1": 0.1, "v2": 0.35, "v3": 0.7, "a1": 0.05}
     ranked = rank_facts(question, pool, sims, ["sean"], neutral=neutral)
     ids = [s.candidate.fact.id for s in ranked]
-    # The kept fact first (the rule's floor and drop-off), then the paths: PATH_LINKS
-    # links, each followed by PATH_FACTS of its entity's facts, best neutral first.
-    assert ids == ["s1", "s2", "v3", "v2", "s3", "a1"]
-    assert [s.path for s in ranked] == [False, True, True, True, True, True]
-    assert [s.neutral for s in ranked[1:4]] == [None, 0.7, 0.35]
+    # The kept fact first (the rule's floor and drop-off), then the paths: each link
+    # (the nearer first) followed by its entity's fact nearest the neutral question.
+    assert ids == ["s1", "s2", "v3", "s3", "a1"]
+    assert [s.path for s in ranked] == [False, True, True, True, True]
+    assert [s.neutral for s in ranked[1:5]] == [None, 0.7, None, 0.05]
+    # With two facts a link, Vera's next nearest follows her allergy.
+    monkeypatch.setattr(fact_ranking, "PATH_FACTS", 2)
+    ranked = rank_facts(question, pool, sims, ["sean"], neutral=neutral)
+    assert [s.candidate.fact.id for s in ranked] == ["s1", "s2", "v3", "v2", "s3", "a1"]
+    # One link: only the nearest is followed.
+    monkeypatch.setattr(fact_ranking, "PATH_LINKS", 1)
+    ranked = rank_facts(question, pool, sims, ["sean"], neutral=neutral)
+    assert [s.candidate.fact.id for s in ranked] == ["s1", "s2", "v3", "v2"]
     # Without the neutral cosines (none asked for) only the rule's facts come back.
     assert [s.candidate.fact.id for s in rank_facts(question, pool, sims, ["sean"])] == ["s1"]
 

@@ -70,8 +70,8 @@ DROP = 0.08
 NO_MODEL_FLOOR = 0.1
 # Paths (hops 2, with a model): the linked entities followed, and the facts of each
 # returned after its link.
-PATH_LINKS = 2
-PATH_FACTS = 2
+PATH_LINKS = 3
+PATH_FACTS = 1
 # What a name of the question becomes in the name-neutral question.
 STAND_IN = "someone"
 
