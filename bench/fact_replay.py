@@ -39,6 +39,7 @@ from taisce.evaluation.quality import (
     _store,
     embedded_run,
     find_template,
+    message_payload,
 )
 
 DEFAULT_FILE = Path("bench/data/dev.json")
@@ -97,15 +98,7 @@ def capture(path: Path, limit: int | None) -> Capture:
         for n, conversation in enumerate(dataset.conversations[:limit], start=1):
             client = _new_client(state, f"replay-{n}")
             messages, _ = stored_messages(conversation, "both")
-            payload = []
-            for m in messages:
-                item: dict[str, Any] = {"id": m.client_id, "role": m.role, "content": m.text}
-                if m.source:
-                    item["source"] = m.source
-                if m.occurred_at:
-                    item["occurred_at"] = m.occurred_at
-                payload.append(item)
-            ids, _ = _store(client, "messages", payload)
+            ids, _ = _store(client, "messages", message_payload(messages))
             kept = [(m, i) for m, i in zip(messages, ids, strict=True) if i is not None]
             dataset_id = {i: m.dataset_id for m, i in kept}
             if conversation.facts:

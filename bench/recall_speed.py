@@ -51,6 +51,7 @@ from taisce.evaluation.quality import (
     embedded_run,
     find_template,
     make_local_embedder,
+    message_payload,
 )
 
 DEFAULT_FILE = Path("../shared/bench/locomo/locomo-dev.json")
@@ -106,15 +107,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for n, conversation in enumerate(conversations, start=1):
             client = _new_client(state, f"speed-{n}")
             messages, _ = stored_messages(conversation, "both")
-            payload = []
-            for m in messages:
-                item: dict[str, Any] = {"id": m.client_id, "role": m.role, "content": m.text}
-                if m.source:
-                    item["source"] = m.source
-                if m.occurred_at:
-                    item["occurred_at"] = m.occurred_at
-                payload.append(item)
-            ids, _ = _store(client, "messages", payload)
+            ids, _ = _store(client, "messages", message_payload(messages))
             kept = [m for m, i in zip(messages, ids, strict=True) if i is not None]
             if conversation.facts:
                 _store(client, "facts", stored_facts(conversation.facts, kept))

@@ -230,13 +230,8 @@ def _embed_question(embedder: Any) -> Callable[[str], np.ndarray]:
     return embed
 
 
-def _run_conversation(run: _Run, index: int, conversation: Conversation) -> list[dict[str, Any]]:
-    options = run.options
-    client = _new_client(run, f"quality-{index}")
-    messages, notes = stored_messages(conversation, options.speaker)
-    run.notes.extend(f"conversation {conversation.id}: {n}" for n in notes)
-
-    started = time.perf_counter()
+def message_payload(messages: Sequence[Any]) -> list[dict[str, Any]]:
+    """The items of `POST /v1/messages` for a conversation's stored messages."""
     payload = []
     for m in messages:
         item: dict[str, Any] = {"id": m.client_id, "role": m.role, "content": m.text}
@@ -245,7 +240,17 @@ def _run_conversation(run: _Run, index: int, conversation: Conversation) -> list
         if m.occurred_at:
             item["occurred_at"] = m.occurred_at
         payload.append(item)
-    ids, refused = _store(client, "messages", payload)
+    return payload
+
+
+def _run_conversation(run: _Run, index: int, conversation: Conversation) -> list[dict[str, Any]]:
+    options = run.options
+    client = _new_client(run, f"quality-{index}")
+    messages, notes = stored_messages(conversation, options.speaker)
+    run.notes.extend(f"conversation {conversation.id}: {n}" for n in notes)
+
+    started = time.perf_counter()
+    ids, refused = _store(client, "messages", message_payload(messages))
     if refused:
         run.notes.append(f"conversation {conversation.id}: {refused} message(s) refused by the API")
     kept = [(m, i) for m, i in zip(messages, ids, strict=True) if i is not None]
