@@ -123,10 +123,6 @@ class _Matrix:
         self.roles.pop()
         self.positions.pop()
 
-    def position(self, item_id: str) -> int | None:
-        at = self.where.get(item_id)
-        return None if at is None else self.positions[at]
-
 
 # Words too common to rank by; the rest of the question is matched with OR.
 _STOPWORDS = frozenset(
@@ -417,12 +413,13 @@ class SqliteVectorIndex:
             top = top[np.isfinite(scores[top])]
             # Whole arrays to Python at once: per-element numpy scalars cost ~1 ms a search.
             ids, positions = matrix.ids, matrix.positions
-            hits = [
-                Hit(ids[i], s, positions[i])
-                for i, s in zip(top.tolist(), scores[top].tolist(), strict=True)
-            ]
-        hits.sort(key=lambda h: (-h.score, h.id))
-        return hits
+            rows = top.tolist()
+            # Best first, ties by id, sorted as plain tuples (no key function per hit);
+            # ids are unique, so the row number never decides.
+            order = sorted(
+                zip([-s for s in scores[top].tolist()], [ids[i] for i in rows], rows, strict=True)
+            )
+            return [Hit(item_id, -negated, positions[i]) for negated, item_id, i in order]
 
     def similarities(
         self, project: str, kind: VectorKind, vector: Sequence[float], ids: Collection[str]
@@ -464,7 +461,12 @@ class SqliteVectorIndex:
             return [Hit(r[0], -float(r[1])) for r in rows]
         matrix = self._matrix(project, kind)
         with self._lock:
-            return [Hit(r[0], -float(r[1]), matrix.position(r[0])) for r in rows]
+            where, positions = matrix.where, matrix.positions
+            # Looked up inline: a method call per hit cost ~0.5 ms a recall (400 hits).
+            return [
+                Hit(r[0], -float(r[1]), None if (at := where.get(r[0])) is None else positions[at])
+                for r in rows
+            ]
 
     def close(self) -> None:
         self.file.close()

@@ -37,6 +37,7 @@ from .passage_ranking import (
     AskedTime,
     add_neighbours,
     asked_time,
+    best_first,
     distinct_passages,
     fused_scores,
     order_passages,
@@ -425,7 +426,7 @@ def _semantic_steps(
                 ordered = sorted(found, key=lambda p: (-scores[p.id], p.id))
             else:
                 ordered = _passages_in_order(
-                    store, project, sorted(scores, key=lambda i: (-scores[i], i)), wanted
+                    store, project, [pid for _, pid in best_first(scores)], wanted
                 )
             if asked.when:
                 ordered = reorder_head(ordered, scores, asked, head)
