@@ -21,10 +21,13 @@ from taisce.domain.passage_ranking import (
     NEIGHBOUR_STEPS,
     SIBLING,
     add_neighbours,
+    asked_time,
     best_first,
     distinct_passages,
     fuse_rankings,
     fused_scores,
+    order_passages,
+    order_passages_lazily,
     spread_messages,
     states_time,
 )
@@ -248,3 +251,43 @@ def test_add_neighbours_is_the_plain_form(
     scores: dict[str, float], positions: dict[str, int]
 ) -> None:
     assert add_neighbours(scores, positions) == _plain_neighbours(scores, positions)
+
+
+# Passages of a few messages with times in two months, some stating a time.
+_TIMED = ["we went camping last week", "a lake", "in July", "pottery class", "2023 was good"]
+_timed_passages = st.lists(
+    st.tuples(st.sampled_from(_TIMED), st.sampled_from(["2023-07-02", "2023-06-30", None])),
+    max_size=30,
+)
+_QUESTIONS = [
+    "When did Mel go camping in July?",
+    "What did Mel paint in July 2023?",
+    "What did Mel do on July 2, 2023?",
+    "When did Mel go camping?",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    _timed_passages,
+    st.lists(st.sampled_from([0.0, 0.05, 0.1, 0.1 / 3, 0.2, 1.0]), min_size=30, max_size=30),
+    st.sampled_from(_QUESTIONS),
+    st.integers(1, 5),
+)
+def test_order_passages_lazily_is_order_passages(
+    texts: list[tuple[str, str | None]], values: list[float], question: str, first: int
+) -> None:
+    passages = [
+        Passage(f"m{n}#0", f"m{n}", "user", None, 0, len(q), q, when)
+        for n, (q, when) in enumerate(texts)
+    ]
+    # Scores for some ids the store no longer holds too (deleted: never read back).
+    scores = {p.id: v for p, v in zip(passages, values, strict=False)}
+    scores.update({f"gone{n}": v for n, v in enumerate(values[:3])})
+    held = {p.id: p for p in passages}
+    asked = asked_time(question)
+    ids = [pid for _, pid in best_first(scores)]
+    lazy = order_passages_lazily(
+        ids, lambda c: [held[i] for i in c if i in held], scores, asked, first
+    )
+    assert list(lazy) == order_passages(passages, scores, asked)

@@ -20,9 +20,10 @@ passage whose words nearly repeat one already ranked (Jaccard of word sets at le
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
 
@@ -292,6 +293,49 @@ def order_passages(
     if not asked.reorders:
         return sorted(passages, key=lambda p: (-scores.get(p.id, 0.0), p.id))
     return sorted(passages, key=lambda p: (-scores.get(p.id, 0.0) * time_factor(p, asked), p.id))
+
+
+def largest_factor(asked: AskedTime) -> float:
+    """The most time_factor can give any passage for this question (multiplied in
+    time_factor's own order, so that a passage's product never exceeds it)."""
+    factor = 1.0
+    if asked.month is not None:
+        factor *= MONTH_BOOST
+    if asked.day is not None:
+        factor *= DAY_BOOST
+    if asked.when:
+        factor *= WHEN_BOOST
+    return factor
+
+
+def order_passages_lazily(
+    ids: Sequence[str],
+    read: Callable[[Sequence[str]], Iterable[Passage]],
+    scores: Mapping[str, float],
+    asked: AskedTime,
+    first: int,
+) -> Iterator[Passage]:
+    """order_passages over the passages of `ids` (sorted by score, best first, ties
+    by id), read `first` ids at first and twice as many each time after, as the
+    caller consumes them: a passage is yielded once no unread one can pass it (an
+    unread passage scores at most the next unread id's score times largest_factor).
+    A question that names a month or day reorders every candidate, but the bundle
+    usually closes long before the last of ~800 is needed."""
+    top = largest_factor(asked)
+    waiting: list[tuple[float, str, Passage]] = []
+    start, size = 0, first
+    while start < len(ids):
+        for p in read(ids[start : start + size]):
+            heapq.heappush(waiting, (-scores.get(p.id, 0.0) * time_factor(p, asked), p.id, p))
+        start += size
+        size *= 2
+        if start < len(ids):
+            # Strictly above the bound: an unread passage can neither pass nor tie it.
+            bound = scores.get(ids[start], 0.0) * top
+            while waiting and -waiting[0][0] > bound:
+                yield heapq.heappop(waiting)[2]
+    while waiting:
+        yield heapq.heappop(waiting)[2]
 
 
 def reorder_head(
