@@ -322,20 +322,34 @@ def order_passages_lazily(
     A question that names a month or day reorders every candidate, but the bundle
     usually closes long before the last of ~800 is needed."""
     top = largest_factor(asked)
-    waiting: list[tuple[float, str, Passage]] = []
+    # "When" is tested (states_time, the costly factor) only on passages that reach the
+    # front: each waits with the factor it would have if it stated a time, an upper
+    # bound, and is put back with its own once it is the best waiting.
+    dated = AskedTime(asked.month, asked.day) if asked.when else asked
+    waiting: list[tuple[float, str, bool, Passage]] = []
+
+    def front(bound: float) -> Iterator[Passage]:
+        # Strictly above the bound: an unread passage can neither pass nor tie it.
+        while waiting and -waiting[0][0] > bound:
+            _, pid, known, p = heapq.heappop(waiting)
+            if known:
+                yield p
+            else:
+                exact = -scores.get(pid, 0.0) * time_factor(p, asked)
+                heapq.heappush(waiting, (exact, pid, True, p))
+
     start, size = 0, first
     while start < len(ids):
         for p in read(ids[start : start + size]):
-            heapq.heappush(waiting, (-scores.get(p.id, 0.0) * time_factor(p, asked), p.id, p))
+            factor = time_factor(p, dated)
+            if asked.when:
+                factor *= WHEN_BOOST
+            heapq.heappush(waiting, (-scores.get(p.id, 0.0) * factor, p.id, not asked.when, p))
         start += size
         size *= 2
         if start < len(ids):
-            # Strictly above the bound: an unread passage can neither pass nor tie it.
-            bound = scores.get(ids[start], 0.0) * top
-            while waiting and -waiting[0][0] > bound:
-                yield heapq.heappop(waiting)[2]
-    while waiting:
-        yield heapq.heappop(waiting)[2]
+            yield from front(scores.get(ids[start], 0.0) * top)
+    yield from front(-math.inf)
 
 
 def reorder_head(
