@@ -6,7 +6,7 @@ DATA ?= data
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: install run test lint audit browser screenshots openapi bench bench-quick bench-quality bench-extraction bench-erasure bench-secure-delete bench-load bench-load-quick bench-recall-speed clean sam-install sam-validate sam cold-start
+.PHONY: install run test lint audit browser screenshots openapi bench bench-quick bench-quality bench-extraction bench-erasure bench-secure-delete bench-load bench-load-quick bench-recall-speed bench-recall-ab clean sam-install sam-validate sam cold-start
 
 install: $(VENV)/.installed
 
@@ -71,6 +71,9 @@ bench-quality: install
 # on, e.g. ARGS="--answers before.json" then ARGS="--compare before.json" after a change.
 bench-recall-speed: install
 	$(BIN)/python -m bench.recall_speed $(ARGS)
+
+bench-recall-ab: install
+	$(BIN)/python -m bench.recall_ab $(ARGS)
 
 # Storing with extraction off and on, and the delay from store to recallable facts.
 bench-extraction: install
