@@ -6,7 +6,7 @@ DATA ?= data
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: install run test lint audit browser screenshots openapi bench bench-quick bench-quality bench-extraction bench-erasure bench-secure-delete bench-load bench-load-quick bench-recall-speed bench-fact-replay clean sam-install sam-validate sam cold-start
+.PHONY: install run test lint audit browser screenshots openapi bench bench-quick bench-quality bench-extraction bench-erasure bench-secure-delete bench-load bench-load-quick bench-recall-speed bench-fact-replay bench-recall-ab clean sam-install sam-validate sam cold-start
 
 install: $(VENV)/.installed
 
@@ -75,6 +75,11 @@ bench-recall-speed: install
 # Step 1's path rule replayed under its variants on one store (docs/API.md, "Paths").
 bench-fact-replay: install
 	$(BIN)/python -m bench.fact_replay $(ARGS)
+
+# Another revision's recall against this tree's, interleaved on one store, answers compared
+# (ARGS="--base REV").
+bench-recall-ab: install
+	$(BIN)/python -m bench.recall_ab $(ARGS)
 
 # Storing with extraction off and on, and the delay from store to recallable facts.
 bench-extraction: install

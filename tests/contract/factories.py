@@ -68,7 +68,7 @@ def with_passages(*messages: Message, limit: int = 300) -> tuple[list[Message], 
 
 def placed(passages: list[Passage], position: int) -> list[Passage]:
     """Passages as a store reads them back: with their message's storing position."""
-    return [dataclasses.replace(p, position=position) for p in passages]
+    return [p._replace(position=position) for p in passages]
 
 
 def credential(project: str, *, created_at: str = RECORDED_AT, label: str | None = None):

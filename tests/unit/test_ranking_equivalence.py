@@ -14,8 +14,25 @@ from taisce.domain.budget import item_characters, passage_characters
 from taisce.domain.fact_ranking import K1, B, word_scores
 from taisce.domain.model import Passage
 from taisce.domain.names import fold_piece, fold_separators
-from taisce.domain.passage_ranking import _STATES_TIME, DUPLICATE, distinct_passages, states_time
+from taisce.domain.passage_ranking import (
+    _STATES_TIME,
+    DUPLICATE,
+    NEIGHBOUR,
+    NEIGHBOUR_STEPS,
+    SIBLING,
+    add_neighbours,
+    asked_time,
+    best_first,
+    distinct_passages,
+    fuse_rankings,
+    fused_scores,
+    order_passages,
+    order_passages_lazily,
+    spread_messages,
+    states_time,
+)
 from taisce.domain.words import _TOKEN, STOPWORDS, stem, words
+from taisce.ports import Hit
 
 # Few distinct words, so that overlapping and repeated passages are common.
 _VOCABULARY = ["pottery", "class", "went", "Caroline", "kids", "paint", "lake", "camp", "a", "the"]
@@ -179,3 +196,98 @@ _TIME_PIECES = [
 @given(st.lists(st.sampled_from(_TIME_PIECES), max_size=8).map("".join))
 def test_states_time_says_what_its_pattern_says(text: str) -> None:
     assert states_time(text) == (_STATES_TIME.search(text) is not None)
+
+
+# Passage ids of a few messages ("m3#1": message m3's second passage), scores from a few
+# values so that ties are common, and storing positions that often neighbour.
+_pids = st.builds(lambda m, n: f"m{m}#{n}", st.integers(0, 6), st.integers(0, 2))
+_scores = st.dictionaries(_pids, st.sampled_from([0.0, 0.05, 0.1, 0.1 / 3, 0.2, 1.0]))
+
+
+def _plain_spread(scores: dict[str, float]) -> dict[str, float]:
+    ahead: dict[str, int] = {}
+    spread: dict[str, float] = {}
+    for pid in sorted(scores, key=lambda i: (-scores[i], i)):
+        message = pid.rpartition("#")[0]
+        n = ahead.get(message, 0)
+        spread[pid] = scores[pid] * SIBLING**n
+        ahead[message] = n + 1
+    return spread
+
+
+def _plain_neighbours(scores: dict[str, float], positions: dict[str, int]) -> dict[str, float]:
+    best: dict[int, float] = {}
+    for pid, position in positions.items():
+        score = scores.get(pid)
+        if score is not None and score > best.get(position, 0.0):
+            best[position] = score
+    raised = dict(scores)
+    for pid, position in positions.items():
+        if pid in raised:
+            gain = max(best.get(position + step, 0.0) for step in NEIGHBOUR_STEPS)
+            if gain > 0.0:
+                raised[pid] += NEIGHBOUR * gain
+    return raised
+
+
+@settings(max_examples=400, deadline=None)
+@given(_scores)
+def test_best_first_and_spread_are_the_plain_forms(scores: dict[str, float]) -> None:
+    assert [pid for _, pid in best_first(scores)] == sorted(scores, key=lambda i: (-scores[i], i))
+    assert spread_messages(scores) == _plain_spread(scores)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_pids, unique=True), st.lists(_pids, unique=True))
+def test_fuse_rankings_is_the_plain_order(nearest: list[str], lexical: list[str]) -> None:
+    near, words_ = [Hit(i, 1.0) for i in nearest], [Hit(i, 1.0) for i in lexical]
+    scores = fused_scores(near, words_)
+    assert fuse_rankings(near, words_) == sorted(scores, key=lambda i: (-scores[i], i))
+
+
+@settings(max_examples=400, deadline=None)
+@given(_scores, st.dictionaries(_pids, st.integers(0, 8)))
+def test_add_neighbours_is_the_plain_form(
+    scores: dict[str, float], positions: dict[str, int]
+) -> None:
+    assert add_neighbours(scores, positions) == _plain_neighbours(scores, positions)
+
+
+# Passages of a few messages with times in two months, some stating a time.
+_TIMED = ["we went camping last week", "a lake", "in July", "pottery class", "2023 was good"]
+_timed_passages = st.lists(
+    st.tuples(st.sampled_from(_TIMED), st.sampled_from(["2023-07-02", "2023-06-30", None])),
+    max_size=30,
+)
+_QUESTIONS = [
+    "When did Mel go camping in July?",
+    "What did Mel paint in July 2023?",
+    "What did Mel do on July 2, 2023?",
+    "When did Mel go camping?",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    _timed_passages,
+    st.lists(st.sampled_from([0.0, 0.05, 0.1, 0.1 / 3, 0.2, 1.0]), min_size=30, max_size=30),
+    st.sampled_from(_QUESTIONS),
+    st.integers(1, 5),
+)
+def test_order_passages_lazily_is_order_passages(
+    texts: list[tuple[str, str | None]], values: list[float], question: str, first: int
+) -> None:
+    passages = [
+        Passage(f"m{n}#0", f"m{n}", "user", None, 0, len(q), q, when)
+        for n, (q, when) in enumerate(texts)
+    ]
+    # Scores for some ids the store no longer holds too (deleted: never read back).
+    scores = {p.id: v for p, v in zip(passages, values, strict=False)}
+    scores.update({f"gone{n}": v for n, v in enumerate(values[:3])})
+    held = {p.id: p for p in passages}
+    asked = asked_time(question)
+    ids = [pid for _, pid in best_first(scores)]
+    lazy = order_passages_lazily(
+        ids, lambda c: [held[i] for i in c if i in held], scores, asked, first
+    )
+    assert list(lazy) == order_passages(passages, scores, asked)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 from .domain.aliases import Alias, EntityName, MergeResult
 from .domain.erasure import ErasurePlan, ErasureRecord, ErasureStatus, PendingErasure
@@ -408,8 +408,11 @@ class VectorItem:
     position: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Hit:
+class Hit(NamedTuple):
+    """One item a search found. A plain tuple, not a frozen dataclass: a recall makes
+    ~1,000 (400 passages by vector, up to 400 by words, 200 facts), and a tuple is
+    made in about half the time."""
+
     id: str
     score: float
     # The item's storing position, where the index holds one (VectorItem.position).

@@ -1499,7 +1499,7 @@ class DynamoDbStore:
             for p in passages[message_id]:
                 if p.id in wanted:
                     when = unsortable(occurred) if occurred is not None else None
-                    found[p.id] = replace(p, occurred_at=when)
+                    found[p.id] = p._replace(occurred_at=when)
         return [found[i] for i in ids if i in found]
 
     # -- credentials ---------------------------------------------------------------------

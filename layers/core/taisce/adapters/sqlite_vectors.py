@@ -76,6 +76,9 @@ class _Matrix:
     # Which rows each set of asked roles admits, made once per set until a row changes:
     # a recall's searches would otherwise test every row's role in Python.
     masks: dict[frozenset[str], np.ndarray] = field(default_factory=dict)
+    # The text index's row numbers of these items (None: not read since a row changed):
+    # a text search then reads no stored row of its matches for their ids and roles.
+    text_ids: dict[int, str] | None = None
 
     def __post_init__(self) -> None:
         self.rows = np.zeros((16, self.dimensions), np.float32)
@@ -92,6 +95,7 @@ class _Matrix:
         self, item_id: str, vector: np.ndarray, role: str | None, position: int | None = None
     ) -> None:
         self.masks.clear()
+        self.text_ids = None
         at = self.where.get(item_id)
         if at is None:
             at = len(self.ids)
@@ -109,6 +113,7 @@ class _Matrix:
 
     def remove(self, item_id: str) -> None:
         self.masks.clear()
+        self.text_ids = None
         at = self.where.pop(item_id, None)
         if at is None:
             return
@@ -122,10 +127,6 @@ class _Matrix:
         self.ids.pop()
         self.roles.pop()
         self.positions.pop()
-
-    def position(self, item_id: str) -> int | None:
-        at = self.where.get(item_id)
-        return None if at is None else self.positions[at]
 
 
 # Words too common to rank by; the rest of the question is matched with OR.
@@ -374,12 +375,16 @@ class SqliteVectorIndex:
                 purge_text(db)
             self.file.purge()
 
-    def _matrix(self, project: str, kind: str) -> _Matrix:
-        db = self.file.db()
+    @staticmethod
+    def _version(db: sqlite3.Connection, project: str, kind: str) -> int:
         row = db.execute(
             "SELECT version FROM vector_versions WHERE project = ? AND kind = ?", (project, kind)
         ).fetchone()
-        version = int(row[0]) if row else 0
+        return int(row[0]) if row else 0
+
+    def _matrix(self, project: str, kind: str) -> _Matrix:
+        db = self.file.db()
+        version = self._version(db, project, kind)
         with self._lock:
             matrix = self._matrices.get((project, kind))
             if matrix is not None and matrix.version == version:
@@ -417,12 +422,13 @@ class SqliteVectorIndex:
             top = top[np.isfinite(scores[top])]
             # Whole arrays to Python at once: per-element numpy scalars cost ~1 ms a search.
             ids, positions = matrix.ids, matrix.positions
-            hits = [
-                Hit(ids[i], s, positions[i])
-                for i, s in zip(top.tolist(), scores[top].tolist(), strict=True)
-            ]
-        hits.sort(key=lambda h: (-h.score, h.id))
-        return hits
+            rows = top.tolist()
+            # Best first, ties by id, sorted as plain tuples (no key function per hit);
+            # ids are unique, so the row number never decides.
+            order = sorted(
+                zip([-s for s in scores[top].tolist()], [ids[i] for i in rows], rows, strict=True)
+            )
+            return [Hit(item_id, -negated, positions[i]) for negated, item_id, i in order]
 
     def similarities(
         self, project: str, kind: VectorKind, vector: Sequence[float], ids: Collection[str]
@@ -447,6 +453,10 @@ class SqliteVectorIndex:
         query = _match_query(_scope(project, kind), text)
         if query is None or k <= 0:
             return []
+        if kind == "passage":
+            hits = self._passage_text(project, query, k, roles)
+            if hits is not None:
+                return hits
         sql = "SELECT id, bm25(vector_text) AS rank FROM vector_text WHERE vector_text MATCH ?"
         params: list[object] = [query]
         if roles is not None:
@@ -464,7 +474,61 @@ class SqliteVectorIndex:
             return [Hit(r[0], -float(r[1])) for r in rows]
         matrix = self._matrix(project, kind)
         with self._lock:
-            return [Hit(r[0], -float(r[1]), matrix.position(r[0])) for r in rows]
+            where, positions = matrix.where, matrix.positions
+            # Looked up inline: a method call per hit cost ~0.5 ms a recall (400 hits).
+            return [
+                Hit(r[0], -float(r[1]), None if (at := where.get(r[0])) is None else positions[at])
+                for r in rows
+            ]
+
+    def _passage_text(
+        self, project: str, query: str, k: int, roles: Collection[Role] | None
+    ) -> list[Hit] | None:
+        """search_text over passages, with each match's id, role and position taken
+        from the matrix by the text index's row number: the search then reads no stored
+        row of its ~400 matches (~40% of its time). The same hits as the SQL form (ties
+        by id, compared as SQLite's BINARY collation does for UTF-8). None when the file
+        changed between the reads, or holds a row the matrix does not know: the caller
+        then searches with SQL alone. One version before and after: every write bumps it
+        in its own transaction, so an unchanged version means one state throughout."""
+        db = self.file.db()
+        matrix = self._matrix(project, "passage")
+        with self._lock:
+            version, text_ids = matrix.version, matrix.text_ids
+        try:
+            if text_ids is None:
+                text_ids = dict(
+                    db.execute(
+                        "SELECT row, id FROM vector_text_rows WHERE project = ? AND kind = ?",
+                        (project, "passage"),
+                    ).fetchall()
+                )
+            rows = db.execute(
+                "SELECT rowid, bm25(vector_text) FROM vector_text WHERE vector_text MATCH ?",
+                (query,),
+            ).fetchall()
+            if self._version(db, project, "passage") != version:
+                return None
+        except sqlite3.Error as exc:
+            raise VectorIndexError("text search failed") from exc
+        wanted = None if roles is None else frozenset(roles)
+        found: list[tuple[float, str, int | None]] = []
+        with self._lock:
+            if matrix.version != version:
+                return None  # this process wrote meanwhile
+            if matrix.text_ids is None:
+                matrix.text_ids = text_ids
+            where, held_roles, positions = matrix.where, matrix.roles, matrix.positions
+            for row, rank in rows:
+                item_id = text_ids.get(row)
+                at = None if item_id is None else where.get(item_id)
+                if item_id is None or at is None:
+                    return None
+                if wanted is None or held_roles[at] in wanted:
+                    found.append((rank, item_id, positions[at]))
+        # ORDER BY rank, id: ids are unique, so the position never decides.
+        found.sort()
+        return [Hit(item_id, -float(rank), position) for rank, item_id, position in found[:k]]
 
     def close(self) -> None:
         self.file.close()

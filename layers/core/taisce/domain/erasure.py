@@ -368,7 +368,7 @@ def redact(message: Message, passages: list[Passage], key: str) -> Redaction | N
         if content[p.start : p.end] != p.quote:  # a masked span reached it: drop it too
             dropped.append(p)
             continue
-        kept.append(replace(p, source=source) if source != p.source else p)
+        kept.append(p._replace(source=source) if source != p.source else p)
     return Redaction(message.id, content, source, tuple(dropped), tuple(kept))
 
 

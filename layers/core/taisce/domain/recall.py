@@ -39,9 +39,11 @@ from .passage_ranking import (
     AskedTime,
     add_neighbours,
     asked_time,
+    best_first,
     distinct_passages,
     fused_scores,
     order_passages,
+    order_passages_lazily,
     reorder_head,
     spread_messages,
     time_factor,
@@ -431,8 +433,9 @@ def _semantic_steps(
         }
         restricted = wanted is not None or filters.subjects is not None
         found: list[Passage] = []
-        if asked.dated or restricted:
-            # A named month or day reorders by each message's time: read them all, with times.
+        if restricted:
+            # A filtered recall reads every candidate first (with times if a named month
+            # or day reorders by each message's time).
             found = store.passages_by_ids(project, sorted(spread), wanted, times=asked.dated)
             if filters.subjects is not None:
                 found = [p for p in found if _names_one(p, filters.subjects)]
@@ -442,8 +445,18 @@ def _semantic_steps(
         # The passages the "when" factor was applied to (all of them when dated).
         head: set[str] = set()
         ordered: Iterable[Passage]
-        if asked.dated:
+        if asked.dated and restricted:
             ordered = order_passages(found, scores, asked)
+        elif asked.dated:
+            # A named month or day reorders every candidate by its message's time; read
+            # with times, a growing chunk at a time, as the bundle fills.
+            ordered = order_passages_lazily(
+                [pid for _, pid in best_first(scores)],
+                lambda ids: store.passages_by_ids(project, ids, None, times=True),
+                scores,
+                asked,
+                PASSAGE_CHUNK,
+            )
         else:
             # The fused order: read a chunk at a time as the bundle fills ("when" reorders
             # the first chunk's passages only: domain/passage_ranking.py).
@@ -451,7 +464,7 @@ def _semantic_steps(
                 ordered = sorted(found, key=lambda p: (-scores[p.id], p.id))
             else:
                 ordered = _passages_in_order(
-                    store, project, sorted(scores, key=lambda i: (-scores[i], i)), wanted
+                    store, project, [pid for _, pid in best_first(scores)], wanted
                 )
             if asked.when:
                 ordered = reorder_head(ordered, scores, asked, head)
