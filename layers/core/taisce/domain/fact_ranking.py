@@ -238,14 +238,14 @@ def _paths(every: Sequence[Scored], neutral: Mapping[str, float], kept: set[str]
         if other not in best_link or s.score > best_link[other][0]:
             best_link[other] = (s.score, position, s)
     links = sorted(best_link.items(), key=lambda item: (-item[1][0], item[1][1]))
+
+    def nearest(entry: tuple[int, Scored]) -> tuple[float, int]:
+        position, s = entry
+        return (-neutral.get(s.candidate.fact.id, s.words), position)
+
     paths: list[Scored] = []
     taken = set(kept)
     for linked, (_, _, link) in links[:PATH_LINKS]:
-
-        def nearest(entry: tuple[int, Scored]) -> tuple[float, int]:
-            position, s = entry
-            return (-neutral.get(s.candidate.fact.id, s.words), position)
-
         facts = [s for _, s in sorted(at_hop2[linked], key=nearest)[:PATH_FACTS]]
         for s in (link, *facts):
             fact_id = s.candidate.fact.id
