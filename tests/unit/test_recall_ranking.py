@@ -511,3 +511,31 @@ def test_paths_are_capped_and_never_repeat_a_kept_fact(monkeypatch: pytest.Monke
     # A fact without a neutral cosine (not yet embedded) competes by its words.
     ranked = rank_facts("Where does Sean's partner live?", pool, sims, ["sean"], neutral={})
     assert [s.candidate.fact.id for s in ranked if s.path] == ["v2"]
+
+
+def test_words_are_skipped_only_where_they_would_change_nothing() -> None:
+    pool = sean_pool()
+    question = "What is Sean's partner allergic to?"
+    sims = {"s1": 0.75, "s2": 0.6, "s3": 0.4, "s4": 0.41, "v1": 0.2, "v2": 0.3, "v3": 0.46}
+    sims["a1"] = 0.1
+    neutral = {"v1": 0.1, "v2": 0.35, "v3": 0.7, "a1": 0.05}
+
+    def chosen(ranked: list) -> list[tuple[str, float, bool]]:
+        return [(s.candidate.fact.id, s.score, s.path) for s in ranked]
+
+    full = rank_facts(question, pool, sims, ["sean"], neutral=neutral, explain=True)
+    quick = rank_facts(question, pool, sims, ["sean"], neutral=neutral, explain=False)
+    # Every candidate has both cosines: the same facts, scores and paths without words.
+    assert chosen(quick) == chosen(full)
+    assert all(s.words == 0.0 for s in quick) and any(s.words > 0 for s in full)
+    # A fact without a cosine (or a path fact without a neutral one) is ranked by its
+    # words: they are computed then, explain or not.
+    for missing in ({**sims, "s1": None}, sims):
+        given = {k: v for k, v in missing.items() if v is not None}
+        held = neutral if missing is not sims else {k: v for k, v in neutral.items() if k != "v3"}
+        a = rank_facts(question, pool, given, ["sean"], neutral=held, explain=False)
+        b = rank_facts(question, pool, given, ["sean"], neutral=held, explain=True)
+        assert [(s.candidate.fact.id, s.words) for s in a] == [
+            (s.candidate.fact.id, s.words) for s in b
+        ]
+        assert any(s.words > 0 for s in a)

@@ -160,7 +160,13 @@ def _fill_facts(
             # fails, their words order them.
             neutral = meaning.similarities(project, "fact", at_hop2, neutral_q) or {}
     ranked = rank_facts(
-        question, candidates, similarities, said, model=meaning is not None, neutral=neutral
+        question,
+        candidates,
+        similarities,
+        said,
+        model=meaning is not None,
+        neutral=neutral,
+        explain=controls.explain,
     )
     for scored in ranked:
         c = scored.candidate
