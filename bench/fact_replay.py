@@ -29,17 +29,13 @@ from typing import Any
 from taisce.domain import fact_ranking
 from taisce.domain import recall as recall_module
 from taisce.domain.budget import fact_characters, item_characters
-from taisce.evaluation.dataset import load_dataset, stored_facts, stored_messages
+from taisce.evaluation.dataset import load_dataset
 from taisce.evaluation.quality import (
     ROLES,
-    Options,
     _new_client,
-    _Run,
-    _settler,
-    _store,
     embedded_run,
-    find_template,
-    message_payload,
+    gateway_run,
+    store_conversation,
 )
 
 DEFAULT_FILE = Path("bench/data/dev.json")
@@ -64,10 +60,6 @@ class Capture:
 
 def capture(path: Path, limit: int | None) -> Capture:
     """Store each conversation and record what each question's replay needs."""
-    from taisce.api.wiring import services
-    from taisce.local.gateway import Gateway
-    from taisce.local.routes import read_api
-
     dataset = load_dataset(str(path))
     calls: list[dict[str, Any]] = []
     ranked = fact_ranking.rank_facts
@@ -81,29 +73,12 @@ def capture(path: Path, limit: int | None) -> Capture:
 
     out = Capture()
     with embedded_run("taisce-replay-", "local", BUDGETS[-1]), _patched(recording):
-        built = services()
-        gateway = Gateway(read_api(find_template()))
-        gateway.warm()
+        built, state = gateway_run("local")
         out.max_rows = built.settings.max_rows
-        state = _Run(
-            gateway=gateway,
-            options=Options(embeddings="local"),
-            max_rows=built.settings.max_rows,
-            embedder=None,
-            cache=None,
-            credentials=built.credentials,
-            methods=(),
-        )
-        settle = _settler(built.memory)
         for n, conversation in enumerate(dataset.conversations[:limit], start=1):
             client = _new_client(state, f"replay-{n}")
-            messages, _ = stored_messages(conversation, "both")
-            ids, _ = _store(client, "messages", message_payload(messages))
-            kept = [(m, i) for m, i in zip(messages, ids, strict=True) if i is not None]
-            dataset_id = {i: m.dataset_id for m, i in kept}
-            if conversation.facts:
-                _store(client, "facts", stored_facts(conversation.facts, [m for m, _ in kept]))
-            settle()
+            dataset_id = {i: m.dataset_id for m, i in store_conversation(client, conversation)}
+            state.settle()
 
             for q in conversation.questions:
                 if not q.evidence:

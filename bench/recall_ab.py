@@ -37,18 +37,15 @@ import numpy as np
 
 from bench.recall_speed import _percentiles
 from taisce.evaluation.baselines import DenseRanker, EmbeddingCache
-from taisce.evaluation.dataset import load_dataset, stored_facts, stored_messages
+from taisce.evaluation.dataset import load_dataset
 from taisce.evaluation.quality import (
     HOPS,
     ROLES,
-    Options,
     _new_client,
-    _Run,
-    _settler,
-    _store,
     embedded_run,
-    find_template,
+    gateway_run,
     make_local_embedder,
+    store_conversation,
 )
 
 DEFAULT_FILE = Path("../shared/bench/locomo/locomo-dev-facts.json")
@@ -67,10 +64,7 @@ def _import_base(revision: str, folder: Path) -> None:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from taisce.api.wiring import services
     from taisce.domain.controls import RecallRequest
-    from taisce.local.gateway import Gateway
-    from taisce.local.routes import read_api
 
     dataset = load_dataset(str(args.file))
     conversations = dataset.conversations[: args.limit_conversations]
@@ -84,36 +78,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="taisce-base-") as base_folder:
         _import_base(args.base, Path(base_folder))
         with embedded_run("taisce-ab-", "local", budgets[-1]):
-            built = services()
-            gateway = Gateway(read_api(find_template()))
-            gateway.warm()
-            state = _Run(
-                gateway=gateway,
-                options=Options(embeddings="local"),
-                max_rows=built.settings.max_rows,
-                embedder=embedder,
-                cache=None,
-                credentials=built.credentials,
-                methods=(),
-            )
-            settle = _settler(built.memory)
+            built, state = gateway_run("local", embedder)
             stored = []
             for n, conversation in enumerate(conversations, start=1):
                 client = _new_client(state, f"ab-{n}")
-                messages, _ = stored_messages(conversation, "both")
-                payload = []
-                for m in messages:
-                    item: dict[str, Any] = {"id": m.client_id, "role": m.role, "content": m.text}
-                    if m.source:
-                        item["source"] = m.source
-                    if m.occurred_at:
-                        item["occurred_at"] = m.occurred_at
-                    payload.append(item)
-                ids, _ = _store(client, "messages", payload)
-                kept = [m for m, i in zip(messages, ids, strict=True) if i is not None]
-                if conversation.facts:
-                    _store(client, "facts", stored_facts(conversation.facts, kept))
-                settle()
+                kept = [m for m, _ in store_conversation(client, conversation)]
+                state.settle()
                 stored.append((f"ab-{n}", conversation, kept))
             # The base package's own wiring over the same folder (the environment is set).
             base = importlib.import_module("taisce_base.api.wiring").services()

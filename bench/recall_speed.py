@@ -38,20 +38,16 @@ from typing import Any
 import numpy as np
 
 from taisce.evaluation.baselines import DenseRanker, EmbeddingCache, pack
-from taisce.evaluation.dataset import load_dataset, stored_facts, stored_messages
+from taisce.evaluation.dataset import load_dataset
 from taisce.evaluation.machine import describe_machine
 from taisce.evaluation.quality import (
     HOPS,
     ROLES,
-    Options,
     _new_client,
-    _Run,
-    _settler,
-    _store,
     embedded_run,
-    find_template,
+    gateway_run,
     make_local_embedder,
-    message_payload,
+    store_conversation,
 )
 
 DEFAULT_FILE = Path("../shared/bench/locomo/locomo-dev.json")
@@ -74,9 +70,6 @@ def _stable(value: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from taisce.api.wiring import services
-    from taisce.local.gateway import Gateway
-    from taisce.local.routes import read_api
 
     dataset = load_dataset(str(args.file))
     conversations = dataset.conversations[: args.limit_conversations]
@@ -90,28 +83,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     started = time.perf_counter()
     load_before = os.getloadavg()[0]
     with embedded_run("taisce-speed-", args.embeddings, budgets[-1]):
-        built = services()
-        gateway = Gateway(read_api(find_template()))
-        gateway.warm()
-        state = _Run(
-            gateway=gateway,
-            options=Options(embeddings=args.embeddings),
-            max_rows=built.settings.max_rows,
-            embedder=embedder,
-            cache=None,
-            credentials=built.credentials,
-            methods=(),
-        )
-        settle = _settler(built.memory)
+        built, state = gateway_run(args.embeddings, embedder)
         cache = EmbeddingCache(embedder)
         for n, conversation in enumerate(conversations, start=1):
             client = _new_client(state, f"speed-{n}")
-            messages, _ = stored_messages(conversation, "both")
-            ids, _ = _store(client, "messages", message_payload(messages))
-            kept = [m for m, i in zip(messages, ids, strict=True) if i is not None]
-            if conversation.facts:
-                _store(client, "facts", stored_facts(conversation.facts, kept))
-            settle()
+            kept = [m for m, _ in store_conversation(client, conversation)]
+            state.settle()
             sizes = [m.characters for m in kept]
             vectors = cache.matrix([m.text for m in kept])
 

@@ -490,6 +490,42 @@ def _settler(memory: Any) -> Callable[[], None]:
     return settle
 
 
+def gateway_run(embeddings: str, embedder: Any = None) -> tuple[Any, _Run]:
+    """Inside embedded_run: the wiring, and a _Run over the local gateway (every handler
+    imported) whose settle() drains the worker's pending work: what the scripts in
+    bench/ that store conversations through the API start from."""
+    from taisce.api.wiring import services
+    from taisce.local.gateway import Gateway
+    from taisce.local.routes import read_api
+
+    built = services()
+    gateway = Gateway(read_api(find_template()))
+    gateway.warm()
+    run = _Run(
+        gateway=gateway,
+        options=Options(embeddings=embeddings),
+        max_rows=built.settings.max_rows,
+        embedder=embedder,
+        cache=None,
+        credentials=built.credentials,
+        methods=(),
+        settle=_settler(built.memory),
+    )
+    return built, run
+
+
+def store_conversation(client: Client, conversation: Conversation) -> list[tuple[Any, str]]:
+    """Store a conversation's messages (the speaker both ways) and facts through the API
+    as run_quality does, without its notes and timings; the messages kept, each with
+    the id the server gave it."""
+    messages, _ = stored_messages(conversation, "both")
+    ids, _ = _store(client, "messages", message_payload(messages))
+    kept = [(m, i) for m, i in zip(messages, ids, strict=True) if i is not None]
+    if conversation.facts:
+        _store(client, "facts", stored_facts(conversation.facts, [m for m, _ in kept]))
+    return kept
+
+
 def run_quality(dataset: Dataset, options: Options) -> dict[str, Any]:
     """Store, recall and score every conversation; the figures as one JSON-ready dict."""
     from taisce.api.wiring import services
