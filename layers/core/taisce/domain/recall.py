@@ -541,9 +541,13 @@ def _passages_in_order(
     store: Store, project: str, ids: list[str], messages: MessageFilter | None
 ) -> Iterator[Passage]:
     """The passages of these ids that pass the filter, in the ids' order, read a chunk
-    at a time: the bundle usually closes long before the last of hundreds of ids."""
-    for start in range(0, len(ids), PASSAGE_CHUNK):
-        yield from store.passages_by_ids(project, ids[start : start + PASSAGE_CHUNK], messages)
+    at a time: the bundle usually closes long before the last of hundreds of ids. The
+    chunks double (64, 128, 256...): a large budget needs two reads, not three."""
+    start, size = 0, PASSAGE_CHUNK
+    while start < len(ids):
+        yield from store.passages_by_ids(project, ids[start : start + size], messages)
+        start += size
+        size *= 2
 
 
 def _names_one(passage: Passage, subjects: frozenset[str]) -> bool:
