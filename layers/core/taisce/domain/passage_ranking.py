@@ -338,18 +338,25 @@ def order_passages_lazily(
                 exact = -scores.get(pid, 0.0) * time_factor(p, asked)
                 heapq.heappush(waiting, (exact, pid, True, p))
 
-    start, size = 0, first
-    while start < len(ids):
-        for p in read(ids[start : start + size]):
+    for chunk, end in doubling_chunks(ids, first):
+        for p in read(chunk):
             factor = time_factor(p, dated)
             if asked.when:
                 factor *= WHEN_BOOST
             heapq.heappush(waiting, (-scores.get(p.id, 0.0) * factor, p.id, not asked.when, p))
+        if end < len(ids):
+            yield from front(scores.get(ids[end], 0.0) * top)
+    yield from front(-math.inf)
+
+
+def doubling_chunks(ids: Sequence[str], first: int) -> Iterator[tuple[Sequence[str], int]]:
+    """The ids `first` at first and twice as many each time after, each chunk with the
+    index of the first id after it: reads that grow as a bundle keeps taking passages."""
+    start, size = 0, first
+    while start < len(ids):
+        yield ids[start : start + size], start + size
         start += size
         size *= 2
-        if start < len(ids):
-            yield from front(scores.get(ids[start], 0.0) * top)
-    yield from front(-math.inf)
 
 
 def reorder_head(

@@ -41,6 +41,7 @@ from .passage_ranking import (
     asked_time,
     best_first,
     distinct_passages,
+    doubling_chunks,
     fused_scores,
     order_passages,
     order_passages_lazily,
@@ -543,11 +544,8 @@ def _passages_in_order(
     """The passages of these ids that pass the filter, in the ids' order, read a chunk
     at a time: the bundle usually closes long before the last of hundreds of ids. The
     chunks double (64, 128, 256...): a large budget needs two reads, not three."""
-    start, size = 0, PASSAGE_CHUNK
-    while start < len(ids):
-        yield from store.passages_by_ids(project, ids[start : start + size], messages)
-        start += size
-        size *= 2
+    for chunk, _ in doubling_chunks(ids, PASSAGE_CHUNK):
+        yield from store.passages_by_ids(project, chunk, messages)
 
 
 def _names_one(passage: Passage, subjects: frozenset[str]) -> bool:
