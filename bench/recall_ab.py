@@ -33,14 +33,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from bench.recall_speed import _percentiles
+from bench.recall_speed import _budgets, _percentiles
 from taisce.evaluation.baselines import DenseRanker, EmbeddingCache
 from taisce.evaluation.dataset import load_dataset
 from taisce.evaluation.quality import (
     HOPS,
     ROLES,
+    _embed_question,
     _new_client,
     embedded_run,
     gateway_run,
@@ -93,10 +92,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "after": (built.memory, RecallRequest),
             }
             cache = EmbeddingCache(embedder)
-
-            def embed(question: str) -> np.ndarray:
-                return np.asarray(embedder.embed([question])[0], dtype=np.float32)
-
+            embed = _embed_question(embedder)
             turn = 0
             for _ in range(args.rounds):
                 for project, conversation, kept in stored:
@@ -133,10 +129,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "rows": rows,
         "differ": differ,
     }
-
-
-def _budgets(text: str) -> list[int]:
-    return [int(part) for part in text.split(",") if part.strip()]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -35,14 +35,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from taisce.evaluation.baselines import DenseRanker, EmbeddingCache, pack
 from taisce.evaluation.dataset import load_dataset
 from taisce.evaluation.machine import describe_machine
 from taisce.evaluation.quality import (
     HOPS,
     ROLES,
+    _embed_question,
     _new_client,
     embedded_run,
     gateway_run,
@@ -91,11 +90,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             state.settle()
             sizes = [m.characters for m in kept]
             vectors = cache.matrix([m.text for m in kept])
-
-            def embed(question: str) -> np.ndarray:
-                return np.asarray(embedder.embed([question])[0], dtype=np.float32)
-
-            dense = DenseRanker(vectors, embed)
+            dense = DenseRanker(vectors, _embed_question(embedder))
             for question in conversation.questions:
                 for budget in budgets:
                     request = {
