@@ -88,3 +88,17 @@ def start_server(
             return LocalServer(process, match.group(1), data_dir)
     process.kill()
     raise RuntimeError(f"server did not start in time; last output: {line!r}")
+
+
+def wait_for_worker(
+    http: httpx.Client,
+    seconds: float = 60,
+    message: str = "the worker did not finish in time",
+    poll: float = 0.1,
+) -> None:
+    """Wait until the server's background worker has nothing pending (`/v1/health`),
+    failing with `message` after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while http.get("/v1/health").json()["work_pending"]:
+        assert time.monotonic() < deadline, message
+        time.sleep(poll)

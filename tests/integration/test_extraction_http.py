@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +23,7 @@ from taisce.domain.names import normalize_name
 from taisce.ports import Credential
 from tests.moto_server import MotoDynamoDb, shared_moto
 from tests.openai_replay import ChatReplay
-from tests.server import ROOT, LocalServer, start_server
+from tests.server import ROOT, LocalServer, start_server, wait_for_worker
 
 MODEL = "qwen2.5:7b-instruct"
 USER = "Hi, I'm Sam Ortiz. I work at Acme Corp as a data engineer, and i moved to\nDublin in 2021."
@@ -52,10 +51,7 @@ def replay() -> Iterator[ChatReplay]:
 
 
 def wait_until_settled(http: httpx.Client) -> None:
-    deadline = time.monotonic() + SETTLE_SECONDS
-    while http.get("/v1/health").json()["work_pending"]:
-        assert time.monotonic() < deadline, "the worker did not finish in time"
-        time.sleep(0.05)
+    wait_for_worker(http, SETTLE_SECONDS, poll=0.05)
 
 
 def facts_about(http: httpx.Client, subject: str) -> list[dict[str, Any]]:

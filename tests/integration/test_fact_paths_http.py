@@ -4,14 +4,13 @@ entity's fact that answers it, though its cosine with the question is low."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.server import LocalServer, start_server
+from tests.server import LocalServer, start_server, wait_for_worker
 
 FACTS = [
     {"id": "s1", "subject": "Sean", "predicate": "is allergic to", "object": "kiwi fruit",
@@ -40,10 +39,7 @@ def http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
         with server.client(server.new_credential("paths")) as client:
             facts = [{"source_role": "user", **f} for f in FACTS]
             assert client.post("/v1/facts", json={"facts": facts}).status_code == 201
-            deadline = time.monotonic() + 60
-            while client.get("/v1/health").json()["work_pending"]:
-                assert time.monotonic() < deadline, "facts were not embedded in time"
-                time.sleep(0.1)
+            wait_for_worker(client, message="facts were not embedded in time")
             yield client
     finally:
         server.stop()

@@ -3,7 +3,6 @@ the embedded store and on DynamoDB (moto's server); proposals with the real mode
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +14,7 @@ import pytest
 from taisce.credentials import new_credential_id, new_secret, secret_hash
 from taisce.ports import Credential
 from tests.moto_server import MotoDynamoDb, shared_moto
-from tests.server import LocalServer, start_server
+from tests.server import LocalServer, start_server, wait_for_worker
 
 FACTS = [
     {"id": "e1", "subject": "Bob", "predicate": "works at", "object": "Acme Corp"},
@@ -224,10 +223,7 @@ SIMILAR = [
 
 
 def settle(http: httpx.Client) -> None:
-    deadline = time.monotonic() + 60
-    while http.get("/v1/health").json()["work_pending"]:
-        assert time.monotonic() < deadline, "the worker did not finish in time"
-        time.sleep(0.1)
+    wait_for_worker(http)
 
 
 @pytest.fixture(scope="module")

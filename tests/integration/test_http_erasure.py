@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from taisce.domain.names import candidate_spans
-from tests.server import ROOT, LocalServer, start_server
+from tests.server import ROOT, LocalServer, start_server, wait_for_worker
 
 ROLES = ["user", "assistant", "system", "tool"]
 ZERO = {"facts": 0, "entities": 0, "messages": 0, "passages": 0, "reports": 0}
@@ -65,13 +65,6 @@ def texts(answer: dict[str, Any]) -> list[str]:
 
 def erase(http: httpx.Client, body: object) -> httpx.Response:
     return http.post("/v1/erasures", json=body)
-
-
-def wait_for_worker(http: httpx.Client) -> None:
-    deadline = time.monotonic() + 60
-    while http.get("/v1/health").json()["work_pending"]:
-        assert time.monotonic() < deadline, "the worker did not finish in time"
-        time.sleep(0.1)
 
 
 # -- without a model (the session's server) ------------------------------------------

@@ -10,7 +10,6 @@ stderr is then read: no credential, no extractor key and no marker may be there.
 from __future__ import annotations
 
 import json
-import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -24,7 +23,7 @@ from taisce.adapters.sqlite_store import SqliteStore
 from taisce.credentials import new_credential_id, new_secret, secret_hash
 from taisce.ports import Credential
 from tests.openai_replay import ChatReplay
-from tests.server import start_server
+from tests.server import start_server, wait_for_worker
 
 MARKER = f"Zqvx{uuid.uuid4().hex[:12]}"
 EXTRACTOR_KEY = f"sk-test-{uuid.uuid4().hex}"
@@ -68,10 +67,7 @@ def add_credential(store: SqliteStore, project: str) -> tuple[str, str]:
 
 
 def settle(http: httpx.Client) -> None:
-    deadline = time.monotonic() + 60
-    while http.get("/v1/health").json()["work_pending"]:
-        assert time.monotonic() < deadline, "the worker did not finish in time"
-        time.sleep(0.05)
+    wait_for_worker(http, poll=0.05)
 
 
 def session(url: str, live: str, revoked: str) -> list[int]:

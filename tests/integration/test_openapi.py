@@ -11,7 +11,6 @@ from __future__ import annotations
 import difflib
 import json
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
@@ -29,7 +28,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from taisce.api.openapi import build_document, render
-from tests.server import ROOT, LocalServer, start_server
+from tests.server import ROOT, LocalServer, start_server, wait_for_worker
 
 COMMITTED = ROOT / "docs" / "openapi.json"
 CHECKS = [
@@ -128,10 +127,7 @@ def credential(api: LocalServer) -> str:
     with api.client(secret) as http:
         assert http.post("/v1/messages", json={"messages": MESSAGES}).status_code == 202
         assert http.post("/v1/facts", json={"facts": FACTS}).status_code == 201
-        deadline = time.monotonic() + 60
-        while http.get("/v1/health").json()["work_pending"]:
-            assert time.monotonic() < deadline, "reports and vectors were not built in time"
-            time.sleep(0.1)
+        wait_for_worker(http, message="reports and vectors were not built in time")
     return secret
 
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.server import LocalServer, start_server
+from tests.server import LocalServer, start_server, wait_for_worker
 
 ROLES = ["user", "assistant", "system", "tool"]
 
@@ -107,10 +106,7 @@ def semantic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]
         with server.client(server.new_credential("semantic")) as http:
             assert http.post("/v1/messages", json={"messages": MESSAGES}).status_code == 202
             assert http.post("/v1/facts", json={"facts": FACTS}).status_code == 201
-            deadline = time.monotonic() + 30
-            while http.get("/v1/health").json()["work_pending"]:
-                assert time.monotonic() < deadline, "reports were not rebuilt in time"
-                time.sleep(0.1)
+            wait_for_worker(http, 30, "reports were not rebuilt in time")
             yield http
     finally:
         server.stop()

@@ -3,14 +3,13 @@ come from the question's own name-like spans, by spelling and by meaning."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.server import LocalServer, start_server
+from tests.server import LocalServer, start_server, wait_for_worker
 
 FACTS = [
     {"id": "a1", "subject": "Atlas Moran", "predicate": "works at", "object": "Acme Corp"},
@@ -31,10 +30,7 @@ def http(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
         with server.client(server.new_credential("similar")) as client:
             facts = [{"source_role": "user", **f} for f in FACTS]
             assert client.post("/v1/facts", json={"facts": facts}).status_code == 201
-            deadline = time.monotonic() + 60
-            while client.get("/v1/health").json()["work_pending"]:
-                assert time.monotonic() < deadline, "names were not indexed in time"
-                time.sleep(0.1)
+            wait_for_worker(client, message="names were not indexed in time")
             yield client
     finally:
         server.stop()

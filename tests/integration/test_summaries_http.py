@@ -5,7 +5,6 @@ and a recall with themes showing them; a failing model leaves statement summarie
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ import pytest
 from taisce.api.wiring import summary_model
 from taisce.settings import SettingsError, load_settings
 from tests.openai_replay import ChatReplay
-from tests.server import start_server
+from tests.server import start_server, wait_for_worker
 
 MODEL = "qwen2.5:7b-instruct"
 SETTLE_SECONDS = 60
@@ -56,10 +55,7 @@ def replay() -> Iterator[ChatReplay]:
 
 
 def settle(http: httpx.Client) -> None:
-    deadline = time.monotonic() + SETTLE_SECONDS
-    while http.get("/v1/health").json()["work_pending"]:
-        assert time.monotonic() < deadline, "the worker did not finish in time"
-        time.sleep(0.05)
+    wait_for_worker(http, SETTLE_SECONDS, poll=0.05)
 
 
 def themed_reports(http: httpx.Client, name: str) -> list[dict[str, Any]]:
