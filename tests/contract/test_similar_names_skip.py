@@ -102,7 +102,17 @@ def test_no_entity_name_no_span_model_call(store: Any, local_embedder: Any, tmp_
     misspelt = memory.recall(
         project, RecallRequest.model_validate({"question": "Where is Atlas Moren employed?"})
     )
-    assert ["Atlas Moren", "Where", "Atlas", "Moren"] in model.calls
+    assert ["Atlas Moren", "Atlas", "Moren"] in model.calls
     assert index.searched["entity"] > 0
     assert [f["object"] for f in misspelt["facts"]] == ["Acme Corp"]
+
+    # A question whose only capitalised word opens it ("What") has no name-like span:
+    # with names held, still one model call (the question's) and no entity search.
+    model.calls.clear()
+    index.searched.clear()
+    plain = "What did the posters at the poetry reading say?"
+    unnamed = memory.recall(project, RecallRequest.model_validate({"question": plain}))
+    assert model.calls == [[plain]]
+    assert "entity" not in index.searched
+    assert unnamed["facts"] == [] and unnamed["degraded"] == []
     index.close()

@@ -101,13 +101,17 @@ def misspellings_found(keys: list[str], count: int = 300, seed: int = 7) -> floa
 @pytest.mark.parametrize(
     ("question", "spans"),
     [
-        ("Where is Atlas Moren employed?", ["Atlas Moren", "Where", "Atlas", "Moren"]),
+        ("Where is Atlas Moren employed?", ["Atlas Moren", "Atlas", "Moren"]),
         ("where is atlas moren employed?", []),
-        ("Is Jean-Luc here?", ["Is Jean-Luc", "Is Jean", "Jean-Luc", "Is", "Jean", "Luc"]),
+        ("Is Jean-Luc here?", ["Is Jean-Luc", "Is Jean", "Jean-Luc", "Jean", "Luc"]),
         ("Ask O'Brien, then Maya.",
          ["Ask O'Brien", "Ask O", "O'Brien", "Ask", "O", "Brien", "Maya"]),
         ("北京在哪里?", []),
-        ("Who is ATLAS?", ["Who", "ATLAS"]),
+        ("Who is ATLAS?", ["ATLAS"]),
+        # One function word opening a question is grammar, not a name: no span at all.
+        ("What did the posters at the poetry reading say?", []),
+        ("When did Will go?", []),
+        ("Will Smith went where?", ["Will Smith", "Smith"]),
     ],
 )  # fmt: skip
 def test_name_like_spans_are_runs_of_capitalised_words(question: str, spans: list[str]) -> None:

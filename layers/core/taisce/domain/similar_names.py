@@ -1,8 +1,9 @@
 """Similar names: the entities a question means when it names none exactly (recall step 2).
 
 Only the question's own name-like spans are compared, never the whole question: a
-span is a run of capitalised words ("Where is Atlas Moren employed?" gives "Where",
-"Atlas Moren", "Atlas" and "Moren"). Two signals find an entity for a span:
+span is a run of capitalised words ("Where is Atlas Moren employed?" gives "Atlas
+Moren", "Atlas" and "Moren"; "Where" alone is a function word, not a name). Two signals
+find an entity for a span:
 
 - spelling: the span and the entity's name (both normalised) differ by at most a few
   edits (insert, delete, substitute, swap two neighbours; rapidfuzz's OSA distance):
@@ -32,6 +33,7 @@ from rapidfuzz.distance import OSA
 
 from .model import Role
 from .names import normalize_name
+from .words import STOPWORDS
 
 if TYPE_CHECKING:  # ports imports domain modules
     from ..ports import Embedder, Store, VectorIndex
@@ -115,8 +117,14 @@ def name_like_spans(question: str) -> list[str]:
                 spans.append((j - i + 1, run[i][0], run[j][1]))
     spans.sort(key=lambda s: (-s[0], s[1]))
     found: dict[str, str] = {}
-    for _, start, end in spans:
-        found.setdefault(normalize_name(text[start:end]), text[start:end])
+    for words, start, end in spans:
+        key = normalize_name(text[start:end])
+        # One function word is grammar, not a name: "What", "Who", "Is" open questions
+        # capitalised. Skipped, it costs no model call (a question naming nobody
+        # otherwise paid one for "What" alone) and can match no entity.
+        if words == 1 and key in STOPWORDS:
+            continue
+        found.setdefault(key, text[start:end])
         if len(found) >= MAX_SPANS:
             break
     return list(found.values())
