@@ -112,14 +112,18 @@ def _fill_facts(
     meaning: _Meaning | None,
     step: str = "exact_name",
     names: Sequence[str] = (),
+    read: dict[str, Fact] | None = None,
 ) -> None:
     """Fill the bundle with the matched entities' facts that bear on the question
     (domain/fact_ranking.py). If the model or the index fails, words alone rank them,
-    and `degraded` does not list facts: step 1 ran (as without a model)."""
+    and `degraded` does not list facts: step 1 ran (as without a model). Every fact
+    read (each passed the roles and filters) is put in `read` if given."""
     # A fact the filters hide is neither a candidate nor walked, nor counted in the
     # word statistics: only hop-1 facts that passed them name the entities of hop 2.
     roles = controls.source_roles
     hop1 = list(store.facts_about(project, matched, roles, limit=FACT_POOL, filters=filters))
+    if read is not None:
+        read.update((f.id, f) for f in hop1)
     first = {key: i for i, key in enumerate(matched)}
     candidates = [Candidate(f, 1, (), _reached_through(f, first)) for f in hop1]
     said = [*matched, *names]
@@ -146,6 +150,8 @@ def _fill_facts(
                 filters=filters,
             )
             for fact in hop2:
+                if read is not None:
+                    read[fact.id] = fact
                 linked = _reached_through(fact, order)
                 link = links[linked]
                 candidates.append(Candidate(fact, 2, link.path, link.matched, linked))
@@ -295,15 +301,28 @@ def recall(
     said = [*matched, *picked]
     meaning = _Meaning(q, semantic.index) if q is not None and semantic is not None else None
     lost: set[str] = set()
+    # The facts steps 1 and 2 read: step 4 follows the facts nearest the question to
+    # their messages, and two in three of those are facts already read (real
+    # conversations), which it then need not read again.
+    read: dict[str, Fact] = {}
     if matched and "facts" in surfaces:
         _fill_facts(
-            store, project, question, matched, controls, bundle, filters, meaning, names=said
+            store,
+            project,
+            question,
+            matched,
+            controls,
+            bundle,
+            filters,
+            meaning,
+            names=said,
+            read=read,
         )
     if semantic is None or q is None:
         lost |= {s for s in surfaces if s in SEMANTIC_SURFACES}
     else:
         lost |= _semantic_steps(
-            store, project, question, controls, bundle, matched, semantic, q, filters, said
+            store, project, question, controls, bundle, matched, semantic, q, filters, said, read
         )
     return {
         "controls": controls.echo(),
@@ -325,8 +344,11 @@ def _semantic_steps(
     q: _Question,
     filters: FactFilter,
     said: Sequence[str] = (),
+    read: dict[str, Fact] | None = None,
 ) -> set[str]:
-    """Steps 2-4; returns the surfaces that could not run."""
+    """Steps 2-4; returns the surfaces that could not run. `read`: the facts step 1
+    read (step 2 adds its own)."""
+    read = {} if read is None else read
     lost: set[str] = set()
     surfaces, roles = controls.surfaces, controls.source_roles
     index = semantic.index
@@ -360,6 +382,7 @@ def _semantic_steps(
                 meaning,
                 "similar_name",
                 names=spans,
+                read=read,
             )
 
     # Step 3: reports, when nothing matched or themes is asked for, nearest the
@@ -422,7 +445,7 @@ def _semantic_steps(
         scores = fused_scores(nearest or [], lexical or [])
         # The facts nearest the question point at the messages they cite
         # (domain/fact_ranking.py): a third ranking, over the passages found.
-        ranks = _cited_messages(store, project, q, index, roles, filters)
+        ranks = _cited_messages(store, project, q, index, roles, filters, read)
         for pid, added in pointer_scores(list(scores), ranks, RRF_K).items():
             scores[pid] += added
         # A message's later passages yield to other messages (domain/passage_ranking.py).
@@ -525,17 +548,23 @@ def _cited_messages(
     index: VectorIndex,
     roles: Sequence[Role],
     filters: FactFilter,
+    read: Mapping[str, Fact],
 ) -> dict[str, int]:
     """The messages cited by the visible facts nearest the question, ranked by the
     first fact citing each (empty if the model or the index failed: the passages are
-    then ranked as without facts, and nothing more is degraded)."""
+    then ranked as without facts, and nothing more is degraded). A fact in `read` (read
+    by this recall, through the same roles and filters) is not read again."""
     hits = q.nearest(index, project, "fact", POINTER_DEPTH, roles)
     if not hits:
         return {}
     # The store's facts, as the recall may see them: a fact deleted, erased, of a role
     # not asked for or hidden by a filter points at nothing.
-    facts = store.fact_pointers(project, [h.id for h in hits])
-    return cited_message_ranks(f for f in facts if f.source_role in roles and filters.admits(f))
+    unread = [h.id for h in hits if h.id not in read]
+    pointers = {p.id: p for p in store.fact_pointers(project, unread)} if unread else {}
+    facts = (read.get(h.id) or pointers.get(h.id) for h in hits)
+    return cited_message_ranks(
+        f for f in facts if f is not None and f.source_role in roles and filters.admits(f)
+    )
 
 
 def _passages_in_order(
