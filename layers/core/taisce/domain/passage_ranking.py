@@ -366,12 +366,11 @@ def order_by_times(
     passages can then be read in this order, a chunk at a time, as the bundle fills."""
     if asked.when:
         raise ValueError("'when' needs each passage's text: use order_passages_lazily")
-    return [
-        pid
-        for _, pid in sorted(
-            [(-score * date_factor(times[pid], asked), pid) for pid, score in scores.items()]
-        )
-    ]
+    # One factor per distinct time: a message's passages share it, and a conversation's
+    # messages often share their session's (date_factor per id was ~0.4 ms at 800 ids).
+    factors = {when: date_factor(when, asked) for when in set(times.values())}
+    keyed = sorted([(-score * factors[times[pid]], pid) for pid, score in scores.items()])
+    return [pid for _, pid in keyed]
 
 
 def doubling_chunks(ids: Sequence[str], first: int) -> Iterator[tuple[Sequence[str], int]]:
