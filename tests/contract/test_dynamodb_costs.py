@@ -45,6 +45,7 @@ from botocore.config import Config
 from taisce.adapters.dynamodb_items import unlift_items
 from taisce.adapters.dynamodb_store import LISTING_SHARDS, DynamoDbStore, client_config, item_size
 from taisce.adapters.sqlite_vectors import SqliteVectorIndex
+from taisce.domain import recall
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.filters import MessageFilter
 from taisce.domain.ingest import FactsRequest, MessagesRequest
@@ -381,6 +382,51 @@ def test_with_a_model_fact_vectors_rank_on_dynamodb_and_their_calls_are_counted(
     assert meter.sent == {"BatchGetItem": 1, "Query": 1 + 2 + 1 + 1}
     assert meter.waves() == 4
     assert meter.beside_first_wave()
+
+
+def test_a_dated_recall_reads_no_message_times(
+    moto: MotoDynamoDb, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A question naming a month reorders every candidate by its message's time: each
+    # passage's hit carries it (the index keeps it with the vector), so the recall reads
+    # passages in the known order, a Query per message, and no message's time at all.
+    store = DynamoDbStore(moto.table, client=moto.client(), direct_reads=False)
+    meter = Meter(store.client)
+    index = _CountingIndex(tmp_path / "vectors.sqlite3")
+    memory = Memory(store, Limits(), semantic=Semantic(_Embedder(), index))
+    project = unique("dated")
+    given = [
+        {
+            "role": "user",
+            "content": f"Atlas will live near x{n}a x{n}b x{n}c.",  # no two alike
+            "occurred_at": f"2024-{1 + n % 12:02d}-03T10:00:00Z",
+        }
+        for n in range(100)
+    ]
+    memory.store_messages(project, MessagesRequest.model_validate({"messages": given}))
+    assert memory.index_pending(project) == 100
+    request = RecallRequest.model_validate(
+        {
+            "question": "Where did Atlas live in March 2024?",
+            "surfaces": ["passages"],
+            "max_rows": 10,
+        }
+    )
+    meter.reset()
+    body = memory.recall(project, request)
+    assert body["degraded"] == [] and len(body["passages"]) == 10
+    fast = dict(meter.sent)
+    # Entries indexed before times were kept: the same answer, with the passages read
+    # with their messages' times (one BatchGetItem per 100 messages).
+    monkeypatch.setattr(recall, "_hit_times", lambda *_: None)
+    meter.reset()
+    assert memory.recall(project, request) == body
+    lazy = dict(meter.sent)
+    # Both read the first chunk of 64 passages, a Query per message (and the same reads
+    # of the steps before); only the lazy path reads their messages' times as well.
+    assert fast["Query"] == lazy["Query"] >= 64
+    assert lazy["BatchGetItem"] == fast.get("BatchGetItem", 0) + 1
+    store.client.close()
 
 
 def test_passages_of_many_messages_are_read_in_one_wave(metered: tuple[Memory, Meter]) -> None:

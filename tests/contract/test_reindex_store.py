@@ -46,6 +46,9 @@ def test_mark_everything_marks_passages_names_and_entities(kind: str, tmp_path: 
         ("entity", "tool:atlas", "Atlas", "tool"),
         ("entity", "tool:grep", "Grep", "tool"),
     }
+    # The passage's mark carries its message's time, as a mark written on storing does.
+    (passage,) = [v for v in store.pending_vectors(project, 100) if v.kind == "passage"]
+    assert passage.occurred_at == message("x").occurred_at
     assert project in store.vector_projects()
     dirty = {(role, key) for role, key, _ in store.dirty_entities(project)}
     assert dirty == {("user", "atlas"), ("user", "acme"), ("tool", "atlas"), ("tool", "grep")}

@@ -100,8 +100,12 @@ def test_passages_and_names_wait_for_their_vectors(store: Any, project: str) -> 
     store.put_facts(project, [stored])
     pending = store.pending_vectors(project, 100)
     assert set(pending) == {
-        # A passage's mark carries its message's storing position (the project's first).
-        *(PendingVector("passage", p.id, p.quote, "assistant", 1) for p in passages),
+        # A passage's mark carries its message's storing position (the project's first)
+        # and its message's time (recall's month and day factors read it from the hits).
+        *(
+            PendingVector("passage", p.id, p.quote, "assistant", 1, messages[0].occurred_at)
+            for p in passages
+        ),
         PendingVector("entity", "tool:atlas", "Atlas", "tool"),
         PendingVector("entity", "tool:acme corp", "Acme Corp", "tool"),
         # A fact's statement, for recall's fact ranking.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -142,3 +143,44 @@ def test_similarities_score_exactly_the_items_asked(index: SqliteVectorIndex) ->
     assert index.similarities("q", "fact", unit(1, 0), ["a"]) == {"a": pytest.approx(0.0)}
     assert index.similarities("p", "passage", query, ["a"]) == {}
     assert index.similarities("p", "fact", query, []) == {}
+
+
+def test_passage_hits_carry_position_and_time_and_an_older_file_gains_them(
+    tmp_path: Path,
+) -> None:
+    # A vectors table as a file made before positions and messages' times were kept.
+    path = tmp_path / "v.sqlite3"
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "CREATE TABLE vectors (project TEXT NOT NULL, kind TEXT NOT NULL, id TEXT NOT NULL, "
+            "role TEXT, vector BLOB NOT NULL, PRIMARY KEY (project, kind, id)) WITHOUT ROWID"
+        )
+        old = np.asarray(unit(1, 0.2), np.float32).tobytes()
+        db.execute("INSERT INTO vectors VALUES ('p', 'passage', 'old#0', 'user', ?)", (old,))
+    index = SqliteVectorIndex(path, DIMS)
+    index.upsert(
+        "p",
+        "passage",
+        [
+            VectorItem("a#0", unit(1), "user", "Mel painted a sunrise", 3, "2023-10-20T18:00:00Z"),
+            VectorItem("b#0", unit(1, 0.5), "user", "Mel painted a lake", 4, ""),  # no time
+        ],
+    )
+    hits = {h.id: h for h in index.search("p", "passage", unit(1), 5)}
+    # "" the message holds no time; None the entry carries none (written before).
+    assert [(hits[i].position, hits[i].occurred_at) for i in ("a#0", "b#0", "old#0")] == [
+        (3, "2023-10-20T18:00:00Z"),
+        (4, ""),
+        (None, None),
+    ]
+    words = {h.id: h.occurred_at for h in index.search_text("p", "passage", "Mel painted", 5)}
+    assert words == {"a#0": "2023-10-20T18:00:00Z", "b#0": ""}
+    index.close()
+    # Read back from the file by another opening (not the matrix kept in memory).
+    again = SqliteVectorIndex(path, DIMS)
+    assert {h.id: h.occurred_at for h in again.search("p", "passage", unit(1), 5)} == {
+        "a#0": "2023-10-20T18:00:00Z",
+        "b#0": "",
+        "old#0": None,
+    }
+    again.close()

@@ -169,13 +169,21 @@ def test_upsert_replaces_stored_copies_in_one_bulk(
         "passage",
         [
             VectorItem("a", [0.0, 1.0, 0.0, 0.0], "user", "an earlier version in this batch"),
-            VectorItem("a", A, "user", "Dana moved to Galway in March.", position=6),
+            VectorItem(
+                "a",
+                A,
+                "user",
+                "Dana moved to Galway in March.",
+                position=6,
+                occurred_at="2023-03-14T09:00:00Z",
+            ),
             VectorItem(
                 "b",
                 np.asarray(B, np.float32).tolist(),
                 "user",
                 "The Galway office opened in 2019.",
                 position=7,
+                occurred_at="",  # its message holds no time
             ),
             VectorItem("c", C, "tool"),
         ],
@@ -243,13 +251,21 @@ def test_a_delete_right_after_indexing_finds_the_documents_by_their_ids(
         "p",
         "passage",
         [
-            VectorItem("a", A, "user", "Dana moved to Galway in March.", position=6),
+            VectorItem(
+                "a",
+                A,
+                "user",
+                "Dana moved to Galway in March.",
+                position=6,
+                occurred_at="2023-03-14T09:00:00Z",
+            ),
             VectorItem(
                 "b",
                 np.asarray(B, np.float32).tolist(),
                 "user",
                 "The Galway office opened in 2019.",
                 position=7,
+                occurred_at="",  # its message holds no time
             ),
             VectorItem("c", C, "tool"),
         ],
@@ -298,6 +314,14 @@ def test_knn_search_filters_in_the_graph_and_ranks_by_cosine(
     assert [h.score for h in hits] == pytest.approx([0.96, 0.8, 0.6, 0.6])
     # Each passage hit carries its message's storing position (the newest copy's).
     assert [h.position for h in hits] == [7, 6, None, 9]
+    # And its message's time: "" where the message holds none, None where the document
+    # carries none (indexed before times were kept).
+    assert [h.occurred_at for h in hits] == [
+        "2023-05-08T13:56:00Z",
+        "2023-03-14T09:00:00Z",
+        None,
+        "",
+    ]
     assert index.search("q", "entity", Q, 1) == []
 
 
@@ -315,8 +339,8 @@ def test_text_search_is_bm25_with_the_same_filters(
     index = replay("search-text")
     hits = index.search_text("p", "passage", "Who is moving to Galway?", 5, roles=["user"])
     assert hits == [
-        Hit("a", pytest.approx(1.2039728), 6),
-        Hit("f", pytest.approx(1.2039728), 11),
+        Hit("a", pytest.approx(1.2039728), 6, "2023-03-14T09:00:00Z"),
+        Hit("f", pytest.approx(1.2039728), 11, "2023-06-01T10:00:00Z"),
         Hit("b", pytest.approx(0.5753642)),
     ]
     assert index.search_text("p", "report", "Galway", 1) == []

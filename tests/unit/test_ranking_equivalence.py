@@ -7,6 +7,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,6 +27,7 @@ from taisce.domain.passage_ranking import (
     distinct_passages,
     fuse_rankings,
     fused_scores,
+    order_by_times,
     order_passages,
     order_passages_lazily,
     spread_messages,
@@ -291,3 +293,47 @@ def test_order_passages_lazily_is_order_passages(
         ids, lambda c: [held[i] for i in c if i in held], scores, asked, first
     )
     assert list(lazy) == order_passages(passages, scores, asked)
+
+
+# Questions that name a month or day but do not ask "when": the order is known from each
+# candidate's message time alone (the index carries it with each hit).
+_DATED = [q for q in _QUESTIONS if asked_time(q).dated and not asked_time(q).when]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    _timed_passages,
+    st.lists(st.sampled_from([0.0, 0.05, 0.1, 0.1 / 3, 0.2, 1.0]), min_size=30, max_size=30),
+    st.sampled_from(_DATED),
+    st.integers(1, 5),
+)
+def test_order_by_times_is_order_passages(
+    texts: list[tuple[str, str | None]], values: list[float], question: str, first: int
+) -> None:
+    passages = [
+        Passage(f"m{n}#0", f"m{n}", "user", None, 0, len(q), q, when)
+        for n, (q, when) in enumerate(texts)
+    ]
+    scores = {p.id: v for p, v in zip(passages, values, strict=False)}
+    # Hits of passages the store no longer holds carry a time too (never read back).
+    scores.update({f"gone{n}": v for n, v in enumerate(values[:3])})
+    # A message without a time is carried as "" (None: not carried).
+    times = {p.id: p.occurred_at or "" for p in passages}
+    times.update({f"gone{n}": "2023-07-02" for n in range(3)})
+    held = {p.id: p for p in passages}
+    asked = asked_time(question)
+    order = order_by_times(scores, times, asked)
+    assert sorted(order) == sorted(scores)
+    expected = order_passages(passages, scores, asked)
+    assert [held[i] for i in order if i in held] == expected
+    # And the same as the lazy order the recall keeps for hits without times.
+    ids = [pid for _, pid in best_first(scores)]
+    lazy = order_passages_lazily(
+        ids, lambda c: [held[i] for i in c if i in held], scores, asked, first
+    )
+    assert list(lazy) == expected
+
+
+def test_order_by_times_refuses_a_when_question() -> None:
+    with pytest.raises(ValueError, match="when"):
+        order_by_times({"a#0": 1.0}, {"a#0": ""}, asked_time("When did Mel paint in July?"))

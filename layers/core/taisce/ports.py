@@ -334,6 +334,11 @@ class PendingVector:
     # A passage's message's place in its project's storing order (None: stored
     # before positions were kept, or not a passage); the index keeps it with the vector.
     position: int | None = None
+    # When a passage's message occurred (its stored form; "" if the message holds no
+    # time), kept by the index with the vector: a recall that names a month or day
+    # orders by it without reading passages. None: not carried (a mark written before
+    # times were kept, or not a passage): recall then reads the passages for it.
+    occurred_at: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -406,6 +411,9 @@ class VectorItem:
     # A passage's message's storing position (PendingVector.position), returned with
     # its hits: recall's neighbour signal reads it without another round trip.
     position: int | None = None
+    # A passage's message's time (PendingVector.occurred_at: "" the message holds none,
+    # None not carried), returned with its hits for recall's month and day factors.
+    occurred_at: str | None = None
 
 
 class Hit(NamedTuple):
@@ -417,6 +425,9 @@ class Hit(NamedTuple):
     score: float
     # The item's storing position, where the index holds one (VectorItem.position).
     position: int | None = None
+    # Its message's time, where the index holds one (VectorItem.occurred_at): "" the
+    # message holds none; None not carried (an entry indexed before times were kept).
+    occurred_at: str | None = None
 
 
 class VectorIndex(Protocol):

@@ -2651,12 +2651,17 @@ class DynamoDbStore:
         text: str,
         role: str | None,
         position: int | None = None,
+        occurred_at: str | None = None,
     ) -> None:
         attributes: Item = {"kind": {"S": kind}, "id": {"S": item_id}, "text": {"S": text}}
         if role is not None:
             attributes["role"] = {"S": role}
         if position is not None:
             attributes["pos"] = {"N": str(position)}
+        # A passage's message's time, as passages_by_ids reads it ("" for none; absent
+        # on marks written before times were kept: PendingVector.occurred_at).
+        if occurred_at is not None:
+            attributes["at"] = {"S": occurred_at}
         self._add_mark(project, unit, VECTORS, vector_sk(kind, item_id), attributes)
 
     def _mark_fact(self, project: str, unit: _Unit, f: Fact, token: str) -> None:
@@ -2677,6 +2682,8 @@ class DynamoDbStore:
 
     def _mark_passages(self, project: str, unit: _Unit) -> None:
         if self.mark_vectors:
+            occurred = unit.claim.get("occurred_at")
+            at = unsortable(occurred["S"]) if occurred is not None else ""
             for p in unit.items:
                 self._mark_vector(
                     project,
@@ -2686,6 +2693,7 @@ class DynamoDbStore:
                     p["quote"]["S"],
                     p["role"]["S"],
                     int(p["pos"]["N"]),
+                    at,
                 )
 
     def _dirty_marks(self, project: str, role: str, claim: Item, token: str) -> _Unit:
@@ -2860,9 +2868,17 @@ class DynamoDbStore:
                     entity = f"{role}:{key}"
                     self._mark_vector(project, unit, "entity", entity, item["n"]["S"], role)
         ids = [i["id"]["S"] for i in self._listing(project, LIST_MESSAGES)]
-        for passages in self.passages_of_messages(project, ids).values():
+        # Each message's time, carried by its passages' marks (as put_messages writes them).
+        claims = self._batch_get(
+            [_key(message_pk(project, m), MESSAGE_SK) for m in ids], "PK, occurred_at"
+        )
+        times = {
+            c["PK"]["S"]: unsortable(c["occurred_at"]["S"]) for c in claims if "occurred_at" in c
+        }
+        for message_id, passages in self.passages_of_messages(project, ids).items():
+            at = times.get(message_pk(project, message_id), "")
             for p in passages:
-                self._mark_vector(project, unit, "passage", p.id, p.quote, p.role, p.position)
+                self._mark_vector(project, unit, "passage", p.id, p.quote, p.role, p.position, at)
         # Every stored fact's statement, for recall's fact ranking (as the embedded store).
         for f in self.project_facts(project):
             self._mark_vector(project, unit, "fact", f.id, f.statement, f.source_role)
@@ -2886,6 +2902,7 @@ class DynamoDbStore:
                 i["text"]["S"],
                 _s(i, "role"),  # type: ignore[arg-type]
                 int(i["pos"]["N"]) if "pos" in i else None,
+                i["at"]["S"] if "at" in i else None,
             )
             for i in islice(self._marks(project, VECTORS, limit), limit)
         ]

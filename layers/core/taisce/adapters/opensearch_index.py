@@ -120,6 +120,10 @@ def index_body(dimensions: int) -> dict[str, Any]:
                 "written_at": {"type": "long"},
                 # A passage's message's storing position (recall's neighbour signal).
                 "position": {"type": "long"},
+                # Its message's time, the stored string as it was written ("" for none):
+                # recall's month and day factors (a keyword gives the string back as is;
+                # a date would refuse "").
+                "occurred_at": {"type": "keyword"},
                 "vector": {
                     "type": "knn_vector",
                     "dimension": dimensions,
@@ -135,9 +139,12 @@ def index_body(dimensions: int) -> dict[str, Any]:
 
 
 def _fields(kind: str) -> list[str]:
-    """What a search reads of each hit: a passage's storing position too (the
-    neighbour signal of recall step 4 needs it, and it costs no other request)."""
-    return ["item_id", "written_at", "position"] if kind == "passage" else ["item_id", "written_at"]
+    """What a search reads of each hit: a passage's storing position and message time
+    too (the neighbour signal and the asked time of recall step 4 need them, and they
+    cost no other request)."""
+    if kind == "passage":
+        return ["item_id", "written_at", "position", "occurred_at"]
+    return ["item_id", "written_at"]
 
 
 def _whole(value: Any) -> int:
@@ -372,6 +379,8 @@ class OpenSearchVectorIndex:
                 source["text"] = item.text
             if item.position is not None:
                 source["position"] = item.position
+            if item.occurred_at is not None:
+                source["occurred_at"] = item.occurred_at
             actions.append(({"index": {}}, source, item_id))
         assigned = self._bulk("upsert", actions)
         if self.ledger is not None:
@@ -417,7 +426,7 @@ class OpenSearchVectorIndex:
     @staticmethod
     def _hits(raw: list[dict[str, Any]], k: int, score: Callable[[float], float]) -> list[Hit]:
         """Newest copy of each item, best first, ties by id, at most k."""
-        best: dict[str, tuple[int, float, int | None]] = {}
+        best: dict[str, tuple[int, float, int | None, str | None]] = {}
         for hit in raw:
             try:
                 item_id = str(hit["_source"]["item_id"])
@@ -425,14 +434,17 @@ class OpenSearchVectorIndex:
                 value = score(float(hit["_score"]))
                 held = hit["_source"].get("position")
                 position = None if held is None else _whole(held)
+                occurred = hit["_source"].get("occurred_at")
+                if occurred is not None and not isinstance(occurred, str):
+                    raise ValueError("occurred_at")
             except (KeyError, TypeError, ValueError, ZeroDivisionError):
                 raise VectorIndexError(
                     "OpenSearch search returned an unexpected response"
                 ) from None
             seen = best.get(item_id)
             if seen is None or (stamp, value) > seen[:2]:
-                best[item_id] = (stamp, value, position)
-        hits = [Hit(item_id, value, position) for item_id, (_, value, position) in best.items()]
+                best[item_id] = (stamp, value, position, occurred)
+        hits = [Hit(item_id, value, *held) for item_id, (_, value, *held) in best.items()]
         hits.sort(key=lambda h: (-h.score, h.id))
         return hits[:k]
 

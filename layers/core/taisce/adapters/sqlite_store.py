@@ -245,9 +245,10 @@ _PENDING = (
     "ON CONFLICT (project, kind, id) DO UPDATE SET text = excluded.text, role = excluded.role"
 )
 _PENDING_PASSAGE = (
-    "INSERT INTO pending_vectors (project, kind, id, text, role, position) "
-    "VALUES (?, 'passage', ?, ?, ?, ?) ON CONFLICT (project, kind, id) DO UPDATE SET "
-    "text = excluded.text, role = excluded.role, position = excluded.position"
+    "INSERT INTO pending_vectors (project, kind, id, text, role, position, occurred_at) "
+    "VALUES (?, 'passage', ?, ?, ?, ?, ?) ON CONFLICT (project, kind, id) DO UPDATE SET "
+    "text = excluded.text, role = excluded.role, position = excluded.position, "
+    "occurred_at = excluded.occurred_at"
 )
 _FACT_COLUMNS = (
     "id, subject, subject_key, predicate, object, object_kind, object_key, statement, "
@@ -343,7 +344,8 @@ class SqliteStore:
         # A message's place in its project's storing order, copied to its passages'
         # vector marks (ports.Store.put_messages); older rows have none.
         self._add_columns("messages", (("position", "INTEGER"),))
-        self._add_columns("pending_vectors", (("position", "INTEGER"),))
+        # And its time (ports.PendingVector.occurred_at): NULL on older marks, not known.
+        self._add_columns("pending_vectors", (("position", "INTEGER"), ("occurred_at", "TEXT")))
         self._add_columns("erasure_requests", (("holder", "TEXT"), ("held_until", "REAL")))
         if not name_keys_current(self._db()):  # keys of an older rule: sqlite_name_keys.py
             with self._write() as db:
@@ -657,7 +659,14 @@ class SqliteStore:
                 db.executemany(
                     _PENDING_PASSAGE,
                     [
-                        (project, row[1], row[7], row[3], positions[str(row[2])])
+                        (
+                            project,
+                            row[1],
+                            row[7],
+                            row[3],
+                            positions[str(row[2])],
+                            new[str(row[2])].occurred_at or "",
+                        )
                         for row in rows.values()
                     ],
                 )
@@ -676,8 +685,10 @@ class SqliteStore:
         params: tuple[str, ...] = (project,) if project else ()
         with self._write() as db:
             passages = db.execute(
-                "INSERT INTO pending_vectors (project, kind, id, text, role, position) "
-                "SELECT p.project, 'passage', p.id, p.quote, p.role, m.position "
+                "INSERT INTO pending_vectors "
+                "(project, kind, id, text, role, position, occurred_at) "
+                "SELECT p.project, 'passage', p.id, p.quote, p.role, m.position, "
+                "COALESCE(m.occurred_at, '') "
                 "FROM passages p JOIN messages m ON m.project = p.project AND m.id = p.message_id "
                 f"WHERE 1 {only.replace('project', 'p.project')} "
                 "ON CONFLICT (project, kind, id) DO NOTHING",
@@ -712,12 +723,13 @@ class SqliteStore:
 
     def pending_vectors(self, project: str, limit: int) -> list[PendingVector]:
         rows = self._db().execute(
-            "SELECT kind, id, text, role, position FROM pending_vectors WHERE project = ? "
-            "ORDER BY kind, id LIMIT ?",
+            "SELECT kind, id, text, role, position, occurred_at FROM pending_vectors "
+            "WHERE project = ? ORDER BY kind, id LIMIT ?",
             (project, limit),
         )
         return [
-            PendingVector(r["kind"], r["id"], r["text"], r["role"], r["position"]) for r in rows
+            PendingVector(r["kind"], r["id"], r["text"], r["role"], r["position"], r["occurred_at"])
+            for r in rows
         ]
 
     def clear_pending_vectors(self, project: str, items: Sequence[PendingVector]) -> None:

@@ -71,6 +71,8 @@ class _Matrix:
     roles: list[str | None] = field(default_factory=list)
     # Each passage's message's storing position (None where not held): a hit carries it.
     positions: list[int | None] = field(default_factory=list)
+    # Each passage's message's time (VectorItem.occurred_at; None: not held): likewise.
+    times: list[str | None] = field(default_factory=list)
     rows: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.float32))
     where: dict[str, int] = field(default_factory=dict)
     # Which rows each set of asked roles admits, made once per set until a row changes:
@@ -92,7 +94,12 @@ class _Matrix:
         return mask
 
     def put(
-        self, item_id: str, vector: np.ndarray, role: str | None, position: int | None = None
+        self,
+        item_id: str,
+        vector: np.ndarray,
+        role: str | None,
+        position: int | None = None,
+        occurred_at: str | None = None,
     ) -> None:
         self.masks.clear()
         self.text_ids = None
@@ -106,10 +113,12 @@ class _Matrix:
             self.ids.append(item_id)
             self.roles.append(role)
             self.positions.append(position)
+            self.times.append(occurred_at)
             self.where[item_id] = at
         self.rows[at] = vector
         self.roles[at] = role
         self.positions[at] = position
+        self.times[at] = occurred_at
 
     def remove(self, item_id: str) -> None:
         self.masks.clear()
@@ -123,10 +132,12 @@ class _Matrix:
             self.ids[at] = self.ids[last]
             self.roles[at] = self.roles[last]
             self.positions[at] = self.positions[last]
+            self.times[at] = self.times[last]
             self.where[self.ids[at]] = at
         self.ids.pop()
         self.roles.pop()
         self.positions.pop()
+        self.times.pop()
 
 
 # Words too common to rank by; the rest of the question is matched with OR.
@@ -272,18 +283,22 @@ def _blob(vector: Sequence[float], dimensions: int) -> np.ndarray:
 class SqliteVectorIndex:
     def __init__(self, path: Path | str, dimensions: int) -> None:
         self.file = SqliteFile(path, _SCHEMA)
-        self._add_position_column()
+        self._add_columns()
         self.dimensions = dimensions
         self._lock = threading.Lock()
         self._matrices: dict[tuple[str, str], _Matrix] = {}
 
-    def _add_position_column(self) -> None:
-        """A file made before positions were kept lacks the column (CREATE TABLE IF NOT
-        EXISTS leaves the table as it is); its vectors have no position."""
+    def _add_columns(self) -> None:
+        """A file made before positions (or messages' times) were kept lacks their
+        columns (CREATE TABLE IF NOT EXISTS leaves the table as it is); its vectors
+        have none (NULL: not carried, VectorItem.occurred_at)."""
         db = self.file.db()
-        if "position" not in {r[1] for r in db.execute("PRAGMA table_info(vectors)")}:
+        have = {r[1] for r in db.execute("PRAGMA table_info(vectors)")}
+        for column, kind in (("position", "INTEGER"), ("occurred_at", "TEXT")):
+            if column in have:
+                continue
             try:
-                db.execute("ALTER TABLE vectors ADD COLUMN position INTEGER")
+                db.execute(f"ALTER TABLE vectors ADD COLUMN {column} {kind}")
             except sqlite3.OperationalError as exc:
                 if "duplicate column" not in str(exc):
                     raise  # another process added it first otherwise
@@ -324,11 +339,20 @@ class SqliteVectorIndex:
         with self._lock:
             with self.file.write() as db:
                 db.executemany(
-                    "INSERT INTO vectors (project, kind, id, role, vector, position) "
-                    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (project, kind, id) DO UPDATE SET "
-                    "role = excluded.role, vector = excluded.vector, position = excluded.position",
+                    "INSERT INTO vectors (project, kind, id, role, vector, position, occurred_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project, kind, id) DO UPDATE SET "
+                    "role = excluded.role, vector = excluded.vector, "
+                    "position = excluded.position, occurred_at = excluded.occurred_at",
                     [
-                        (project, kind, item.id, item.role, array.tobytes(), item.position)
+                        (
+                            project,
+                            kind,
+                            item.id,
+                            item.role,
+                            array.tobytes(),
+                            item.position,
+                            item.occurred_at,
+                        )
                         for item, array in zip(items, arrays, strict=True)
                     ],
                 )
@@ -351,7 +375,7 @@ class SqliteVectorIndex:
             matrix = self._matrices.get((project, kind))
             if matrix is not None and matrix.version == version - 1:
                 for item, array in zip(items, arrays, strict=True):
-                    matrix.put(item.id, array, item.role, item.position)
+                    matrix.put(item.id, array, item.role, item.position, item.occurred_at)
                 matrix.version = version
 
     def delete(self, project: str, kind: VectorKind, ids: Collection[str]) -> None:
@@ -390,11 +414,13 @@ class SqliteVectorIndex:
             if matrix is not None and matrix.version == version:
                 return matrix
             matrix = _Matrix(self.dimensions)
-            for item_id, role, blob, position in db.execute(
-                "SELECT id, role, vector, position FROM vectors WHERE project = ? AND kind = ?",
+            for item_id, role, blob, position, occurred_at in db.execute(
+                "SELECT id, role, vector, position, occurred_at FROM vectors "
+                "WHERE project = ? AND kind = ?",
                 (project, kind),
             ):
-                matrix.put(item_id, np.frombuffer(blob, dtype=np.float32), role, position)
+                vector = np.frombuffer(blob, dtype=np.float32)
+                matrix.put(item_id, vector, role, position, occurred_at)
             matrix.version = version
             self._matrices[(project, kind)] = matrix
             return matrix
@@ -421,14 +447,14 @@ class SqliteVectorIndex:
             top = np.argpartition(-scores, take - 1)[:take]
             top = top[np.isfinite(scores[top])]
             # Whole arrays to Python at once: per-element numpy scalars cost ~1 ms a search.
-            ids, positions = matrix.ids, matrix.positions
+            ids, positions, times = matrix.ids, matrix.positions, matrix.times
             rows = top.tolist()
             # Best first, ties by id, sorted as plain tuples (no key function per hit);
             # ids are unique, so the row number never decides.
             order = sorted(
                 zip([-s for s in scores[top].tolist()], [ids[i] for i in rows], rows, strict=True)
             )
-            return [Hit(item_id, -negated, positions[i]) for negated, item_id, i in order]
+            return [Hit(item_id, -negated, positions[i], times[i]) for negated, item_id, i in order]
 
     def similarities(
         self, project: str, kind: VectorKind, vector: Sequence[float], ids: Collection[str]
@@ -468,23 +494,25 @@ class SqliteVectorIndex:
         except sqlite3.Error as exc:
             raise VectorIndexError("text search failed") from exc
         # bm25() is lower for better matches; a Hit's score is higher for better. The
-        # position comes from the (project, kind)'s matrix, which recall's vector search
+        # position and time come from the (project, kind)'s matrix, which recall's vector search
         # loads anyway, rather than from another table read (the text index holds none).
         if kind != "passage":
             return [Hit(r[0], -float(r[1])) for r in rows]
         matrix = self._matrix(project, kind)
         with self._lock:
-            where, positions = matrix.where, matrix.positions
+            where, positions, times = matrix.where, matrix.positions, matrix.times
             # Looked up inline: a method call per hit cost ~0.5 ms a recall (400 hits).
             return [
-                Hit(r[0], -float(r[1]), None if (at := where.get(r[0])) is None else positions[at])
+                Hit(r[0], -float(r[1]))
+                if (at := where.get(r[0])) is None
+                else Hit(r[0], -float(r[1]), positions[at], times[at])
                 for r in rows
             ]
 
     def _passage_text(
         self, project: str, query: str, k: int, roles: Collection[Role] | None
     ) -> list[Hit] | None:
-        """search_text over passages, with each match's id, role and position taken
+        """search_text over passages, with each match's id, role, position and time taken
         from the matrix by the text index's row number: the search then reads no stored
         row of its ~400 matches (~40% of its time). The same hits as the SQL form (ties
         by id, compared as SQLite's BINARY collation does for UTF-8). None when the file
@@ -512,23 +540,24 @@ class SqliteVectorIndex:
         except sqlite3.Error as exc:
             raise VectorIndexError("text search failed") from exc
         wanted = None if roles is None else frozenset(roles)
-        found: list[tuple[float, str, int | None]] = []
+        found: list[tuple[float, str, int | None, str | None]] = []
         with self._lock:
             if matrix.version != version:
                 return None  # this process wrote meanwhile
             if matrix.text_ids is None:
                 matrix.text_ids = text_ids
-            where, held_roles, positions = matrix.where, matrix.roles, matrix.positions
+            where, held_roles = matrix.where, matrix.roles
+            positions, times = matrix.positions, matrix.times
             for row, rank in rows:
                 item_id = text_ids.get(row)
                 at = None if item_id is None else where.get(item_id)
                 if item_id is None or at is None:
                     return None
                 if wanted is None or held_roles[at] in wanted:
-                    found.append((rank, item_id, positions[at]))
-        # ORDER BY rank, id: ids are unique, so the position never decides.
+                    found.append((rank, item_id, positions[at], times[at]))
+        # ORDER BY rank, id: ids are unique, so the position and time never decide.
         found.sort()
-        return [Hit(item_id, -float(rank), position) for rank, item_id, position in found[:k]]
+        return [Hit(i, -float(rank), p, t) for rank, i, p, t in found[:k]]
 
     def close(self) -> None:
         self.file.close()

@@ -167,7 +167,7 @@ class Memory:
             # scores facts' words itself, over the candidates it may see.
             text = None if item.kind == "fact" else item.text
             by_kind.setdefault(item.kind, []).append(
-                VectorItem(item.id, vector, item.role, text, item.position)
+                VectorItem(item.id, vector, item.role, text, item.position, item.occurred_at)
             )
         for kind, batch in by_kind.items():
             self.semantic.index.upsert(project, kind, batch)

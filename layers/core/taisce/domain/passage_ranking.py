@@ -273,13 +273,21 @@ def states_time(text: str) -> bool:
     return _STATES_TIME.search(text) is not None
 
 
+def date_factor(occurred_at: str | None, asked: AskedTime) -> float:
+    """The factor the asked month and day give a passage of a message that occurred
+    at `occurred_at` (stored form; "" or None: no time, no factor): time_factor's part
+    that needs no text."""
+    factor = 1.0
+    if asked.month is not None and in_month(occurred_at, asked.month):
+        factor *= MONTH_BOOST
+    if asked.day is not None and on_day(occurred_at, asked.day):
+        factor *= DAY_BOOST
+    return factor
+
+
 def time_factor(passage: Passage, asked: AskedTime) -> float:
     """The factor the asked time gives this passage's fused score (1.0: none)."""
-    factor = 1.0
-    if asked.month is not None and in_month(passage.occurred_at, asked.month):
-        factor *= MONTH_BOOST
-    if asked.day is not None and on_day(passage.occurred_at, asked.day):
-        factor *= DAY_BOOST
+    factor = date_factor(passage.occurred_at, asked)
     if asked.when and states_time(passage.quote):
         factor *= WHEN_BOOST
     return factor
@@ -347,6 +355,22 @@ def order_passages_lazily(
         if end < len(ids):
             yield from front(scores.get(ids[end], 0.0) * top)
     yield from front(-math.inf)
+
+
+def order_by_times(
+    scores: Mapping[str, float], times: Mapping[str, str], asked: AskedTime
+) -> list[str]:
+    """The ids of `scores` in order_passages' order for a question that names a month
+    or day but does not ask "when", from each id's message time (`times`, held for
+    every id: the index carries it with each hit) rather than from its passage: the
+    passages can then be read in this order, a chunk at a time, as the bundle fills."""
+    if asked.when:
+        raise ValueError("'when' needs each passage's text: use order_passages_lazily")
+    # One factor per distinct time: a message's passages share it, and a conversation's
+    # messages often share their session's (date_factor per id was ~0.4 ms at 800 ids).
+    factors = {when: date_factor(when, asked) for when in set(times.values())}
+    keyed = sorted([(-score * factors[times[pid]], pid) for pid, score in scores.items()])
+    return [pid for _, pid in keyed]
 
 
 def doubling_chunks(ids: Sequence[str], first: int) -> Iterator[tuple[Sequence[str], int]]:

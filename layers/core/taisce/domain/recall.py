@@ -43,6 +43,7 @@ from .passage_ranking import (
     distinct_passages,
     doubling_chunks,
     fused_scores,
+    order_by_times,
     order_passages,
     order_passages_lazily,
     reorder_head,
@@ -477,9 +478,21 @@ def _semantic_steps(
         ordered: Iterable[Passage]
         if asked.dated and restricted:
             ordered = order_passages(found, scores, asked)
+        elif asked.dated and not asked.when and (times := _hit_times(scores, nearest, lexical)):
+            # A named month or day reorders every candidate by its message's time, which
+            # each hit carries (the index keeps it with the vector): the order is known
+            # before any read, and passages are read in it as the bundle fills. Their
+            # times come from the hits too (for `explain`'s factor).
+            ordered = (
+                p._replace(occurred_at=times[p.id] or None)
+                for p in _passages_in_order(
+                    store, project, order_by_times(scores, times, asked), None
+                )
+            )
         elif asked.dated:
-            # A named month or day reorders every candidate by its message's time; read
-            # with times, a growing chunk at a time, as the bundle fills.
+            # The same order where a hit lacks its time (indexed before times were kept)
+            # or "when" needs each passage's text: read with times, a growing chunk at a
+            # time, until no unread passage can pass those read.
             ordered = order_passages_lazily(
                 [pid for _, pid in best_first(scores)],
                 lambda ids: store.passages_by_ids(project, ids, None, times=True),
@@ -575,6 +588,20 @@ def _passages_in_order(
     chunks double (64, 128, 256...): a large budget needs two reads, not three."""
     for chunk, _ in doubling_chunks(ids, PASSAGE_CHUNK):
         yield from store.passages_by_ids(project, chunk, messages)
+
+
+def _hit_times(
+    scores: Mapping[str, float], nearest: Sequence[Hit] | None, lexical: Sequence[Hit] | None
+) -> dict[str, str] | None:
+    """Each candidate's message time as its hits carry it ("" for a message that holds
+    none); None if a candidate's hits carry none (indexed before times were kept)."""
+    times = {
+        h.id: h.occurred_at
+        for hits in (nearest or (), lexical or ())
+        for h in hits
+        if h.occurred_at is not None
+    }
+    return times if all(pid in times for pid in scores) else None
 
 
 def _names_one(passage: Passage, subjects: frozenset[str]) -> bool:
