@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, StringConstraints, field_validator
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from .errors import InvalidRequest
+from .ingest import Name
 from .model import Fact
 from .names import NOT_A_NAME, has_letter_or_digit, normalize_name
 
@@ -32,8 +33,6 @@ PROPOSAL_NAMES = 2_000
 PROPOSAL_NEIGHBOURS = 10
 PROPOSALS = 100
 _EMBED_BATCH = 256
-
-Name = Annotated[str, StringConstraints(min_length=1, max_length=500)]
 
 
 class MergeRequest(BaseModel):
