@@ -51,7 +51,8 @@ class Invocation:
     request_id: str
 
 
-def _error(status: int, code: str, message: str, **extra: object) -> Reply:
+def error_reply(status: int, code: str, message: str, **extra: object) -> Reply:
+    """An error in the API's shape, as the gateway (and the HTTP server before it) sends it."""
     body = error_body(code, message, **extra).encode("utf-8")
     return Reply(status, {"Content-Type": "application/json"}, body)
 
@@ -115,10 +116,10 @@ class Gateway:
         path, _, query = target.partition("?")
         found = self._find(method.upper(), path)
         if found is None:
-            return _error(404, "not_found", "no such route")
+            return error_reply(404, "not_found", "no such route")
         route, path_params = found
         if len(body) > MAX_BODY_BYTES:
-            return _error(413, "payload_too_large", "the body is larger than 1 MiB")
+            return error_reply(413, "payload_too_large", "the body is larger than 1 MiB")
         request_id = uuid.uuid4().hex
         lowered = {k.lower(): v for k, v in headers.items()}
         event = self._event(route, path, query, lowered, body, source_ip, request_id)
@@ -136,13 +137,13 @@ class Gateway:
                 # A failing authorizer: the handler's own failures are caught below.
                 logger.exception("authorizer failed", extra={"request_id": invocation.request_id})
                 request_id = invocation.request_id
-                return _error(500, "internal", "the server failed", request_id=request_id)
+                return error_reply(500, "internal", "the server failed", request_id=request_id)
 
     def _invoke(self, route: Route, event: dict[str, Any], request_id: str) -> Reply:
         if route.authorized:
             context = self._authorize(event, request_id)
             if context is None:
-                return _error(401, "unauthorized", "a valid bearer credential is required")
+                return error_reply(401, "unauthorized", "a valid bearer credential is required")
             event["requestContext"]["authorizer"] = {"lambda": context}
         try:
             result = self._handler(route.function)(
@@ -150,7 +151,7 @@ class Gateway:
             )
         except Exception:
             logger.exception("handler failed", extra={"request_id": request_id})
-            return _error(500, "internal", "the server failed", request_id=request_id)
+            return error_reply(500, "internal", "the server failed", request_id=request_id)
         return self._reply(result)
 
     def _authorize(self, event: dict[str, Any], request_id: str) -> dict[str, Any] | None:

@@ -31,7 +31,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from .gateway import Gateway, Invocation, Reply, _error
+from .gateway import Gateway, Invocation, Reply, error_reply
 from .routes import read_api
 
 # Start and stop: how long a process may take to import its handlers, and to exit.
@@ -334,7 +334,7 @@ class Sandboxes:
 
 
 def _failed(invocation: Invocation) -> Reply:
-    return _error(500, "internal", "the server failed", request_id=invocation.request_id)
+    return error_reply(500, "internal", "the server failed", request_id=invocation.request_id)
 
 
 class BackgroundWorker:

@@ -26,7 +26,7 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..api.resolver import MAX_BODY_BYTES, error_body
-from .gateway import Gateway, Reply, _error
+from .gateway import Gateway, Reply, error_reply
 from .sandboxes import ProcessFailed, Sandboxes
 
 # A request's head (request line and headers) at most this big, as the stdlib server
@@ -156,7 +156,7 @@ class App:
         """The reply, whether to close the connection after it, and a note for the log."""
         version = str(scope["http_version"])
         if version not in ("1.0", "1.1"):
-            reply = _error(
+            reply = error_reply(
                 505,
                 "http_version_not_supported",
                 f"HTTP/{version} is not served here; use HTTP/1.1",
@@ -164,12 +164,14 @@ class App:
             return reply, True, ""
         raw_headers: list[tuple[bytes, bytes]] = scope["headers"]
         if len(raw_headers) > MAX_HEADERS:
-            reply = _error(400, "invalid_request", f"a request has at most {MAX_HEADERS} headers")
+            reply = error_reply(
+                400, "invalid_request", f"a request has at most {MAX_HEADERS} headers"
+            )
             return reply, True, ""
         # h11 bounds a head still arriving; one that came in a single read is measured here.
         head = len(method) + len(target) + sum(len(n) + len(v) + 4 for n, v in raw_headers)
         if head > MAX_HEAD_BYTES:
-            reply = _error(
+            reply = error_reply(
                 400, "invalid_request", f"the request head is over {MAX_HEAD_BYTES:,} bytes"
             )
             return reply, True, ""
@@ -182,7 +184,9 @@ class App:
         if declared is not None and "transfer-encoding" in headers:
             # h11 reads such a body as chunked (RFC 9112, 6.3), but a proxy in front
             # may have read it by its length: refused, and the connection closed.
-            reply = _error(400, "invalid_request", "Content-Length and Transfer-Encoding together")
+            reply = error_reply(
+                400, "invalid_request", "Content-Length and Transfer-Encoding together"
+            )
             return reply, True, ""
         if (
             declared is not None
@@ -190,7 +194,7 @@ class App:
             and (int(declared) > DRAIN_BYTES or headers.get("expect", "").lower() == "100-continue")
         ):
             # Refused unread (h11 allows one run of digits); the connection closes.
-            return _error(413, "payload_too_large", "the body is larger than 1 MiB"), True, ""
+            return error_reply(413, "payload_too_large", "the body is larger than 1 MiB"), True, ""
         body = await _read_body(receive)
         if isinstance(body, tuple):
             return body
@@ -211,7 +215,7 @@ class App:
         try:
             reply = await self.sandboxes.invoke(caller, prepared)
         except ProcessFailed:
-            reply = _error(503, "unavailable", "the server is stopping")
+            reply = error_reply(503, "unavailable", "the server is stopping")
         finally:
             if not gone.done():
                 gone.cancel()
@@ -229,23 +233,27 @@ async def _read_body(receive: Receive) -> bytes | tuple[Reply, bool, str]:
         try:
             message = await asyncio.wait_for(receive(), max(0.0, deadline - time.monotonic()))
         except TimeoutError:
-            reply = _error(
+            reply = error_reply(
                 408, "request_timeout", f"the body did not arrive within {BODY_SECONDS:g} s"
             )
             return reply, True, ""
         if message["type"] == "http.disconnect":
             # A body cut short is never run: the request did not arrive whole.
-            reply = _error(400, "invalid_request", "the request ended before its body")
+            reply = error_reply(400, "invalid_request", "the request ended before its body")
             return reply, True, " (the client disconnected before the body ended; not run)"
         chunk = message.get("body", b"")
         size += len(chunk)
         if size <= MAX_BODY_BYTES:
             body += chunk
         elif size > DRAIN_BYTES:
-            return _error(413, "payload_too_large", "the body is larger than 1 MiB"), True, ""
+            return error_reply(413, "payload_too_large", "the body is larger than 1 MiB"), True, ""
         if not message.get("more_body", False):
             if size > MAX_BODY_BYTES:
-                return _error(413, "payload_too_large", "the body is larger than 1 MiB"), True, ""
+                return (
+                    error_reply(413, "payload_too_large", "the body is larger than 1 MiB"),
+                    True,
+                    "",
+                )
             return bytes(body)
 
 
