@@ -39,7 +39,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from taisce.adapters.sqlite_store import SqliteStore
+from taisce.adapters.sqlite.store import SqliteStore
 from taisce.api.wiring import services
 from taisce.credentials import new_credential_id, new_secret, secret_hash
 from taisce.domain.controls import RecallRequest

@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.recall_bench import TEMPLATE, Client, Corpus, _store_all, make_corpus
-from taisce.adapters.sqlite_store import SqliteStore
-from taisce.adapters.sqlite_vectors import SqliteVectorIndex
+from taisce.adapters.sqlite.store import SqliteStore
+from taisce.adapters.sqlite.vectors import SqliteVectorIndex
 from taisce.api.wiring import services
 from taisce.credentials import new_credential_id, new_secret, secret_hash
 from taisce.evaluation.machine import describe_machine

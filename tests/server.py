@@ -14,7 +14,7 @@ from pathlib import Path
 
 import httpx
 
-from taisce.adapters.sqlite_store import SqliteStore
+from taisce.adapters.sqlite.store import SqliteStore
 from taisce.credentials import new_credential_id, new_secret, secret_hash
 from taisce.ports import Credential
 

@@ -18,8 +18,8 @@ import pytest
 
 from taisce.adapters.dynamodb_store import DynamoDbStore
 from taisce.adapters.embedders import make_embedder
-from taisce.adapters.sqlite_store import SqliteStore
-from taisce.adapters.sqlite_vectors import SqliteVectorIndex
+from taisce.adapters.sqlite.store import SqliteStore
+from taisce.adapters.sqlite.vectors import SqliteVectorIndex
 from taisce.domain.controls import Limits
 from taisce.domain.memory import Memory
 from taisce.domain.recall import Semantic

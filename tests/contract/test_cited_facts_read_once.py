@@ -51,7 +51,7 @@ class Counting:
 def test_facts_step_1_read_are_not_read_again(
     store: Any, local_embedder: Any, tmp_path: Any
 ) -> None:
-    from taisce.adapters.sqlite_vectors import SqliteVectorIndex
+    from taisce.adapters.sqlite.vectors import SqliteVectorIndex
 
     project = unique("cited")
     index = SqliteVectorIndex(tmp_path / "vectors.sqlite3", local_embedder.dimensions)

@@ -44,7 +44,7 @@ from botocore.config import Config
 
 from taisce.adapters.dynamodb_items import unlift_items
 from taisce.adapters.dynamodb_store import LISTING_SHARDS, DynamoDbStore, client_config, item_size
-from taisce.adapters.sqlite_vectors import SqliteVectorIndex
+from taisce.adapters.sqlite.vectors import SqliteVectorIndex
 from taisce.domain import recall
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.filters import MessageFilter

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from taisce.adapters.dynamodb_store import DynamoDbStore
-from taisce.adapters.sqlite_store import SqliteStore
-from taisce.adapters.sqlite_vectors import SqliteVectorIndex
+from taisce.adapters.sqlite.store import SqliteStore
+from taisce.adapters.sqlite.vectors import SqliteVectorIndex
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.erasure import plan_erasure, subject_hash
 from taisce.domain.ingest import FactsRequest

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from taisce.adapters.dynamodb_store import DynamoDbStore
-from taisce.adapters.sqlite_store import SqliteStore
+from taisce.adapters.sqlite.store import SqliteStore
 from taisce.domain.aliases import MergeRequest
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.errors import TaisceError

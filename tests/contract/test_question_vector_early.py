@@ -71,7 +71,7 @@ class Store:
 def test_the_question_vector_is_asked_for_beside_the_first_read(
     store: Any, local_embedder: Any, tmp_path: Any, early: bool
 ) -> None:
-    from taisce.adapters.sqlite_vectors import SqliteVectorIndex
+    from taisce.adapters.sqlite.vectors import SqliteVectorIndex
 
     project = unique("early")
     index = SqliteVectorIndex(tmp_path / "vectors.sqlite3", local_embedder.dimensions)
@@ -122,7 +122,7 @@ class Recording:
 def test_a_path_asks_once_for_the_question_without_its_names(
     store: Any, local_embedder: Any, tmp_path: Any
 ) -> None:
-    from taisce.adapters.sqlite_vectors import SqliteVectorIndex
+    from taisce.adapters.sqlite.vectors import SqliteVectorIndex
 
     project = unique("paths")
     index = SqliteVectorIndex(tmp_path / "vectors.sqlite3", local_embedder.dimensions)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from taisce.adapters.sqlite_vectors import SqliteVectorIndex
+from taisce.adapters.sqlite.vectors import SqliteVectorIndex
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.ingest import FactsRequest, MessagesRequest
 from taisce.domain.memory import Memory

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from taisce.adapters.sqlite_vectors import SqliteVectorIndex
+from taisce.adapters.sqlite.vectors import SqliteVectorIndex
 from taisce.ports import VectorIndexError, VectorItem
 
 DIMS = 8
@@ -112,7 +112,7 @@ def test_text_search_ranks_by_words_within_one_project_and_kind(
 
 
 def test_the_store_marks_vectors_only_when_asked(tmp_path: Path) -> None:
-    from taisce.adapters.sqlite_store import SqliteStore
+    from taisce.adapters.sqlite.store import SqliteStore
     from taisce.domain.ingest import MessageIn, make_message, split_passages
 
     message = make_message(

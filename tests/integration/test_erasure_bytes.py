@@ -100,7 +100,7 @@ def _facts(n: int) -> list[dict[str, object]]:
 
 def _tokens(words: list[str]) -> set[str]:
     """The terms SQLite's FTS5 index stores for these words, with the vector index's
-    tokenizer (adapters/sqlite_vectors.py)."""
+    tokenizer (adapters/sqlite/vectors.py)."""
     db = sqlite3.connect(":memory:")
     db.execute(
         "CREATE VIRTUAL TABLE t USING fts5(text, tokenize = 'porter unicode61 remove_diacritics 2')"

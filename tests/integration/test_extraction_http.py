@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from taisce.adapters.sqlite_store import SqliteStore
+from taisce.adapters.sqlite.store import SqliteStore
 from taisce.credentials import new_credential_id, new_secret, secret_hash
 from taisce.domain.names import normalize_name
 from taisce.ports import Credential

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
-from taisce.adapters.sqlite_store import SqliteStore
+from taisce.adapters.sqlite.store import SqliteStore
 from taisce.credentials import new_credential_id, new_secret, secret_hash
 from taisce.ports import Credential
 from tests.openai_replay import ChatReplay

@@ -18,7 +18,7 @@ import pytest
 
 from functions.worker import app as worker
 from taisce.adapters.dynamodb_store import DynamoDbStore
-from taisce.adapters.sqlite_vectors import SqliteVectorIndex
+from taisce.adapters.sqlite.vectors import SqliteVectorIndex
 from taisce.api import services
 from taisce.api.work import WorkLeft, WorkMessage, work_on
 from taisce.credentials import new_secret, secret_hash

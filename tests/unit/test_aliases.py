@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from taisce.adapters.sqlite_vectors import SqliteVectorIndex
+from taisce.adapters.sqlite.vectors import SqliteVectorIndex
 from taisce.domain.aliases import (
     EntityName,
     MergePlan,

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from taisce.adapters.sqlite_store import SqliteStore
-from taisce.adapters.sqlite_vectors import SqliteVectorIndex
+from taisce.adapters.sqlite.store import SqliteStore
+from taisce.adapters.sqlite.vectors import SqliteVectorIndex
 from taisce.domain.controls import Limits
 from taisce.domain.ingest import FactIn, MessageIn, make_fact, make_message, split_passages
 from taisce.domain.memory import Memory

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from taisce.adapters.sqlite_store import SqliteStore
+from taisce.adapters.sqlite.store import SqliteStore
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.fact_ranking import MAX_FACTS, fact_text
 from taisce.domain.ingest import FactsRequest

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from taisce.adapters.extractors.openai_compatible import OpenAICompatible
-from taisce.adapters.sqlite_store import SqliteStore
+from taisce.adapters.sqlite.store import SqliteStore
 from taisce.domain.controls import Limits
 from taisce.domain.extraction import (
     EXTRACTION_ATTEMPTS,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from taisce.adapters.sqlite_store import SqliteStore
-from taisce.adapters.sqlite_vectors import SqliteVectorIndex
+from taisce.adapters.sqlite.store import SqliteStore
+from taisce.adapters.sqlite.vectors import SqliteVectorIndex
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.ingest import FactsRequest, MessagesRequest
 from taisce.domain.memory import Memory

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from taisce.adapters.sqlite_store import SqliteStore
-from taisce.adapters.sqlite_vectors import SqliteVectorIndex
+from taisce.adapters.sqlite.store import SqliteStore
+from taisce.adapters.sqlite.vectors import SqliteVectorIndex
 from taisce.ports import VectorItem
 
 

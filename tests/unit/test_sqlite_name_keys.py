@@ -7,7 +7,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from taisce.adapters.sqlite_store import SqliteStore
+from taisce.adapters.sqlite.store import SqliteStore
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.ingest import FactsRequest
 from taisce.domain.memory import Memory

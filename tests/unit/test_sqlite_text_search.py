@@ -11,7 +11,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from taisce.adapters.sqlite_vectors import SqliteVectorIndex, _match_query, _scope
+from taisce.adapters.sqlite.vectors import SqliteVectorIndex, _match_query, _scope
 from taisce.ports import Hit, VectorItem
 
 DIMS = 4

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from taisce.adapters.extractors.openai_compatible import OpenAICompatible
-from taisce.adapters.sqlite_store import SqliteStore
+from taisce.adapters.sqlite.store import SqliteStore
 from taisce.domain.controls import Limits
 from taisce.domain.ingest import FactsRequest, make_fact
 from taisce.domain.memory import Memory

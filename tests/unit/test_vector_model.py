@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from taisce.adapters.sqlite_store import SqliteStore
-from taisce.adapters.sqlite_vectors import SqliteVectorIndex
+from taisce.adapters.sqlite.store import SqliteStore
+from taisce.adapters.sqlite.vectors import SqliteVectorIndex
 from taisce.api.wiring import _adopt_model, open_semantic
 from taisce.domain.controls import Limits
 from taisce.domain.ingest import FactsRequest, MessagesRequest

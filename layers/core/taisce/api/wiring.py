@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 from ..adapters.embedders import make_embedder
 from ..adapters.extractors import make_extractor
-from ..adapters.sqlite_store import SqliteStore
-from ..adapters.sqlite_vectors import SqliteVectorIndex
+from ..adapters.sqlite.store import SqliteStore
+from ..adapters.sqlite.vectors import SqliteVectorIndex
 from ..domain.memory import Memory
 from ..domain.recall import Semantic
 from ..ports import CredentialStore, Extractor, WorkQueue

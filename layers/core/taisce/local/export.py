@@ -12,13 +12,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..adapters.sqlite_store import _FACT_COLUMNS, _fact
+from ..adapters.sqlite.facts import FACT_COLUMNS, fact_from_row
 
 _MESSAGES = (
     "SELECT id, role, content, source, occurred_at, recorded_at FROM messages "
     "WHERE project = ? ORDER BY seq"
 )
-_FACTS = f"SELECT seq, {_FACT_COLUMNS} FROM facts WHERE project = ? ORDER BY seq"
+_FACTS = f"SELECT seq, {FACT_COLUMNS} FROM facts WHERE project = ? ORDER BY seq"
 
 
 class ExportError(Exception):
@@ -35,7 +35,7 @@ def export_records(path: Path, project: str) -> Iterator[dict[str, Any]]:
         for row in db.execute(_MESSAGES, (project,)):
             yield {"kind": "message", **{k: v for k, v in dict(row).items() if v is not None}}
         for row in db.execute(_FACTS, (project,)):
-            wire = _fact(tuple(row)).wire()
+            wire = fact_from_row(tuple(row)).wire()
             yield {"kind": "fact", **{k: v for k, v in wire.items() if v is not None}}
     finally:
         db.close()

@@ -12,7 +12,7 @@ invocations over a pipe, and the event loop waits for their replies without bloc
 Fairness: one caller (one Authorization header) holds at most all processes but one
 while others wait, so a project sending slow requests cannot make another wait
 behind them. SQLite is shared by the processes through its own locking (WAL, a busy
-timeout of 30 s on every connection; adapters/sqlite_file.py).
+timeout of 30 s on every connection; adapters/sqlite/file.py).
 """
 
 from __future__ import annotations

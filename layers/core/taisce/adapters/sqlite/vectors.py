@@ -15,14 +15,14 @@ import re
 import sqlite3
 import threading
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from ..domain.model import Role
-from ..ports import Hit, VectorIndexError, VectorItem, VectorKind
-from .sqlite_file import SqliteFile
+from ...domain.model import Role
+from ...ports import Hit, VectorIndexError, VectorItem, VectorKind
+from .file import SqliteFile, add_columns
+from .matrix import Matrix
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS vectors (
@@ -59,85 +59,6 @@ CREATE TABLE IF NOT EXISTS vector_model (
     model TEXT NOT NULL
 );
 """
-
-
-@dataclass
-class _Matrix:
-    """Rows of one (project, kind) in memory, grown by doubling, removed by swap."""
-
-    dimensions: int
-    version: int = -1
-    ids: list[str] = field(default_factory=list)
-    roles: list[str | None] = field(default_factory=list)
-    # Each passage's message's storing position (None where not held): a hit carries it.
-    positions: list[int | None] = field(default_factory=list)
-    # Each passage's message's time (VectorItem.occurred_at; None: not held): likewise.
-    times: list[str | None] = field(default_factory=list)
-    rows: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.float32))
-    where: dict[str, int] = field(default_factory=dict)
-    # Which rows each set of asked roles admits, made once per set until a row changes:
-    # a recall's searches would otherwise test every row's role in Python.
-    masks: dict[frozenset[str], np.ndarray] = field(default_factory=dict)
-    # The text index's row numbers of these items (None: not read since a row changed):
-    # a text search then reads no stored row of its matches for their ids and roles.
-    text_ids: dict[int, str] | None = None
-
-    def __post_init__(self) -> None:
-        self.rows = np.zeros((16, self.dimensions), np.float32)
-
-    def admitted(self, roles: Collection[str]) -> np.ndarray:
-        wanted = frozenset(roles)
-        mask = self.masks.get(wanted)
-        if mask is None:
-            mask = np.fromiter((r in wanted for r in self.roles), bool, len(self.ids))
-            self.masks[wanted] = mask
-        return mask
-
-    def put(
-        self,
-        item_id: str,
-        vector: np.ndarray,
-        role: str | None,
-        position: int | None = None,
-        occurred_at: str | None = None,
-    ) -> None:
-        self.masks.clear()
-        self.text_ids = None
-        at = self.where.get(item_id)
-        if at is None:
-            at = len(self.ids)
-            if at == len(self.rows):
-                grown = np.zeros((2 * len(self.rows), self.dimensions), np.float32)
-                grown[:at] = self.rows[:at]
-                self.rows = grown
-            self.ids.append(item_id)
-            self.roles.append(role)
-            self.positions.append(position)
-            self.times.append(occurred_at)
-            self.where[item_id] = at
-        self.rows[at] = vector
-        self.roles[at] = role
-        self.positions[at] = position
-        self.times[at] = occurred_at
-
-    def remove(self, item_id: str) -> None:
-        self.masks.clear()
-        self.text_ids = None
-        at = self.where.pop(item_id, None)
-        if at is None:
-            return
-        last = len(self.ids) - 1
-        if at != last:
-            self.rows[at] = self.rows[last]
-            self.ids[at] = self.ids[last]
-            self.roles[at] = self.roles[last]
-            self.positions[at] = self.positions[last]
-            self.times[at] = self.times[last]
-            self.where[self.ids[at]] = at
-        self.ids.pop()
-        self.roles.pop()
-        self.positions.pop()
-        self.times.pop()
 
 
 # Words too common to rank by; the rest of the question is matched with OR.
@@ -283,25 +204,12 @@ def _blob(vector: Sequence[float], dimensions: int) -> np.ndarray:
 class SqliteVectorIndex:
     def __init__(self, path: Path | str, dimensions: int) -> None:
         self.file = SqliteFile(path, _SCHEMA)
-        self._add_columns()
+        # A file made before positions (or messages' times) were kept: its vectors have
+        # none (NULL: not carried, VectorItem.occurred_at).
+        add_columns(self.file.db(), "vectors", (("position", "INTEGER"), ("occurred_at", "TEXT")))
         self.dimensions = dimensions
         self._lock = threading.Lock()
-        self._matrices: dict[tuple[str, str], _Matrix] = {}
-
-    def _add_columns(self) -> None:
-        """A file made before positions (or messages' times) were kept lacks their
-        columns (CREATE TABLE IF NOT EXISTS leaves the table as it is); its vectors
-        have none (NULL: not carried, VectorItem.occurred_at)."""
-        db = self.file.db()
-        have = {r[1] for r in db.execute("PRAGMA table_info(vectors)")}
-        for column, kind in (("position", "INTEGER"), ("occurred_at", "TEXT")):
-            if column in have:
-                continue
-            try:
-                db.execute(f"ALTER TABLE vectors ADD COLUMN {column} {kind}")
-            except sqlite3.OperationalError as exc:
-                if "duplicate column" not in str(exc):
-                    raise  # another process added it first otherwise
+        self._matrices: dict[tuple[str, str], Matrix] = {}
 
     def recorded_model(self) -> str | None:
         """The model recorded as making this index's vectors (None: none recorded)."""
@@ -406,14 +314,14 @@ class SqliteVectorIndex:
         ).fetchone()
         return int(row[0]) if row else 0
 
-    def _matrix(self, project: str, kind: str) -> _Matrix:
+    def _matrix(self, project: str, kind: str) -> Matrix:
         db = self.file.db()
         version = self._version(db, project, kind)
         with self._lock:
             matrix = self._matrices.get((project, kind))
             if matrix is not None and matrix.version == version:
                 return matrix
-            matrix = _Matrix(self.dimensions)
+            matrix = Matrix(self.dimensions)
             for item_id, role, blob, position, occurred_at in db.execute(
                 "SELECT id, role, vector, position, occurred_at FROM vectors "
                 "WHERE project = ? AND kind = ?",

@@ -1,6 +1,7 @@
-"""One SQLite file shared by the embedded adapters: a connection per thread (as
-sqlite3 requires), WAL so readers run beside the one writer, and short IMMEDIATE
-write transactions that are all or nothing.
+"""One SQLite file shared by the embedded adapters (the store and the vector index):
+a connection per thread (as sqlite3 requires), WAL so readers run beside the one
+writer, and short IMMEDIATE write transactions that are all or nothing; and the one
+migration step both need, adding the columns an older file lacks.
 
 Deleted content is overwritten with zeros (`secure_delete` ON, on every connection:
 the setting is per connection). FAST would not do: it leaves deleted content on
@@ -12,7 +13,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -32,6 +33,19 @@ def _writer_lock(path: Path) -> threading.RLock:
     key = path.resolve()
     with _WRITERS_LOCK:
         return _WRITERS.setdefault(key, threading.RLock())
+
+
+def add_columns(db: sqlite3.Connection, table: str, columns: Sequence[tuple[str, str]]) -> None:
+    """Add the (column, type)s a file made by an older version lacks: CREATE TABLE IF
+    NOT EXISTS leaves an existing table as it is."""
+    have = {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
+    for column, kind in columns:
+        if column not in have:
+            try:
+                db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+            except sqlite3.OperationalError as exc:
+                if "duplicate column" not in str(exc):
+                    raise  # another process added it first otherwise
 
 
 class SqliteFile:

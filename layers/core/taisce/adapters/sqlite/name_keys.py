@@ -20,8 +20,9 @@ from __future__ import annotations
 import sqlite3
 import uuid
 
-from ..domain.model import ROLES
-from ..domain.names import normalize_name
+from ...domain.model import ROLES
+from ...domain.names import normalize_name
+from .marks import MARK_DIRTY
 
 NAME_KEYS_VERSION = "2"
 
@@ -79,11 +80,7 @@ def _rekey(
         )
     ]
     for role in roles:
-        db.execute(
-            "INSERT INTO dirty_entities (project, role, key, token) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT (project, role, key) DO UPDATE SET token = excluded.token",
-            (*p, role, new, token),
-        )
+        db.execute(MARK_DIRTY, (*p, role, new, token))
     # Name vectors: the old key's marks go; the new key is marked for each role.
     db.executemany(
         "DELETE FROM pending_vectors WHERE project = ? AND kind = 'entity' AND id = ?",

@@ -1,0 +1,185 @@
+"""Work marks of the embedded store, each written in the transaction of the record it
+is about and cleared by the worker that takes it: vectors to embed, entities whose
+reports to rebuild, messages to extract facts from (and extractions that failed)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from ...domain.model import Role
+from ...ports import ExtractionFailure, PendingVector
+from .base import SqliteBase
+
+MARK_DIRTY = (
+    "INSERT INTO dirty_entities (project, role, key, token) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT (project, role, key) DO UPDATE SET token = excluded.token"
+)
+MARK_VECTOR = (
+    "INSERT INTO pending_vectors (project, kind, id, text, role) VALUES (?, ?, ?, ?, ?) "
+    "ON CONFLICT (project, kind, id) DO UPDATE SET text = excluded.text, role = excluded.role"
+)
+MARK_PASSAGE = (
+    "INSERT INTO pending_vectors (project, kind, id, text, role, position, occurred_at) "
+    "VALUES (?, 'passage', ?, ?, ?, ?, ?) ON CONFLICT (project, kind, id) DO UPDATE SET "
+    "text = excluded.text, role = excluded.role, position = excluded.position, "
+    "occurred_at = excluded.occurred_at"
+)
+
+
+class SqliteMarks(SqliteBase):
+    # -- vectors ----------------------------------------------------------------
+
+    def mark_everything(self, project: str | None = None) -> int:
+        """Mark every passage, fact and live name for indexing, and every entity for a
+        report rebuild (to index what was stored while no model was configured).
+        Returns how many vector marks were written."""
+        only = "AND project = ?" if project else ""
+        params: tuple[str, ...] = (project,) if project else ()
+        with self._write() as db:
+            passages = db.execute(
+                "INSERT INTO pending_vectors "
+                "(project, kind, id, text, role, position, occurred_at) "
+                "SELECT p.project, 'passage', p.id, p.quote, p.role, m.position, "
+                "COALESCE(m.occurred_at, '') "
+                "FROM passages p JOIN messages m ON m.project = p.project AND m.id = p.message_id "
+                f"WHERE 1 {only.replace('project', 'p.project')} "
+                "ON CONFLICT (project, kind, id) DO NOTHING",
+                params,
+            ).rowcount
+            names = db.execute(
+                "INSERT INTO pending_vectors (project, kind, id, text, role) "
+                "SELECT project, 'entity', role || ':' || key, "
+                "(SELECT name FROM entities e WHERE e.project = r.project AND e.key = r.key), "
+                f"role FROM entity_roles r WHERE facts > 0 {only} "
+                "ON CONFLICT (project, kind, id) DO NOTHING",
+                params,
+            ).rowcount
+            facts = db.execute(
+                "INSERT INTO pending_vectors (project, kind, id, text, role) "
+                f"SELECT project, 'fact', id, statement, source_role FROM facts WHERE 1 {only} "
+                "ON CONFLICT (project, kind, id) DO NOTHING",
+                params,
+            ).rowcount
+            db.execute(
+                "INSERT INTO dirty_entities (project, role, key, token) "
+                "SELECT project, role, key, lower(hex(randomblob(16))) FROM entity_roles "
+                f"WHERE facts > 0 {only} "
+                "ON CONFLICT (project, role, key) DO UPDATE SET token = excluded.token",
+                params,
+            )
+        return passages + names + facts
+
+    def vector_projects(self) -> list[str]:
+        rows = self._db().execute("SELECT DISTINCT project FROM pending_vectors ORDER BY project")
+        return [r["project"] for r in rows]
+
+    def pending_vectors(self, project: str, limit: int) -> list[PendingVector]:
+        rows = self._db().execute(
+            "SELECT kind, id, text, role, position, occurred_at FROM pending_vectors "
+            "WHERE project = ? ORDER BY kind, id LIMIT ?",
+            (project, limit),
+        )
+        return [
+            PendingVector(r["kind"], r["id"], r["text"], r["role"], r["position"], r["occurred_at"])
+            for r in rows
+        ]
+
+    def clear_pending_vectors(self, project: str, items: Sequence[PendingVector]) -> None:
+        with self._write() as db:
+            db.executemany(
+                "DELETE FROM pending_vectors WHERE project = ? AND kind = ? AND id = ? "
+                "AND text = ?",
+                [(project, i.kind, i.id, i.text) for i in items],
+            )
+
+    # -- reports to rebuild -------------------------------------------------------
+
+    def dirty_projects(self) -> list[str]:
+        rows = self._db().execute("SELECT DISTINCT project FROM dirty_entities ORDER BY project")
+        return [r["project"] for r in rows]
+
+    def dirty_entities(self, project: str) -> list[tuple[Role, str, str]]:
+        rows = self._db().execute(
+            "SELECT role, key, token FROM dirty_entities WHERE project = ? ORDER BY role, key",
+            (project,),
+        )
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def clear_dirty(self, project: str, marks: Sequence[tuple[Role, str, str]]) -> None:
+        with self._write() as db:
+            db.executemany(
+                "DELETE FROM dirty_entities "
+                "WHERE project = ? AND role = ? AND key = ? AND token = ?",
+                [(project, *mark) for mark in marks],
+            )
+
+    # -- extraction (messages -> facts) ----------------------------------------------
+
+    def extraction_projects(self) -> list[str]:
+        rows = self._db().execute(
+            "SELECT DISTINCT project FROM pending_extractions ORDER BY project"
+        )
+        return [r["project"] for r in rows]
+
+    def pending_extractions(self, project: str, limit: int) -> list[str]:
+        rows = self._db().execute(
+            "SELECT message_id FROM pending_extractions WHERE project = ? "
+            "ORDER BY message_id LIMIT ?",
+            (project, limit),
+        )
+        return [r["message_id"] for r in rows]
+
+    def extraction_pending(self, project: str, message_id: str) -> bool:
+        row = (
+            self._db()
+            .execute(
+                "SELECT 1 FROM pending_extractions WHERE project = ? AND message_id = ?",
+                (project, message_id),
+            )
+            .fetchone()
+        )
+        return row is not None
+
+    def finish_extraction(
+        self, project: str, message_id: str, failure: ExtractionFailure | None = None
+    ) -> None:
+        with self._write() as db:
+            db.execute(
+                "DELETE FROM pending_extractions WHERE project = ? AND message_id = ?",
+                (project, message_id),
+            )
+            if failure is not None:
+                db.execute(
+                    "INSERT OR REPLACE INTO failed_extractions "
+                    "(project, message_id, error, attempts, failed_at) VALUES (?, ?, ?, ?, ?)",
+                    (project, message_id, failure.error, failure.attempts, failure.failed_at),
+                )
+
+    def failed_extractions(self, project: str | None = None) -> list[ExtractionFailure]:
+        only = "WHERE project = ?" if project is not None else ""
+        rows = self._db().execute(
+            "SELECT project, message_id, error, attempts, failed_at FROM failed_extractions "
+            f"{only} ORDER BY project, message_id",
+            (project,) if project is not None else (),
+        )
+        return [ExtractionFailure(**dict(r)) for r in rows]
+
+    def replay_extractions(
+        self, project: str | None = None, message_ids: Collection[str] | None = None
+    ) -> list[ExtractionFailure]:
+        wanted = set(message_ids) if message_ids is not None else None
+        replayed: list[ExtractionFailure] = []
+        with self._write() as db:
+            for failure in self.failed_extractions(project):
+                if wanted is not None and failure.message_id not in wanted:
+                    continue
+                db.execute(
+                    "DELETE FROM failed_extractions WHERE project = ? AND message_id = ?",
+                    (failure.project, failure.message_id),
+                )
+                db.execute(
+                    "INSERT OR IGNORE INTO pending_extractions (project, message_id) VALUES (?, ?)",
+                    (failure.project, failure.message_id),
+                )
+                replayed.append(failure)
+        return replayed

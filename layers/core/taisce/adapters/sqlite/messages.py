@@ -1,0 +1,190 @@
+"""Messages and their passages in the embedded store: storing a batch (each new
+message placed in its project's storing order, its passages marked for indexing and
+extraction), the passages recall reads, and the explorer's message pages."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ...domain.filters import MessageFilter
+from ...domain.model import Message, Passage, Role
+from ...domain.validity import sortable
+from .base import SqliteBase
+from .marks import MARK_PASSAGE
+from .sql import MARKS, rows_in, sortable_sql
+
+
+def _message_filter_sql(messages: MessageFilter | None) -> tuple[str, list[object]]:
+    """The recall's time filters as extra WHERE conditions on messages `m`."""
+    if messages is None:
+        return "", []
+    where: list[str] = []
+    params: list[object] = []
+    if messages.occurred_by is not None:
+        where.append(f"{sortable_sql('m.occurred_at')} <= ?")
+        params.append(sortable(messages.occurred_by))
+    if messages.recorded_after is not None:
+        where.append(f"{sortable_sql('m.recorded_at')} >= ?")
+        params.append(sortable(messages.recorded_after))
+    if messages.recorded_before is not None:
+        where.append(f"{sortable_sql('m.recorded_at')} < ?")
+        params.append(sortable(messages.recorded_before))
+    return "".join(f" AND {w}" for w in where), params
+
+
+class SqliteMessages(SqliteBase):
+    def put_messages(
+        self, project: str, messages: Sequence[Message], passages: Sequence[Passage]
+    ) -> set[str]:
+        with self._write() as db:
+            # Positions follow on from the project's last, given to new messages only
+            # (inside this transaction: no gaps, none given twice).
+            row = db.execute(
+                "SELECT next FROM message_positions WHERE project = ?", (project,)
+            ).fetchone()
+            first = int(row[0]) if row else 1
+            new: dict[str, Message] = {}
+            positions: dict[str, int] = {}
+            for m in messages:
+                position = first + len(new)
+                if db.execute(
+                    "INSERT INTO messages "
+                    "(project, id, role, content, source, occurred_at, recorded_at, position) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project, id) DO NOTHING",
+                    (
+                        project,
+                        m.id,
+                        m.role,
+                        m.content,
+                        m.source,
+                        m.occurred_at,
+                        m.recorded_at,
+                        position,
+                    ),
+                ).rowcount:
+                    new[m.id] = m
+                    positions[m.id] = position
+            if new:
+                db.execute(
+                    "INSERT INTO message_positions (project, next) VALUES (?, ?) "
+                    "ON CONFLICT (project) DO UPDATE SET next = excluded.next",
+                    (project, first + len(new)),
+                )
+            # A message already stored keeps the passages it was split into; an id
+            # repeated in the batch keeps the first copy and only passages of its text.
+            rows: dict[str, tuple[object, ...]] = {}
+            for p in passages:
+                m = new.get(p.message_id)
+                if m is not None and p.id not in rows and m.content[p.start : p.end] == p.quote:
+                    rows[p.id] = (
+                        project,
+                        p.id,
+                        p.message_id,
+                        p.role,
+                        p.source,
+                        p.start,
+                        p.end,
+                        p.quote,
+                    )
+            db.executemany(
+                'INSERT INTO passages (project, id, message_id, role, source, start, "end", '
+                "quote) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                list(rows.values()),
+            )
+            if self.mark_vectors:
+                db.executemany(
+                    MARK_PASSAGE,
+                    [
+                        (
+                            project,
+                            row[1],
+                            row[7],
+                            row[3],
+                            positions[str(row[2])],
+                            new[str(row[2])].occurred_at or "",
+                        )
+                        for row in rows.values()
+                    ],
+                )
+            if self.mark_extractions:
+                db.executemany(
+                    "INSERT OR IGNORE INTO pending_extractions (project, message_id) VALUES (?, ?)",
+                    [(project, message_id) for message_id in new],
+                )
+        return set(new)
+
+    def message(self, project: str, message_id: str) -> Message | None:
+        row = (
+            self._db()
+            .execute(
+                "SELECT id, role, content, source, occurred_at, recorded_at FROM messages "
+                "WHERE project = ? AND id = ?",
+                (project, message_id),
+            )
+            .fetchone()
+        )
+        return Message(**dict(row)) if row else None
+
+    def passages_by_ids(
+        self,
+        project: str,
+        ids: Sequence[str],
+        messages: MessageFilter | None = None,
+        times: bool = False,
+    ) -> list[Passage]:
+        # occurred_at comes with the join the message filter needs anyway.
+        where, params = _message_filter_sql(messages)
+        rows = rows_in(
+            self._scan,
+            'SELECT p.id, p.message_id, p.role, p.source, p.start, p."end", p.quote, '
+            "m.occurred_at, m.position FROM passages p "
+            "JOIN messages m ON m.project = p.project AND m.id = p.message_id "
+            f"WHERE p.project = ? AND p.id IN ({MARKS}){where}",
+            ids,
+            (project,),
+            tuple(params),
+        )
+        # Plain tuples in Passage's field order: recall reads hundreds per question.
+        found = {r[0]: Passage(*r) for r in rows}
+        return [found[i] for i in ids if i in found]
+
+    def passages_of(self, project: str, message_id: str) -> list[Passage]:
+        rows = self._db().execute(
+            'SELECT id, message_id, role, source, start, "end", quote, '
+            "(SELECT position FROM messages m WHERE m.project = passages.project "
+            "AND m.id = passages.message_id) AS position FROM passages "
+            "WHERE project = ? AND message_id = ? ORDER BY start",
+            (project, message_id),
+        )
+        return [Passage(**dict(r)) for r in rows]
+
+    def passages_of_messages(
+        self, project: str, message_ids: Sequence[str]
+    ) -> dict[str, list[Passage]]:
+        return {m: self.passages_of(project, m) for m in dict.fromkeys(message_ids)}
+
+    def message_page(
+        self,
+        project: str,
+        before: tuple[str, str] | None,
+        limit: int,
+        role: Role | None,
+        source: str | None,
+    ) -> list[Message]:
+        where = ["project = ?"]
+        args: list[object] = [project]
+        if before is not None:
+            where.append("(recorded_at, id) < (?, ?)")
+            args += list(before)
+        if role is not None:
+            where.append("role = ?")
+            args.append(role)
+        if source is not None:
+            where.append("source = ?")
+            args.append(source)
+        rows = self._db().execute(
+            "SELECT id, role, content, source, occurred_at, recorded_at FROM messages "
+            f"WHERE {' AND '.join(where)} ORDER BY recorded_at DESC, id DESC LIMIT ?",
+            (*args, limit),
+        )
+        return [Message(*r) for r in rows]
