@@ -9,8 +9,8 @@ from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from taisce.api import make_handler, make_resolver, project_of, services
 from taisce.api.responses import ErasureAnswer, described
-from taisce.api.work import announce
 from taisce.domain.erasure import ErasureRequest
+from taisce.domain.work import announce
 
 app = make_resolver()
 

@@ -8,8 +8,8 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
 from taisce.api import make_handler, make_resolver, project_of, services
 from taisce.api.responses import Facts, StoredFacts, described
-from taisce.api.work import announce
 from taisce.domain.ingest import FactsRequest
+from taisce.domain.work import announce
 
 app = make_resolver()
 

@@ -8,10 +8,10 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
 from taisce.api import make_handler, make_resolver, project_of, services
 from taisce.api.responses import MessageList, MessageWithPassages, StoredMessages, described
-from taisce.api.work import announce
 from taisce.domain.ingest import MessagesRequest
 from taisce.domain.listing import MAX_CURSOR_CHARACTERS, MAX_PAGE
 from taisce.domain.model import Role
+from taisce.domain.work import announce
 
 app = make_resolver()
 

@@ -11,7 +11,7 @@ Scheduled event (no "Records"): queue a pass for every project with marks that n
 message announced (a send that failed after a write, a message dead-lettered).
 
 Time: a pass starts an extraction only while the invocation has time left for the
-worst case of one (api/work.py, `Budget`); what it could not start keeps its marks and
+worst case of one (domain/work.py, `Budget`); what it could not start keeps its marks and
 a pass is queued to go on. So no pass is cut off by the function's timeout, whatever
 the batch holds.
 """
@@ -33,11 +33,10 @@ from aws_lambda_powertools.utilities.idempotency import (
     idempotent_function,
 )
 
-from taisce.adapters.extractors import BEDROCK_CALL_ATTEMPTS
 from taisce.api import services
 from taisce.api.resolver import logger
-from taisce.api.work import Budget, WorkMessage, extraction_seconds, sweep, work_on
-from taisce.domain.memory import EXTRACTION_RETRY_WAIT
+from taisce.api.wiring import extraction_worst_case
+from taisce.domain.work import Budget, WorkMessage, sweep, work_on
 from taisce.settings import SettingsError
 
 # Idempotency records live in the memory table under one partition of their own
@@ -57,12 +56,9 @@ idempotency = IdempotencyConfig(
 
 @functools.cache
 def _ready() -> None:
-    """Create the vector index with its mapping on the worker's first pass (the
-    worker is the only writer of vectors); a failure is retried on the next record."""
-    semantic = services().memory.semantic
-    ensure = getattr(semantic.index, "ensure_index", None) if semantic else None
-    if ensure is not None:
-        ensure()
+    """Settle what the wiring says the worker needs (the vector index) on its first
+    pass; a failure is retried on the next record."""
+    services().prepare_worker()
 
 
 # The invocation's Lambda context, for its remaining time (None outside Lambda).
@@ -75,10 +71,7 @@ def budget() -> Budget | None:
     remaining = getattr(context, "get_remaining_time_in_millis", None)
     if remaining is None:
         return None
-    settings = services().settings
-    calls = BEDROCK_CALL_ATTEMPTS if settings.extractor == "bedrock" else 1
-    per_extraction = extraction_seconds(settings.extractor_timeout, calls, EXTRACTION_RETRY_WAIT)
-    return Budget(lambda: remaining() / 1000, per_extraction)
+    return Budget(lambda: remaining() / 1000, extraction_worst_case(services().settings))
 
 
 def _pass(record: dict[str, Any]) -> dict[str, int]:
@@ -91,15 +84,14 @@ def _pass(record: dict[str, Any]) -> dict[str, int]:
 def _once() -> Callable[..., dict[str, int]]:
     """`_pass`, done once per SQS message id. Built on first use: no client at import."""
     built = services()
-    client = getattr(built.memory.store, "client", None)
-    if client is None:
+    if built.table_client is None:
         raise SettingsError("invalid setting: TAISCE_STORE must be dynamodb for the worker")
     persistence = DynamoDBPersistenceLayer(
         table_name=built.settings.dynamodb_table,
         key_attr="PK",
         sort_key_attr="SK",
         static_pk_value=IDEMPOTENCY_PK,
-        boto3_client=client,
+        boto3_client=built.table_client(),
     )
     return idempotent_function(
         _pass, data_keyword_argument="record", persistence_store=persistence, config=idempotency

@@ -20,11 +20,11 @@ from functions.worker import app as worker
 from taisce.adapters.dynamodb_store import DynamoDbStore
 from taisce.adapters.sqlite.vectors import SqliteVectorIndex
 from taisce.api import services
-from taisce.api.work import WorkLeft, WorkMessage, work_on
 from taisce.credentials import new_secret, secret_hash
 from taisce.domain.controls import Limits
 from taisce.domain.memory import Memory
 from taisce.domain.recall import Semantic
+from taisce.domain.work import WorkLeft, WorkMessage, work_on
 from taisce.local.gateway import Gateway
 from taisce.local.routes import read_api
 from taisce.ports import EmbeddingError

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..adapters.embedders import make_embedder
-from ..adapters.extractors import make_extractor
+from ..adapters.extractors import BEDROCK_CALL_ATTEMPTS, make_extractor
 from ..adapters.sqlite.store import SqliteStore
 from ..adapters.sqlite.vectors import SqliteVectorIndex
-from ..domain.memory import Memory
+from ..domain.memory import EXTRACTION_RETRY_WAIT, Memory
 from ..domain.recall import Semantic
+from ..domain.work import extraction_seconds
 from ..ports import CredentialStore, Extractor, WorkQueue
 from ..settings import Settings, SettingsError, load_settings
 
@@ -23,6 +25,10 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
+def _nothing() -> None:
+    return None
+
+
 @dataclass(frozen=True)
 class Services:
     settings: Settings
@@ -30,6 +36,11 @@ class Services:
     credentials: CredentialStore
     # Where the API tells the worker about new work (None: the worker polls the store).
     queue: WorkQueue | None = None
+    # What the worker settles before its first pass, never a request (worker_setup).
+    prepare_worker: Callable[[], object] = _nothing
+    # The memory table's DynamoDB client, built on the first call (None with the
+    # embedded store): the worker keeps its idempotency records in that table.
+    table_client: Callable[[], Any] | None = None
 
 
 def open_semantic(settings: Settings, store: object = None) -> Semantic | None:
@@ -151,17 +162,44 @@ def summary_model(settings: Settings, extractor: Extractor | None) -> Extractor 
     return None if settings.report_summaries == "statements" else extractor
 
 
+def worker_setup(settings: Settings, semantic: Semantic | None) -> Callable[[], object]:
+    """What the worker settles before its first pass: OpenSearch's index with its
+    mapping (the worker is the only writer of vectors, so no request waits on it). The
+    embedded index makes its tables when it is opened."""
+    if semantic is None or settings.store != "dynamodb":
+        return _nothing
+    from ..adapters.opensearch_index import OpenSearchVectorIndex
+
+    index = semantic.index
+    return index.ensure_index if isinstance(index, OpenSearchVectorIndex) else _nothing
+
+
+def extraction_worst_case(settings: Settings) -> float:
+    """The longest one extraction can take with these settings (domain/work.py,
+    `Budget`): Bedrock's client makes BEDROCK_CALL_ATTEMPTS calls per attempt."""
+    calls = BEDROCK_CALL_ATTEMPTS if settings.extractor == "bedrock" else 1
+    return extraction_seconds(settings.extractor_timeout, calls, EXTRACTION_RETRY_WAIT)
+
+
 def build_services(settings: Settings) -> Services:
     extractor = open_extractor(settings)
     store = open_store(settings)
+    semantic = open_semantic(settings, store)
     memory = Memory(
         store,
         settings.limits,
-        semantic=open_semantic(settings, store),
+        semantic=semantic,
         extractor=extractor,
         summary_model=summary_model(settings, extractor),
     )
-    return Services(settings=settings, memory=memory, credentials=store, queue=open_queue(settings))
+    return Services(
+        settings=settings,
+        memory=memory,
+        credentials=store,
+        queue=open_queue(settings),
+        prepare_worker=worker_setup(settings, semantic),
+        table_client=None if isinstance(store, SqliteStore) else lambda: store.client,
+    )
 
 
 def open_queue(settings: Settings) -> WorkQueue | None:

@@ -72,6 +72,7 @@ from .recall import Semantic, recall
 from .reports import build_reports
 from .summaries import SummaryWriter
 from .words import forget_words
+from .work import EXTRACTION_BATCH, VECTOR_BATCH, has_work
 
 logger = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -79,10 +80,6 @@ _T = TypeVar("_T")
 # A rebuild reads at most this many facts of one component: it bounds the work one
 # write can cause (a giant component is summarised from its first facts).
 COMPONENT_FACTS = 20_000
-# Texts embedded per model call by the worker.
-VECTOR_BATCH = 256
-# Messages read per look at the pending extraction marks.
-EXTRACTION_BATCH = 50
 # Seconds before the second attempt at an extraction (then doubled): a throttled or
 # briefly unreachable model gets a moment before the next call.
 EXTRACTION_RETRY_WAIT = 0.5
@@ -387,12 +384,8 @@ class Memory:
     # -- background work ---------------------------------------------------------
 
     def work_pending(self) -> bool:
-        """Whether erasures, reports or (with a model) vectors wait for the worker."""
-        if self.store.erasing_projects() or self.store.dirty_projects():
-            return True
-        if self.extractor is not None and self.store.extraction_projects():
-            return True
-        return self.semantic is not None and bool(self.store.vector_projects())
+        """Whether any project has work for the worker (domain/work.py says which)."""
+        return has_work(self)
 
     def _component_facts(self, project: str, role: Role, keys: Collection[str]) -> list[Fact]:
         """The facts of one role's connected components around these entities."""

@@ -1,7 +1,8 @@
 """The local stand-in for the ingestion queue's worker: shortly after a write, off the
 request path, it embeds and indexes what was stored (passages, names new to a role),
 extracts facts from new messages (with an extractor configured) and rebuilds the
-reports of entities whose facts changed."""
+reports of entities whose facts changed: the passes of domain/work.py, as the queue's
+worker takes them, over every project with work."""
 
 from __future__ import annotations
 
@@ -9,9 +10,13 @@ import threading
 import time
 
 from ..api.resolver import logger
-from ..api.work import complete_erasures
 from ..domain.memory import Memory
+from ..domain.work import STEPS, Step, has_work, one_pass, projects_with_work
 
+# The steps of a pass between two report rebuilds (run() paces those).
+WITHOUT_REPORTS: tuple[Step, ...] = ("erasures", "extractions", "vectors")
+# The work a model does: what a pass without reports answers for.
+MODELS: tuple[Step, ...] = ("extractions", "vectors")
 # The loop waits this many times the last rebuild's duration before the next one.
 REPORT_DUTY = 19
 
@@ -44,61 +49,29 @@ class Worker(threading.Thread):
                 next_reports = time.monotonic() + pause
 
     def run_once(self, *, reports: bool = True) -> bool:
-        """One pass over the pending work (reports too, unless `reports` is False);
-        False if it left work it could not do."""
-        store = self.memory.store
+        """One pass over every project with work (reports too, unless `reports` is
+        False); False if it left work it could not do."""
+        memory = self.memory
+        steps = STEPS if reports else WITHOUT_REPORTS
         try:
-            erasing = store.erasing_projects()
+            work = projects_with_work(memory, steps)
         except Exception:
             logger.exception("the worker could not read pending work")
             return False
-        for project in erasing:  # first: later work then finds their tombstones
-            try:
-                complete_erasures(self.memory, project)
-            except Exception:
-                logger.exception("completing an erasure failed")
-        try:
-            vectors = store.vector_projects() if self.memory.semantic is not None else []
-            extractions = store.extraction_projects() if self.memory.extractor is not None else []
-            rebuild = store.dirty_projects() if reports else []
-        except Exception:
-            logger.exception("the worker could not read pending work")
-            return False
-        for project in vectors:
-            try:
-                self.memory.index_pending(project)
-            except Exception:
-                logger.exception("indexing vectors failed")
-        for project in extractions:
-            try:
-                self.memory.extract_pending(project)
-            except Exception:
-                logger.exception("extracting facts failed")
-        if extractions and reports:
-            # Extracted facts mark their entities' reports: rebuild them in this pass.
-            try:
-                rebuild = store.dirty_projects()
-            except Exception:
-                logger.exception("the worker could not read pending work")
-                return False
-        started = time.monotonic()
-        for project in rebuild:
-            try:
-                self.memory.rebuild_reports(project)
-            except Exception:
-                logger.exception("rebuilding reports failed")
+        report_seconds = 0.0
+        for project, needs in work.items():
+            if reports and "extractions" in needs:
+                # Extracted facts mark their entities' reports: rebuilt in this pass.
+                needs.add("reports")
+            done = one_pass(memory, project, needs, best_effort=True)
+            report_seconds += done.report_seconds
         if reports:
-            self.report_seconds = time.monotonic() - started
+            self.report_seconds = report_seconds
         try:
-            if not (vectors or extractions or rebuild):
+            if not any(needs - {"erasures"} for needs in work.values()):
                 return True
-            if reports:
-                return not self.memory.work_pending()
-            # Reports wait for their turn: only work left by a model counts here.
-            return not (
-                (self.memory.semantic is not None and store.vector_projects())
-                or (self.memory.extractor is not None and store.extraction_projects())
-            )
+            # Without reports, they wait for their turn: only work left by a model counts.
+            return not has_work(memory, STEPS if reports else MODELS)
         except Exception:
             return False
 

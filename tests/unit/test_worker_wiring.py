@@ -1,0 +1,45 @@
+"""What the wiring hands the worker function (api/wiring.py): the setup to settle
+before its first pass and the memory table's client for idempotency records, so the
+handler never reaches into an adapter. Clients are built, nothing is sent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from taisce.adapters.dynamodb_store import DynamoDbStore
+from taisce.adapters.opensearch_index import OpenSearchVectorIndex
+from taisce.api.wiring import build_services
+from taisce.settings import load_settings
+from tests.moto_server import AWS_ENV
+
+
+def test_the_embedded_store_has_nothing_to_settle_and_no_table(tmp_path: Path) -> None:
+    built = build_services(load_settings({"TAISCE_DATA_DIR": str(tmp_path)}))
+    assert built.prepare_worker() is None
+    assert built.table_client is None
+
+
+def test_on_aws_the_worker_creates_the_index_and_shares_the_store_client(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name, value in AWS_ENV.items():
+        monkeypatch.setenv(name, value)
+    built = build_services(
+        load_settings(
+            {
+                "TAISCE_STORE": "dynamodb",
+                "TAISCE_DYNAMODB_TABLE": "memory",
+                "TAISCE_EMBEDDINGS": "bedrock",
+                "TAISCE_OPENSEARCH_ENDPOINT": "https://collection.example",
+                "TAISCE_REGION": "us-east-1",
+            }
+        )
+    )
+    semantic = built.memory.semantic
+    assert semantic is not None and isinstance(semantic.index, OpenSearchVectorIndex)
+    assert built.prepare_worker == semantic.index.ensure_index
+    store = built.memory.store
+    assert isinstance(store, DynamoDbStore)
+    assert built.table_client is not None and built.table_client() is store.client
