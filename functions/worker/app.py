@@ -34,7 +34,7 @@ from aws_lambda_powertools.utilities.idempotency import (
 )
 
 from taisce.api import services
-from taisce.api.resolver import logger
+from taisce.api.logs import logger
 from taisce.api.wiring import extraction_worst_case
 from taisce.domain.work import Budget, WorkMessage, sweep, work_on
 from taisce.settings import SettingsError

@@ -14,8 +14,7 @@ import sys
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from taisce.api.logs import WITHHELD, RedactingFormatter
-from taisce.api.resolver import logger
+from taisce.api.logs import WITHHELD, RedactingFormatter, logger
 from taisce.domain import memory, recall
 
 MARKER = "Qmarker-7f3a9c stored words"

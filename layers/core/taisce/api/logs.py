@@ -51,3 +51,7 @@ class RedactingFormatter(LambdaPowertoolsFormatter):
 def make_logger() -> Logger:
     # serialize_stacktrace would add the exception object itself (its message).
     return Logger(service="taisce", logger_formatter=RedactingFormatter(serialize_stacktrace=False))
+
+
+# The one service logger: handlers, the workers and the local gateway log through it.
+logger = make_logger()

@@ -18,9 +18,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from ..domain.controls import CONTROL_RULES, CONTROLS, MAX_QUESTION_CHARACTERS
 from ..domain.errors import InvalidRequest, PayloadTooLarge, TaisceError, Unauthorized
-from .logs import make_logger
-
-logger = make_logger()
+from .logs import logger
 
 MAX_BODY_BYTES = 1024 * 1024
 

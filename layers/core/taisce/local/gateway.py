@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
 
-from ..api.resolver import MAX_BODY_BYTES, error_body, logger
+from ..api.logs import logger
+from ..api.resolver import MAX_BODY_BYTES, error_body
 from .routes import Api, Handler, Route
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import time
 
-from ..api.resolver import logger
+from ..api.logs import logger
 from ..domain.memory import Memory
 from ..domain.work import STEPS, Step, has_work, one_pass, projects_with_work
 
