@@ -5,10 +5,11 @@ from typing import Annotated, Any
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from taisce.api import make_handler, make_resolver, project_of, services
+from taisce.api.recall_errors import recall_invalid
 from taisce.api.responses import Recall, described
 from taisce.domain.controls import RecallRequest
 
-app = make_resolver(recall=True)
+app = make_resolver(invalid=recall_invalid)
 
 
 @app.post(

@@ -16,7 +16,6 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from ..domain.controls import CONTROL_RULES, CONTROLS, MAX_QUESTION_CHARACTERS
 from ..domain.errors import InvalidRequest, PayloadTooLarge, TaisceError, Unauthorized
 from .logs import logger
 
@@ -43,7 +42,8 @@ def _where(loc: tuple[Any, ...]) -> str:
     return f"{loc[0]} parameter {text}" if loc and loc[0] in ("query", "path") else text
 
 
-def _body_problem(error: dict[str, Any]) -> str | None:
+def body_problem(error: dict[str, Any]) -> str | None:
+    """What is wrong with the body as a whole (not JSON, not an object), if that is it."""
     if error["type"] == "json_invalid":
         return "the body is not valid JSON"
     loc = error["loc"]
@@ -52,40 +52,12 @@ def _body_problem(error: dict[str, Any]) -> str | None:
     return None
 
 
-def _rank(error: dict[str, Any]) -> tuple[int, int]:
-    loc = error["loc"]
-    field = loc[1] if len(loc) > 1 else None
-    if _body_problem(error) or field == "question":
-        return (0, 0)
-    if field in CONTROLS:
-        return (1, CONTROLS.index(field))
-    return (2, 0)
-
-
-def _validation_response(exc: RequestValidationError, recall: bool) -> Response[str]:
-    errors = list(exc.errors())
-    error = min(errors, key=_rank) if recall else errors[0]
-    problem = _body_problem(error)
+def field_response(error: dict[str, Any]) -> Response[str]:
+    """`invalid_request` naming the field and what is wrong with it."""
+    problem = body_problem(error)
     if problem:
         return error_response(400, "invalid_request", problem)
     loc = tuple(error["loc"])
-    field = loc[1] if len(loc) > 1 else None
-    if recall and loc[0] == "body" and field != "question" and len(loc) >= 2:
-        control = str(field)
-        if control in CONTROL_RULES:
-            detail = error["msg"] if error["type"] == "value_error" else ""
-            message = f"{control} {CONTROL_RULES[control]}"
-            if detail:
-                message += f" ({detail.removeprefix('Value error, ')})"
-        else:
-            message = f"{control} is not a recall control"
-        return error_response(400, "invalid_recall_controls", message, control=control)
-    if field == "question":
-        return error_response(
-            400,
-            "invalid_request",
-            f"question must be a non-blank string of at most {MAX_QUESTION_CHARACTERS} characters",
-        )
     if error["type"] == "missing":
         return error_response(400, "invalid_request", f"{_where(loc)} is required")
     if error["type"] == "extra_forbidden":
@@ -94,17 +66,23 @@ def _validation_response(exc: RequestValidationError, recall: bool) -> Response[
     return error_response(400, "invalid_request", f"{_where(loc)}: {message}")
 
 
-def make_resolver(*, recall: bool = False) -> APIGatewayHttpResolver:
+def _first_field_response(exc: RequestValidationError) -> Response[str]:
+    return field_response(next(iter(exc.errors())))
+
+
+def make_resolver(
+    *, invalid: Callable[[RequestValidationError], Response[str]] = _first_field_response
+) -> APIGatewayHttpResolver:
     """A resolver with validation on and every error in the API's shape.
 
-    `recall`: a refused field is a recall control (or an unknown field in a recall),
-    answered `invalid_recall_controls` naming it; `question` stays `invalid_request`.
+    `invalid` answers a request the route's models refuse (the recall function passes
+    its own: api/recall_errors.py); by default the first refused field, named.
     """
     app = APIGatewayHttpResolver(enable_validation=True)
 
     @app.exception_handler(RequestValidationError)
     def _invalid(exc: RequestValidationError) -> Response[str]:
-        return _validation_response(exc, recall)
+        return invalid(exc)
 
     @app.exception_handler(TaisceError)
     def _domain(exc: TaisceError) -> Response[str]:
