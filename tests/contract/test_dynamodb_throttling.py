@@ -19,8 +19,8 @@ from botocore.awsrequest import AWSResponse
 from botocore.exceptions import ClientError
 from botocore.stub import Stubber
 
-from taisce.adapters import dynamodb_store
-from taisce.adapters.dynamodb_store import DynamoDbStore
+from taisce.adapters.dynamodb import store as dynamodb_store
+from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.credentials import new_secret, secret_hash
 from tests.contract.factories import credential, fact
 from tests.moto_server import MotoDynamoDb, shared_moto

@@ -1,28 +1,9 @@
-"""The AWS store: one DynamoDB table, single-table design (see docs/dynamodb.md).
+"""The AWS store: one DynamoDB table, single-table design (see docs/dynamodb.md; the
+key layout is in keys.py).
 
-Key layout (PK, SK), every project-scoped key starting with ``P#<project>#``:
-
-    P#<p>#E#<key>        F#<seq>      a fact whose subject or entity object is <key>: a
-                                      full copy ("d" says which side), so one Query per
-                                      entity reads both directions, already in storing order
-    P#<p>#E#<key>        N            the entity name (known_names: BatchGetItem)
-    P#<p>#FACT#<id>      FACT         the fact's id claim: where its copies live
-    P#<p>#M#<id>         M            a message
-    P#<p>#M#<id>         S#<start>    its passages, in order of start
-    CRED#<hash>          CRED         a credential by hash (the authorizer's GetItem)
-    CREDS                C#<id>       the credential listing (list, revoke by id)
-    P#<p>#WORK           D#<role>#<key> / V#<kind>#<id>   the worker's marks (dirty, vectors)
-    WORK                 D#<p>#<n> / V#<p>#<n>            projects with work (n: shard)
-    P#<p>#R#<id>         R            a report; P#<p>#E#<key> RM#<role>#<id> its member
-                                      copies, RC#<role> the entity's component pointer;
-                                      P#<p>#RC#<role>#<component> R#<id> its listing
-    IDEMPOTENCY#worker   <hash>       the worker's Powertools idempotency records (TTL)
-
-<seq> is "<time ns, 20 digits>.<batch token>.<index in batch>": written by this
-adapter at storing time, so sort keys sort in storing order and a batch's facts sit
-together. Writes go through TransactWriteItems, each fact (or message with its
-passages) guarded by ``attribute_not_exists(PK)`` on its claim item, so a retried or
-duplicated request never stores twice and a duplicate id keeps the first copy.
+Writes go through TransactWriteItems, each fact (or message with its passages) guarded
+by ``attribute_not_exists(PK)`` on its claim item, so a retried or duplicated request
+never stores twice and a duplicate id keeps the first copy.
 
 The client is built lazily (no network at import or construction) and may be injected,
 so a test can count round trips with a botocore event hook on ``store.client``.
@@ -30,7 +11,6 @@ so a test can count round trips with a botocore event hook on ``store.client``.
 
 from __future__ import annotations
 
-import hashlib
 import heapq
 import json
 import logging
@@ -44,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from itertools import chain, islice
 from typing import Any, TypeVar
 
-from ..domain.aliases import (
+from ...domain.aliases import (
     Alias,
     EntityName,
     MergePlan,
@@ -53,14 +33,14 @@ from ..domain.aliases import (
     plan_merge,
     rekeyed,
 )
-from ..domain.erasure import COUNTS, ErasurePlan, ErasureRecord, ErasureStatus, PendingErasure
-from ..domain.errors import InvalidRequest
-from ..domain.filters import FactFilter, MessageFilter
-from ..domain.listing import EntityCounts
-from ..domain.model import ROLES, Fact, FactPointer, Message, Passage, Role
-from ..domain.names import normalize_name
-from ..domain.reports import Report
-from ..domain.validity import (
+from ...domain.erasure import COUNTS, ErasurePlan, ErasureRecord, ErasureStatus, PendingErasure
+from ...domain.errors import InvalidRequest
+from ...domain.filters import FactFilter, MessageFilter
+from ...domain.listing import EntityCounts
+from ...domain.model import ROLES, Fact, FactPointer, Message, Passage, Role
+from ...domain.names import normalize_name
+from ...domain.reports import Report
+from ...domain.validity import (
     Closing,
     contradiction_key,
     plan_closings,
@@ -68,13 +48,76 @@ from ..domain.validity import (
     start_of,
     unsortable,
 )
-from ..ports import Credential, ExtractionFailure, PendingVector, VectorKind
-from .dynamodb_items import lift_items
-from .dynamodb_reads import DirectReads, through_client
+from ...ports import Credential, ExtractionFailure, PendingVector, VectorKind
+from .items import lift_items
+from .keys import (
+    ALIAS_PREFIX,
+    CREDENTIALS_PK,
+    DIRTY,
+    ERASING,
+    ERASURES_PK,
+    EXTRACTIONS_FAILED_PK,
+    EXTRACTIONS_PENDING_PK,
+    FACT_SK,
+    FACTS_PREFIX,
+    LIST_ENTITIES,
+    LIST_FACTS,
+    LIST_MESSAGES,
+    MESSAGE_SK,
+    NAME_SK,
+    PASSAGES_PREFIX,
+    REPORT_CHUNK_PREFIX,
+    REPORT_MEMBER_PREFIX,
+    REPORT_SK,
+    TOMBSTONE_PREFIX,
+    VECTORS,
+    WORK_PK,
+    Item,
+    alias_sk,
+    aliases_pk,
+    audit_key,
+    chunk_sk,
+    credential_key,
+    credential_listing_key,
+    dirty_sk,
+    document_key,
+    entity_pk,
+    erased_vector_key,
+    erased_vectors_pk,
+    erasing_pk,
+    erasure_pk,
+    erasure_work_key,
+    extraction_key,
+    extraction_prefix,
+    fact_claim_key,
+    fact_pk,
+    fact_sk,
+    item_key,
+    key_of,
+    key_tail,
+    listing_key,
+    listing_pk,
+    listing_pks,
+    message_key,
+    message_listing_sk,
+    message_pk,
+    name_key,
+    passage_sk,
+    positions_key,
+    report_list_pk,
+    report_listing_sk,
+    report_member_sk,
+    report_pk,
+    report_pointer_sk,
+    tombstone_key,
+    vector_sk,
+    work_entry_key,
+    work_index_prefix,
+    work_pk,
+)
+from .reads import DirectReads, through_client
 
 logger = logging.getLogger(__name__)
-
-Item = dict[str, Any]
 
 # DynamoDB's own limits.
 TRANSACTION_ITEMS = 100
@@ -82,10 +125,6 @@ TRANSACTION_BYTES = 4 * 1024 * 1024
 BATCH_GET_KEYS = 100
 BATCH_WRITE_ITEMS = 25
 ITEM_BYTES = 400 * 1024
-# Key attribute values may reach 2048 bytes (partition) and 1024 (sort); a longer
-# name or project is replaced by its hash in the key (the value stays in the item).
-_KEY_PART_BYTES = 512
-
 # A transaction stays under DynamoDB's 4 MB with room for the request's own framing.
 _TRANSACTION_BUDGET = TRANSACTION_BYTES - 256 * 1024
 # facts_about asks each entity for as many facts as the caller may still take (up to
@@ -130,91 +169,6 @@ _FACT_ATTRIBUTES: tuple[tuple[str, str, bool], ...] = (
 _FACT_NUMBERS: tuple[tuple[str, str], ...] = (("quote_start", "qs"), ("quote_end", "qe"))
 
 
-# -- keys ------------------------------------------------------------------------
-
-
-def _digest(value: str) -> str:
-    return hashlib.sha256(value.encode("utf-8")).hexdigest()
-
-
-def _part(value: str) -> str:
-    """A key component that holds no "#" and is never too long, one-to-one."""
-    escaped = value.replace("%", "%25").replace("#", "%23").replace("~", "%7E")
-    if len(escaped.encode("utf-8")) > _KEY_PART_BYTES:
-        return "~" + _digest(value)
-    return escaped
-
-
-def _tail(value: str) -> str:
-    """The last component of a key: may hold "#", never too long, one-to-one."""
-    if len(value.encode("utf-8")) > _KEY_PART_BYTES:
-        return "~" + _digest(value)
-    return "~" + value if value.startswith("~") else value
-
-
-def _project(project: str) -> str:
-    return f"P#{_part(project)}#"
-
-
-def entity_pk(project: str, key: str) -> str:
-    return f"{_project(project)}E#{_tail(key)}"
-
-
-def fact_pk(project: str, fact_id: str) -> str:
-    return f"{_project(project)}FACT#{_tail(fact_id)}"
-
-
-def message_pk(project: str, message_id: str) -> str:
-    return f"{_project(project)}M#{_tail(message_id)}"
-
-
-def _key(pk: str, sk: str) -> Item:
-    return {"PK": {"S": pk}, "SK": {"S": sk}}
-
-
-# A project's storing order of messages: one counter item, raised by a storing request
-# by its batch's size (UpdateItem ADD, atomic), so concurrent requests get disjoint ranges.
-POSITIONS_SK = "POSITIONS"
-
-
-def positions_key(project: str) -> Item:
-    return _key(f"{_project(project)}POSITIONS", POSITIONS_SK)
-
-
-# -- work marks: keys ---------------------------------------------------------------
-# What the worker must do lives in one partition per project, P#<p>#WORK: dirty marks
-# (D#<role>#<entity key>) and pending vectors (V#<kind>#<id>), written in the same
-# transaction as the record that needs them. The WORK partition is the index of
-# projects with work: D#<project>#<shard> and V#<project>#<shard>, one shard touched
-# (new token) by every transaction that writes such a mark, removed by the worker once
-# the project's marks of that kind are gone. See docs/dynamodb.md, "Work marks".
-
-WORK_PK = "WORK"
-DIRTY = "D"
-VECTORS = "V"
-# A project's index entry is spread over this many items, one picked at random per
-# transaction: concurrent writes to one project then rarely touch the same entry
-# (DynamoDB cancels transactions that touch one item at once).
-WORK_SHARDS = 8
-
-
-def work_pk(project: str) -> str:
-    return f"{_project(project)}WORK"
-
-
-def dirty_sk(role: str, key: str) -> str:
-    return f"{DIRTY}#{role}#{_tail(key)}"
-
-
-def vector_sk(kind: str, item_id: str) -> str:
-    return f"{VECTORS}#{kind}#{_tail(item_id)}"
-
-
-def work_index_prefix(kind: str, project: str) -> str:
-    """The sort keys of a project's index entries for one kind start with this."""
-    return f"{kind}#{_part(project)}#"
-
-
 def _work_ops(table: str, units: Sequence[Any]) -> list[Item]:
     """Put each mark of these units once, and touch each index entry once."""
     marks: dict[tuple[str, str], Item] = {}
@@ -231,17 +185,12 @@ def _work_ops(table: str, units: Sequence[Any]) -> list[Item]:
 def _work_touch(prefix: str, project: str) -> Item:
     """One index entry of a project with work, with a new token: the worker removes
     it only if no writer touched it since it saw the partition empty."""
-    # Not for secrets: spreads concurrent writers over the shards.
-    sk = f"{prefix}{random.randrange(WORK_SHARDS)}"  # nosec B311
     return {
-        "Key": _key(WORK_PK, sk),
+        "Key": work_entry_key(prefix),
         "UpdateExpression": "SET #p = :p, #t = :t",
         "ExpressionAttributeNames": {"#p": "project", "#t": "t"},
         "ExpressionAttributeValues": {":p": {"S": project}, ":t": {"S": secrets.token_hex(8)}},
     }
-
-
-ERASING = "ER"
 
 
 def _message_of(item: Item) -> Message:
@@ -258,7 +207,7 @@ def _message_of(item: Item) -> Message:
 def _audit_item(record: ErasureRecord) -> Item:
     """The audit record of one erasure (ERASURES / <erased_at>#<id>): no name."""
     item: Item = {
-        **_key(ERASURES_PK, f"{record.erased_at}#{record.id}"),
+        **audit_key(record.erased_at, record.id),
         "id": {"S": record.id},
         "project": {"S": record.project},
         "subject_hash": {"S": record.subject_hash},
@@ -269,45 +218,17 @@ def _audit_item(record: ErasureRecord) -> Item:
     return item
 
 
-# -- project listings: what a project holds, read without a Scan ---------------------
-# P#<p>#L#F#<shard> / <fact id>      a full copy of the fact (short names, no "d")
-# P#<p>#L#E#<shard> / <entity key>   `k`: an entity name item of the project exists
-# P#<p>#L#M#<shard> / <message id>   `id`: a message of the project
-# Written in the same transactions as the records they list; erasure, merge proposals
-# and reindexing read a project with one Query per shard (in parallel), never a Scan of
-# the multi-tenant table. Shards spread a busy project's writes over partitions.
-
-LISTING_SHARDS = 4
-LIST_FACTS = "F"
-LIST_ENTITIES = "E"
-LIST_MESSAGES = "M"
-
-
-def listing_pk(project: str, kind: str, item_id: str) -> str:
-    shard = int(_digest(item_id)[:8], 16) % LISTING_SHARDS
-    return f"{_project(project)}L#{kind}#{shard}"
-
-
-def listing_key(project: str, kind: str, item_id: str) -> Item:
-    return _key(listing_pk(project, kind, item_id), _tail(item_id))
-
-
 def message_listing_item(project: str, m: Message) -> Item:
-    """A message's listing item: sorted by (recorded_at, id) within its shard, so the
-    explorer pages newest first by merging the shards; role and source for filters."""
+    """A message's listing item (keys.message_listing_sk): role and source for filters."""
     item: Item = {
         "PK": {"S": listing_pk(project, LIST_MESSAGES, m.id)},
-        "SK": {"S": f"{m.recorded_at}#{_tail(m.id)}"},
+        "SK": {"S": message_listing_sk(m.recorded_at, m.id)},
         "id": {"S": m.id},
         "role": {"S": m.role},
     }
     if m.source is not None:
         item["source"] = {"S": m.source}
     return item
-
-
-def _listing_pks(project: str, kind: str) -> list[str]:
-    return [f"{_project(project)}L#{kind}#{n}" for n in range(LISTING_SHARDS)]
 
 
 # -- parallel reads ----------------------------------------------------------------
@@ -364,38 +285,14 @@ def client_config() -> Any:
     )
 
 
-FACT_SK = "FACT"
-NAME_SK = "N"
-MESSAGE_SK = "M"
-CREDENTIAL_SK = "CRED"
-CREDENTIALS_PK = "CREDS"
-# Extraction marks and failure records of every project, in two partitions (SK
-# "<project>#<message id>"), so a worker finds pending work with one Query.
-EXTRACTIONS_PENDING_PK = "XQ"
-EXTRACTIONS_FAILED_PK = "XF"
-ERASURES_PK = "ERASURES"
-_FACTS_PREFIX = "F#"
-_PASSAGES_PREFIX = "S#"
-
-
 # Entity aliases (see the class's last section): the alias's name item holds `a`, the
 # key of its entity; the project's alias listing is one partition.
 _ALIAS_OF = "a"
-_ALIASES = "ALIAS"
-_ALIAS_PREFIX = "A#"
 # Facts moved per transaction by a merge: each is at most 5 items (the alias's copy
 # deleted, up to two copies and the listing copy put, the claim updated), plus the two
 # name items and the work marks.
 _MERGE_FACTS = 16
 _REPOINT_ALIASES = 45
-
-
-def aliases_pk(project: str) -> str:
-    return f"{_project(project)}{_ALIASES}"
-
-
-def _passage_sk(start: int) -> str:
-    return f"{_PASSAGES_PREFIX}{start:010d}"
 
 
 # -- values ----------------------------------------------------------------------
@@ -547,7 +444,7 @@ class _Unit:
     listed: dict[tuple[str, str], Item] = field(default_factory=dict)
 
     def item_keys(self) -> list[Item]:
-        return [_key(i["PK"]["S"], i["SK"]["S"]) for i in (self.claim, *self.items)]
+        return [key_of(i) for i in (self.claim, *self.items)]
 
 
 def _count_attribute(role: str) -> str:
@@ -569,7 +466,7 @@ def _name_update(pk: str, name: Item | None, counts: dict[str, int]) -> Item:
         values[":n"] = name
         expression = f"SET #n = if_not_exists(#n, :n) {expression}"
     return {
-        "Key": _key(pk, NAME_SK),
+        "Key": item_key(pk, NAME_SK),
         "UpdateExpression": expression,
         "ExpressionAttributeNames": names,
         "ExpressionAttributeValues": values,
@@ -627,7 +524,7 @@ class DynamoDbStore:
         self.table_name = table_name
         # The recall's reads (facts_about's pages, the names' BatchGetItem, the pending
         # erasures) skip botocore's per-call machinery when answered cleanly
-        # (adapters/dynamodb_reads.py); False sends them through the client, whose
+        # (adapters/dynamodb/reads.py); False sends them through the client, whose
         # event hooks then see them (tests that inject faults or count calls there).
         self.direct_reads = direct_reads
         self._direct: DirectReads | None = None
@@ -793,7 +690,7 @@ class DynamoDbStore:
         sign = -1 if undo else 1
         for unit in units:
             claims[len(ops)] = unit
-            claim_key = _key(unit.claim["PK"]["S"], unit.claim["SK"]["S"])
+            claim_key = item_key(unit.claim["PK"]["S"], unit.claim["SK"]["S"])
             if undo:
                 # Only what this call stored: not a fact deleted (or stored) meanwhile.
                 ops.append(
@@ -930,7 +827,7 @@ class DynamoDbStore:
         """A unit too big for one transaction (a long message): its items first, then
         the claim as the commit point. A retry after a failure part-way rewrites the
         same items and then claims."""
-        if self._get(_key(unit.claim["PK"]["S"], unit.claim["SK"]["S"]), "PK") is not None:
+        if self._get(item_key(unit.claim["PK"]["S"], unit.claim["SK"]["S"]), "PK") is not None:
             return False
         self._batch_write(
             [{"PutRequest": {"Item": i}} for i in (*unit.items, *unit.marks.values())]
@@ -953,7 +850,7 @@ class DynamoDbStore:
 
     def _fact_unit(self, project: str, f: Fact, seq: str, token: str) -> _Unit:
         copy = _fact_attributes(f)
-        sk = _FACTS_PREFIX + seq
+        sk = fact_sk(seq)
         subject_pk = entity_pk(project, f.subject_key)
         items = [{"PK": {"S": subject_pk}, "SK": {"S": sk}, "d": {"S": "S"}, **copy}]
         # Each end of the fact counts one live fact of its role for that entity (a
@@ -962,7 +859,7 @@ class DynamoDbStore:
             subject_pk: ({"S": f.subject}, {f.source_role: 1})
         }
         claim: Item = {
-            **_key(fact_pk(project, f.id), FACT_SK),
+            **fact_claim_key(project, f.id),
             "sq": {"S": seq},
             "sn": {"S": f.subject_key},
             "r": {"S": f.source_role},
@@ -1038,7 +935,7 @@ class DynamoDbStore:
         # Every id already stored is left out (not only the keyed ones): a claim found
         # taken while writing would make the batch plan again.
         by_pk = {fact_pk(project, f.id): f.id for f in firsts.values()}
-        claims = self._batch_get([_key(pk, FACT_SK) for pk in by_pk], "PK")
+        claims = self._batch_get([item_key(pk, FACT_SK) for pk in by_pk], "PK")
         stored = {by_pk[i["PK"]["S"]] for i in claims}
         incoming = [f for f in firsts.values() if f.id not in stored]
         earliest: dict[tuple[str, str], str] = {}
@@ -1056,7 +953,7 @@ class DynamoDbStore:
                 ExpressionAttributeNames={"#d": "d", "#r": "r", "#vt": "vt"},
                 ExpressionAttributeValues={
                     ":pk": {"S": entity_pk(project, subject_key)},
-                    ":f": {"S": _FACTS_PREFIX},
+                    ":f": {"S": FACTS_PREFIX},
                     ":s": {"S": "S"},
                     ":r": {"S": role},
                     ":at": {"S": at},
@@ -1083,7 +980,7 @@ class DynamoDbStore:
         ends = {entity_pk(project, old.subject_key)}
         if old.object_key is not None:
             ends.add(entity_pk(project, old.object_key))
-        keys = [_key(pk, sk) for pk in sorted(ends)]
+        keys = [item_key(pk, sk) for pk in sorted(ends)]
         keys.append(listing_key(project, LIST_FACTS, old.id))  # the project's listing copy
         for key in keys:
             values: Item = {":new": {"S": sortable(closing.valid_to)}}
@@ -1124,7 +1021,7 @@ class DynamoDbStore:
             "KeyConditionExpression": "PK = :pk AND begins_with(SK, :f)",
             "ExpressionAttributeValues": {
                 ":pk": {"S": entity_pk(project, key)},
-                ":f": {"S": _FACTS_PREFIX},
+                ":f": {"S": FACTS_PREFIX},
             },
         }
         conditions: list[str] = []
@@ -1210,18 +1107,18 @@ class DynamoDbStore:
             ExpressionAttributeNames={"#d": "d"},
             ExpressionAttributeValues={
                 ":pk": {"S": entity_pk(project, key)},
-                ":f": {"S": _FACTS_PREFIX},
+                ":f": {"S": FACTS_PREFIX},
                 ":s": {"S": "S"},
             },
         )
         return [_fact(i) for i in items]
 
     def delete_fact(self, project: str, fact_id: str) -> bool:
-        claim_key = _key(fact_pk(project, fact_id), FACT_SK)
+        claim_key = fact_claim_key(project, fact_id)
         claim = self._get(claim_key)
         if claim is None:
             return False
-        sk = _FACTS_PREFIX + claim["sq"]["S"]
+        sk = fact_sk(claim["sq"]["S"])
         role = claim["r"]["S"]
         token = secrets.token_hex(4)
         ends = [entity_pk(project, claim["sn"]["S"])]
@@ -1241,7 +1138,7 @@ class DynamoDbStore:
                     "ExpressionAttributeValues": {":w": claim["w"]},
                 }
             },
-            *({"Delete": {"TableName": self.table_name, "Key": _key(pk, sk)}} for pk in counts),
+            *({"Delete": {"TableName": self.table_name, "Key": item_key(pk, sk)}} for pk in counts),
             {
                 "Delete": {
                     "TableName": self.table_name,
@@ -1269,7 +1166,7 @@ class DynamoDbStore:
     def held_facts(self, project: str, ids: Collection[str]) -> set[str]:
         """The facts' claim items, one BatchGetItem per 100 ids (keys only)."""
         by_pk = {fact_pk(project, i): i for i in ids}
-        items = self._batch_get([_key(pk, FACT_SK) for pk in by_pk], projection="PK")
+        items = self._batch_get([item_key(pk, FACT_SK) for pk in by_pk], projection="PK")
         return {by_pk[i["PK"]["S"]] for i in items}
 
     def fact_pointers(self, project: str, ids: Sequence[str]) -> list[FactPointer]:
@@ -1289,7 +1186,7 @@ class DynamoDbStore:
         if roles is not None and not roles:
             return set()
         by_pk = {entity_pk(project, k): k for k in keys}
-        items = self._batch_get([_key(pk, NAME_SK) for pk in by_pk], direct=True)
+        items = self._batch_get([item_key(pk, NAME_SK) for pk in by_pk], direct=True)
         if roles is None:
             return {by_pk[i["PK"]["S"]] for i in items if _ALIAS_OF not in i}
         counted = [_count_attribute(r) for r in roles]
@@ -1395,7 +1292,7 @@ class DynamoDbStore:
         # The storing position, set by put_messages once reserved: one value shared by
         # the claim and every passage item, sized here as the widest it can be.
         pos = {"N": "9" * 15}
-        claim: Item = {**_key(pk, MESSAGE_SK), "w": {"S": token}, "pos": pos}
+        claim: Item = {**item_key(pk, MESSAGE_SK), "w": {"S": token}, "pos": pos}
         for name, required in (
             ("id", True),
             ("role", True),
@@ -1418,7 +1315,7 @@ class DynamoDbStore:
                 continue  # one passage per place in the text
             starts.add(p.start)
             item: Item = {
-                **_key(pk, _passage_sk(p.start)),
+                **item_key(pk, passage_sk(p.start)),
                 "id": _text(where, "id", p.id, required=True),
                 "message_id": _text(where, "message_id", p.message_id, required=True),
                 "role": _text(where, "role", p.role, required=True),
@@ -1443,7 +1340,7 @@ class DynamoDbStore:
             KeyConditionExpression="PK = :pk AND begins_with(SK, :s)",
             ExpressionAttributeValues={
                 ":pk": {"S": message_pk(project, message_id)},
-                ":s": {"S": _PASSAGES_PREFIX},
+                ":s": {"S": PASSAGES_PREFIX},
             },
         )
         return [_passage(i) for i in items]
@@ -1474,7 +1371,7 @@ class DynamoDbStore:
         def read(what: tuple[str, Sequence[str]]) -> Any:
             kind, of = what
             if kind == "times":
-                keys = [_key(message_pk(project, m), MESSAGE_SK) for m in of]
+                keys = [message_key(project, m) for m in of]
                 return self._batch_get_chunk(keys, "PK, occurred_at, recorded_at", direct=True)
             return self.passages_of(project, of[0], direct=True)
 
@@ -1516,9 +1413,9 @@ class DynamoDbStore:
             )
             if value is not None:
                 attributes[name] = value
-        by_hash = {**_key(f"CRED#{secret_hash}", CREDENTIAL_SK), **attributes}
+        by_hash = {**credential_key(secret_hash), **attributes}
         listed = {
-            **_key(CREDENTIALS_PK, f"C#{credential.id}"),
+            **credential_listing_key(credential.id),
             **attributes,
             "hash": {"S": secret_hash},
         }
@@ -1541,7 +1438,7 @@ class DynamoDbStore:
             raise
 
     def project_for(self, secret_hash: str) -> str | None:
-        item = self._get(_key(f"CRED#{secret_hash}", CREDENTIAL_SK))
+        item = self._get(credential_key(secret_hash))
         if item is None or "revoked_at" in item:
             return None
         return item["project"]["S"]
@@ -1559,7 +1456,7 @@ class DynamoDbStore:
         return sorted(found, key=lambda c: (c.created_at, c.id))
 
     def revoke_credential(self, credential_id: str, revoked_at: str) -> bool:
-        listed = self._get(_key(CREDENTIALS_PK, f"C#{credential_id}"))
+        listed = self._get(credential_listing_key(credential_id))
         if listed is None or "revoked_at" in listed:
             return False
         update = {
@@ -1568,8 +1465,8 @@ class DynamoDbStore:
             "ExpressionAttributeValues": {":t": {"S": revoked_at}},
         }
         keys = (
-            _key(CREDENTIALS_PK, f"C#{credential_id}"),
-            _key(f"CRED#{listed['hash']['S']}", CREDENTIAL_SK),
+            credential_listing_key(credential_id),
+            credential_key(listed["hash"]["S"]),
         )
         try:
             self.client.transact_write_items(
@@ -1585,13 +1482,9 @@ class DynamoDbStore:
 
     # -- extraction (messages -> facts) ----------------------------------------------------
 
-    @staticmethod
-    def _extraction_sk(project: str, message_id: str) -> str:
-        return f"{_part(project)}#{_tail(message_id)}"
-
     def _extraction_item(self, pk: str, project: str, message_id: str) -> Item:
         return {
-            **_key(pk, self._extraction_sk(project, message_id)),
+            **extraction_key(pk, project, message_id),
             "project": {"S": project},
             "message_id": {"S": message_id},
         }
@@ -1605,7 +1498,7 @@ class DynamoDbStore:
         }
         if project is not None:
             params["KeyConditionExpression"] += " AND begins_with(SK, :p)"
-            params["ExpressionAttributeValues"][":p"] = {"S": f"{_part(project)}#"}
+            params["ExpressionAttributeValues"][":p"] = {"S": extraction_prefix(project)}
         if limit is not None:
             params["Limit"] = limit
         # Stops at the limit without asking for the next page.
@@ -1615,7 +1508,7 @@ class DynamoDbStore:
                 return
 
     def message(self, project: str, message_id: str) -> Message | None:
-        item = self._get(_key(message_pk(project, message_id), MESSAGE_SK))
+        item = self._get(message_key(project, message_id))
         if item is None:
             return None
         return _message_of(item)
@@ -1629,14 +1522,13 @@ class DynamoDbStore:
         return [i["message_id"]["S"] for i in items]
 
     def extraction_pending(self, project: str, message_id: str) -> bool:
-        sk = self._extraction_sk(project, message_id)
-        return self._get(_key(EXTRACTIONS_PENDING_PK, sk), "PK") is not None
+        key = extraction_key(EXTRACTIONS_PENDING_PK, project, message_id)
+        return self._get(key, "PK") is not None
 
     def finish_extraction(
         self, project: str, message_id: str, failure: ExtractionFailure | None = None
     ) -> None:
-        sk = self._extraction_sk(project, message_id)
-        key = _key(EXTRACTIONS_PENDING_PK, sk)
+        key = extraction_key(EXTRACTIONS_PENDING_PK, project, message_id)
         if failure is None:
             self.client.delete_item(TableName=self.table_name, Key=key)
             return
@@ -1672,7 +1564,7 @@ class DynamoDbStore:
         for failure in self.failed_extractions(project):
             if wanted is not None and failure.message_id not in wanted:
                 continue
-            sk = self._extraction_sk(failure.project, failure.message_id)
+            failed = extraction_key(EXTRACTIONS_FAILED_PK, failure.project, failure.message_id)
             mark = self._extraction_item(
                 EXTRACTIONS_PENDING_PK, failure.project, failure.message_id
             )
@@ -1682,7 +1574,7 @@ class DynamoDbStore:
                         {
                             "Delete": {
                                 "TableName": self.table_name,
-                                "Key": _key(EXTRACTIONS_FAILED_PK, sk),
+                                "Key": failed,
                                 "ConditionExpression": "attribute_exists(PK)",
                             }
                         },
@@ -1702,7 +1594,7 @@ class DynamoDbStore:
 
     def _alias_targets(self, project: str, keys: Collection[str]) -> dict[str, str]:
         by_pk = {entity_pk(project, k): k for k in keys}
-        items = self._batch_get([_key(pk, NAME_SK) for pk in by_pk])
+        items = self._batch_get([item_key(pk, NAME_SK) for pk in by_pk])
         return {by_pk[i["PK"]["S"]]: i[_ALIAS_OF]["S"] for i in items if _ALIAS_OF in i}
 
     def _resolve_aliases(self, project: str, facts: Sequence[Fact]) -> Sequence[Fact]:
@@ -1720,7 +1612,7 @@ class DynamoDbStore:
         if roles is not None and not roles:
             return {}
         by_pk = {entity_pk(project, k): k for k in keys}
-        items = self._batch_get([_key(pk, NAME_SK) for pk in by_pk], direct=True)
+        items = self._batch_get([item_key(pk, NAME_SK) for pk in by_pk], direct=True)
         counted = [_count_attribute(r) for r in roles] if roles is not None else []
         found: dict[str, str] = {}
         aliased: dict[str, str] = {}
@@ -1761,7 +1653,8 @@ class DynamoDbStore:
         """The merge checked against both name items (one BatchGetItem), and the names
         to answer with: the alias and the entity as first written."""
         pks = {entity_pk(project, alias_key): alias_key, entity_pk(project, into_key): into_key}
-        items = {pks[i["PK"]["S"]]: i for i in self._batch_get([_key(pk, NAME_SK) for pk in pks])}
+        found = self._batch_get([item_key(pk, NAME_SK) for pk in pks])
+        items = {pks[i["PK"]["S"]]: i for i in found}
 
         def state(key: str) -> NameState:
             item = items.get(key)
@@ -1769,9 +1662,7 @@ class DynamoDbStore:
             return NameState(key, alias_of, item is not None and alias_of is None)
 
         plan = plan_merge(state(alias_key), state(into_key), alias_text, into_text)
-        target = items.get(plan.target_key) or self._get(
-            _key(entity_pk(project, plan.target_key), NAME_SK)
-        )
+        target = items.get(plan.target_key) or self._get(name_key(project, plan.target_key))
         alias_item = items.get(alias_key)
         alias_name = (_s(alias_item, "n") if alias_item else None) or alias_text
         into_name = (_s(target, "n") if target else None) or into_text
@@ -1784,7 +1675,7 @@ class DynamoDbStore:
             {
                 "ConditionCheck": {
                     "TableName": table,
-                    "Key": _key(entity_pk(project, target), NAME_SK),
+                    "Key": name_key(project, target),
                     "ConditionExpression": "attribute_exists(PK) AND attribute_not_exists(#a)",
                     "ExpressionAttributeNames": {"#a": _ALIAS_OF},
                 }
@@ -1792,7 +1683,7 @@ class DynamoDbStore:
             {
                 "Update": {
                     "TableName": table,
-                    "Key": _key(entity_pk(project, alias), NAME_SK),
+                    "Key": name_key(project, alias),
                     "UpdateExpression": "SET #n = if_not_exists(#n, :n), #a = :t",
                     "ConditionExpression": "attribute_not_exists(#a) OR #a = :t",
                     "ExpressionAttributeNames": {"#n": "n", "#a": _ALIAS_OF},
@@ -1803,7 +1694,7 @@ class DynamoDbStore:
                 "Put": {
                     "TableName": table,
                     "Item": {
-                        **_key(aliases_pk(project), _ALIAS_PREFIX + _tail(alias)),
+                        **item_key(aliases_pk(project), alias_sk(alias)),
                         "k": {"S": alias},
                         "n": {"S": name},
                         "t": {"S": target},
@@ -1839,10 +1730,8 @@ class DynamoDbStore:
         gone = [i for i in self._listed_aliases(project) if {i["k"]["S"], i["t"]["S"]} & wanted]
         requests: list[Item] = []
         for item in gone:
-            requests.append({"DeleteRequest": {"Key": _key(item["PK"]["S"], item["SK"]["S"])}})
-            requests.append(
-                {"DeleteRequest": {"Key": _key(entity_pk(project, item["k"]["S"]), NAME_SK)}}
-            )
+            requests.append({"DeleteRequest": {"Key": key_of(item)}})
+            requests.append({"DeleteRequest": {"Key": name_key(project, item["k"]["S"])}})
             requests.append(
                 {"DeleteRequest": {"Key": listing_key(project, LIST_ENTITIES, item["k"]["S"])}}
             )
@@ -1855,7 +1744,7 @@ class DynamoDbStore:
                 KeyConditionExpression="PK = :pk AND begins_with(SK, :a)",
                 ExpressionAttributeValues={
                     ":pk": {"S": aliases_pk(project)},
-                    ":a": {"S": _ALIAS_PREFIX},
+                    ":a": {"S": ALIAS_PREFIX},
                 },
             )
         )
@@ -1871,7 +1760,7 @@ class DynamoDbStore:
                     {
                         "Update": {
                             "TableName": table,
-                            "Key": _key(item["PK"]["S"], item["SK"]["S"]),
+                            "Key": key_of(item),
                             "UpdateExpression": "SET t = :t",
                             "ExpressionAttributeValues": {":t": {"S": target}},
                         }
@@ -1881,7 +1770,7 @@ class DynamoDbStore:
                     {
                         "Update": {
                             "TableName": table,
-                            "Key": _key(entity_pk(project, item["k"]["S"]), NAME_SK),
+                            "Key": name_key(project, item["k"]["S"]),
                             "UpdateExpression": "SET #a = :t",
                             "ExpressionAttributeNames": {"#a": _ALIAS_OF},
                             "ExpressionAttributeValues": {":t": {"S": target}},
@@ -1900,7 +1789,7 @@ class DynamoDbStore:
             "TableName": self.table_name,
             "ConsistentRead": True,
             "KeyConditionExpression": "PK = :pk AND begins_with(SK, :f)",
-            "ExpressionAttributeValues": {":pk": {"S": alias_pk}, ":f": {"S": _FACTS_PREFIX}},
+            "ExpressionAttributeValues": {":pk": {"S": alias_pk}, ":f": {"S": FACTS_PREFIX}},
             "Limit": _MERGE_FACTS,
         }
         while True:
@@ -1910,7 +1799,7 @@ class DynamoDbStore:
             moved += self._move_copies(project, alias, target, target_name, copies)
             # On past this page: what it held has moved, or has no claim (not a stored
             # fact) and must not be read again forever. Writes racing the merge sort later.
-            params["ExclusiveStartKey"] = _key(alias_pk, copies[-1]["SK"]["S"])
+            params["ExclusiveStartKey"] = item_key(alias_pk, copies[-1]["SK"]["S"])
 
     def _move_copies(
         self, project: str, alias: str, target: str, target_name: str, copies: list[Item]
@@ -1935,7 +1824,7 @@ class DynamoDbStore:
                 attributes["sn"] = {"S": sn}
                 if on is not None:
                     attributes["on"] = {"S": on}
-                ops.append({"Delete": {"TableName": table, "Key": _key(alias_pk, sk)}})
+                ops.append({"Delete": {"TableName": table, "Key": item_key(alias_pk, sk)}})
                 ends_pks = dict.fromkeys(
                     [entity_pk(project, sn)] + ([entity_pk(project, on)] if on else [])
                 )
@@ -1949,7 +1838,7 @@ class DynamoDbStore:
                 values: Item = {
                     ":sn": {"S": sn},
                     ":w": {"S": secrets.token_hex(4)},
-                    ":sq": {"S": sk.removeprefix(_FACTS_PREFIX)},
+                    ":sq": {"S": sk.removeprefix(FACTS_PREFIX)},
                 }
                 names = {"#sq": "sq"}
                 if on:
@@ -1962,7 +1851,7 @@ class DynamoDbStore:
                     {
                         "Update": {
                             "TableName": table,
-                            "Key": _key(fact_pk(project, fact.id), FACT_SK),
+                            "Key": fact_claim_key(project, fact.id),
                             "UpdateExpression": claim_update,
                             "ConditionExpression": "attribute_exists(PK) AND #sq = :sq",
                             "ExpressionAttributeNames": names,
@@ -2010,7 +1899,7 @@ class DynamoDbStore:
         pks = {entity_pk(project, i["t"]["S"]) for i in listed}
         names = {
             i["PK"]["S"]: i["n"]["S"]
-            for i in self._batch_get([_key(pk, NAME_SK) for pk in pks])
+            for i in self._batch_get([item_key(pk, NAME_SK) for pk in pks])
             if "n" in i
         }
         found = [
@@ -2042,7 +1931,7 @@ class DynamoDbStore:
                 )
             )
 
-        return [i for items in parallel(shard, _listing_pks(project, kind)) for i in items]
+        return [i for items in parallel(shard, listing_pks(project, kind)) for i in items]
 
     def _name_items(self, project: str) -> list[tuple[str, Item]]:
         """(key, name item) of the project's entities (aliases too), from its listing;
@@ -2051,7 +1940,7 @@ class DynamoDbStore:
             entity_pk(project, i["k"]["S"]): i["k"]["S"]
             for i in self._listing(project, LIST_ENTITIES)
         }
-        items = self._batch_get([_key(pk, NAME_SK) for pk in by_pk])
+        items = self._batch_get([item_key(pk, NAME_SK) for pk in by_pk])
         return [(by_pk[i["PK"]["S"]], i) for i in items]
 
     def entity_names(self, project: str, limit: int) -> list[EntityName]:
@@ -2118,7 +2007,7 @@ class DynamoDbStore:
             first = next(items, None)  # the first page, read in this wave
             return iter(()) if first is None else chain([first], items)
 
-        shards = parallel(start, _listing_pks(project, kind))
+        shards = parallel(start, listing_pks(project, kind))
         return heapq.merge(*shards, key=lambda i: i["SK"]["S"], reverse=descending)
 
     def entity_page(
@@ -2127,14 +2016,14 @@ class DynamoDbStore:
         listed = self._listing_in_order(
             project,
             LIST_ENTITIES,
-            after=None if after is None else _tail(after),
+            after=None if after is None else key_tail(after),
             filters=[("k", "contains", contains)] if contains else (),
             page=max(limit, MIN_PAGE),
         )
         found: list[EntityCounts] = []
         for chunk in _chunks(listed, max(limit, MIN_PAGE)):
             keys = [i["k"]["S"] for i in chunk]
-            items = self._batch_get([_key(entity_pk(project, k), NAME_SK) for k in keys])
+            items = self._batch_get([name_key(project, k) for k in keys])
             by_pk = {i["PK"]["S"]: i for i in items}
             for k in keys:
                 # An entity with no live fact (every fact deleted or erased, or merged
@@ -2167,7 +2056,7 @@ class DynamoDbStore:
         listed = self._listing_in_order(
             project,
             LIST_MESSAGES,
-            before=None if before is None else f"{before[0]}#{_tail(before[1])}",
+            before=None if before is None else message_listing_sk(*before),
             filters=filters,
             descending=True,
             page=max(limit, MIN_PAGE),
@@ -2175,7 +2064,7 @@ class DynamoDbStore:
         found: list[Message] = []
         for chunk in _chunks(listed, max(limit, MIN_PAGE)):
             wanted = [(i["SK"]["S"].split("#", 1)[0], i["id"]["S"]) for i in chunk]
-            items = self._batch_get([_key(message_pk(project, i), MESSAGE_SK) for _, i in wanted])
+            items = self._batch_get([message_key(project, i) for _, i in wanted])
             by_id = {i["id"]["S"]: i for i in items}
             for recorded_at, message_id in wanted:
                 item = by_id.get(message_id)
@@ -2215,7 +2104,7 @@ class DynamoDbStore:
 
     def project_messages(self, project: str) -> Iterator[Message]:
         ids = [i["id"]["S"] for i in self._listing(project, LIST_MESSAGES)]
-        for item in self._batch_get([_key(message_pk(project, i), MESSAGE_SK) for i in ids]):
+        for item in self._batch_get([message_key(project, i) for i in ids]):
             yield _message_of(item)
 
     def passages_of_messages(
@@ -2226,26 +2115,15 @@ class DynamoDbStore:
         found = parallel(lambda m: self.passages_of(project, m), ids)
         return dict(zip(ids, found, strict=True))
 
-    def _erased_pk(self, project: str) -> str:
-        return _project(project) + "ERASED"
-
-    def _erased_vectors_pk(self, project: str) -> str:
-        return _project(project) + "ERASED_VECTORS"
-
     def erase(self, project: str, plan: ErasurePlan) -> int:
-        self.client.put_item(
-            TableName=self.table_name, Item=_key(self._erased_pk(project), f"T#{plan.tombstone}")
-        )
+        self.client.put_item(TableName=self.table_name, Item=tombstone_key(project, plan.tombstone))
         erased = {entity_pk(project, k) for k in plan.entity_keys}
         # Vector ids first: recorded before the items go, so none is forgotten.
         vectors = [("entity", f"{role}:{k}") for k in plan.entity_keys for role in ROLES]
         vectors += [("passage", p.id) for r in plan.redactions for p in r.dropped]
         vectors += [("fact", i) for i in plan.fact_ids]
         self._batch_write(
-            [
-                {"PutRequest": {"Item": _key(self._erased_vectors_pk(project), f"{kind}#{i}")}}
-                for kind, i in vectors
-            ],
+            [{"PutRequest": {"Item": erased_vector_key(project, kind, i)}} for kind, i in vectors],
             ordered=False,
         )
         touched = set(plan.entity_keys) | self._fact_ends(project, plan.fact_ids)
@@ -2254,15 +2132,15 @@ class DynamoDbStore:
         dropped = self._erase_reports(project, touched)
         self._erase_facts(project, plan.fact_ids, erased)
         self._redact_all(project, plan.redactions)
-        gone = [_key(pk, NAME_SK) for pk in erased]
+        gone = [item_key(pk, NAME_SK) for pk in erased]
         gone += [listing_key(project, LIST_ENTITIES, k) for k in plan.entity_keys]
         # Their statements waiting to be embedded go with them.
-        gone += [_key(work_pk(project), vector_sk("fact", i)) for i in plan.fact_ids]
+        gone += [item_key(work_pk(project), vector_sk("fact", i)) for i in plan.fact_ids]
         self._batch_write([{"DeleteRequest": {"Key": k}} for k in gone], ordered=False)
         return dropped
 
     def _fact_ends(self, project: str, fact_ids: Sequence[str]) -> set[str]:
-        claims = self._batch_get([_key(fact_pk(project, i), FACT_SK) for i in fact_ids])
+        claims = self._batch_get([fact_claim_key(project, i) for i in fact_ids])
         return {c[a]["S"] for c in claims for a in ("sn", "on") if a in c}
 
     def _erase_reports(self, project: str, keys: Collection[str]) -> int:
@@ -2298,10 +2176,10 @@ class DynamoDbStore:
         """Each fact's claim, copies and the counts of its ends that stay, removed in
         transactions as a failed batch is undone (a claim already gone is skipped)."""
         ids = {fact_pk(project, i): i for i in fact_ids}
-        claims = self._batch_get([_key(pk, FACT_SK) for pk in ids])
+        claims = self._batch_get([item_key(pk, FACT_SK) for pk in ids])
         units: list[_Unit] = []
         for claim in claims:
-            sk = _FACTS_PREFIX + claim["sq"]["S"]
+            sk = fact_sk(claim["sq"]["S"])
             role = claim["r"]["S"]
             ends = [entity_pk(project, claim["sn"]["S"])]
             if "on" in claim:
@@ -2311,7 +2189,7 @@ class DynamoDbStore:
                 if pk not in erased:
                     counts = names.setdefault(pk, ({"S": ""}, {role: 0}))[1]
                     counts[role] += 1
-            copies = [_key(pk, sk) for pk in dict.fromkeys(ends)]
+            copies = [item_key(pk, sk) for pk in dict.fromkeys(ends)]
             copies.append(listing_key(project, LIST_FACTS, ids[claim["PK"]["S"]]))
             unit = _Unit(claim, copies, names)
             unit.size = sum(item_size(i) for i in (claim, *copies)) + 256 * len(names)
@@ -2328,7 +2206,7 @@ class DynamoDbStore:
         one redaction (`stored`: the message as held, for its listing item)."""
         pk = message_pk(project, r.message_id)
         writes: list[Item] = [
-            {"DeleteRequest": {"Key": _key(pk, _passage_sk(p.start))}} for p in r.dropped
+            {"DeleteRequest": {"Key": item_key(pk, passage_sk(p.start))}} for p in r.dropped
         ]
         if stored is not None:
             # The explorer's listing names the source too: rewritten with it.
@@ -2336,7 +2214,7 @@ class DynamoDbStore:
             writes.append({"PutRequest": {"Item": listed}})
         for p in r.kept:
             item: Item = {
-                **_key(pk, _passage_sk(p.start)),
+                **item_key(pk, passage_sk(p.start)),
                 "id": {"S": p.id},
                 "message_id": {"S": p.message_id},
                 "role": {"S": p.role},
@@ -2350,7 +2228,7 @@ class DynamoDbStore:
                 item["pos"] = {"N": str(p.position)}
             writes.append({"PutRequest": {"Item": item}})
         update: dict[str, Any] = {
-            "Key": _key(pk, MESSAGE_SK),
+            "Key": item_key(pk, MESSAGE_SK),
             "ConditionExpression": "attribute_exists(PK)",
             "ExpressionAttributeNames": {"#s": "source"},
             "UpdateExpression": "SET content = :c",
@@ -2376,7 +2254,7 @@ class DynamoDbStore:
         size = 0
         # The messages as held, read at once (BatchGetItem, in parallel), not one
         # GetItem after another.
-        keys = [_key(message_pk(project, r.message_id), MESSAGE_SK) for r in redactions]
+        keys = [message_key(project, r.message_id) for r in redactions]
         held = {i["id"]["S"]: _message_of(i) for i in self._batch_get(keys)}
         for r in redactions:
             writes, update = self._redaction_writes(project, r, held.get(r.message_id))
@@ -2444,18 +2322,16 @@ class DynamoDbStore:
         ]
 
     def erased(self, project: str, hashes: Collection[str]) -> set[str]:
-        pk = self._erased_pk(project)
-        items = self._batch_get([_key(pk, f"T#{h}") for h in dict.fromkeys(hashes)])
-        return {i["SK"]["S"][2:] for i in items}
+        items = self._batch_get([tombstone_key(project, h) for h in dict.fromkeys(hashes)])
+        return {i["SK"]["S"].removeprefix(TOMBSTONE_PREFIX) for i in items}
 
     def clear_erased(self, project: str, hashes: Collection[str]) -> None:
-        pk = self._erased_pk(project)
-        self._batch_write([{"DeleteRequest": {"Key": _key(pk, f"T#{h}")}} for h in hashes])
+        self._batch_write([{"DeleteRequest": {"Key": tombstone_key(project, h)}} for h in hashes])
 
     def erased_vectors(self, project: str) -> list[tuple[VectorKind, str]]:
         items = self._query(
             KeyConditionExpression="PK = :pk",
-            ExpressionAttributeValues={":pk": {"S": self._erased_vectors_pk(project)}},
+            ExpressionAttributeValues={":pk": {"S": erased_vectors_pk(project)}},
         )
         found: list[tuple[VectorKind, str]] = []
         for item in items:
@@ -2464,9 +2340,11 @@ class DynamoDbStore:
         return found
 
     def clear_erased_vectors(self, project: str, items: Sequence[tuple[VectorKind, str]]) -> None:
-        pk = self._erased_vectors_pk(project)
         self._batch_write(
-            [{"DeleteRequest": {"Key": _key(pk, f"{k}#{i}")}} for k, i in dict.fromkeys(items)],
+            [
+                {"DeleteRequest": {"Key": erased_vector_key(project, k, i)}}
+                for k, i in dict.fromkeys(items)
+            ],
             ordered=False,
         )
 
@@ -2478,19 +2356,9 @@ class DynamoDbStore:
     # finish_erasure deletes the first and the third, writes the second and the audit
     # record in one transaction, on the condition that the pending item is there.
 
-    def _erasing_pk(self, project: str) -> str:
-        return _project(project) + "ERASING"
-
-    def _erasure_pk(self, project: str) -> str:
-        return _project(project) + "ERASURE"
-
-    @staticmethod
-    def _erasure_work_key(project: str, erasure_id: str) -> Item:
-        return _key(WORK_PK, f"{work_index_prefix(ERASING, project)}{erasure_id}")
-
     def begin_erasure(self, pending: PendingErasure) -> None:
         item: Item = {
-            **_key(self._erasing_pk(pending.project), pending.id),
+            **item_key(erasing_pk(pending.project), pending.id),
             "subject_hash": {"S": pending.subject_hash},
             "names": {"L": [{"S": n} for n in pending.names]},
             "requested_at": {"S": pending.requested_at},
@@ -2500,7 +2368,7 @@ class DynamoDbStore:
             item["holder"] = {"S": pending.holder}
             item["held_until"] = {"N": repr(pending.held_until)}
         entry = {
-            **self._erasure_work_key(pending.project, pending.id),
+            **erasure_work_key(pending.project, pending.id),
             "project": {"S": pending.project},
         }
         table = self.table_name
@@ -2519,14 +2387,14 @@ class DynamoDbStore:
         )
 
     def pending_erasure(self, project: str, erasure_id: str) -> PendingErasure | None:
-        item = self._get(_key(self._erasing_pk(project), erasure_id))
+        item = self._get(item_key(erasing_pk(project), erasure_id))
         return self._pending_erasure(project, item) if item else None
 
     def pending_erasures(self, project: str) -> list[PendingErasure]:
         items = self._query(
             direct=True,
             KeyConditionExpression="PK = :pk",
-            ExpressionAttributeValues={":pk": {"S": self._erasing_pk(project)}},
+            ExpressionAttributeValues={":pk": {"S": erasing_pk(project)}},
             ConsistentRead=True,
         )
         found = [self._pending_erasure(project, i) for i in items]
@@ -2541,7 +2409,7 @@ class DynamoDbStore:
         try:
             self.client.update_item(
                 TableName=self.table_name,
-                Key=_key(self._erasing_pk(project), erasure_id),
+                Key=item_key(erasing_pk(project), erasure_id),
                 UpdateExpression="SET holder = :holder, held_until = :until",
                 ConditionExpression=(
                     "attribute_exists(PK) AND (attribute_not_exists(holder) "
@@ -2565,7 +2433,7 @@ class DynamoDbStore:
         try:
             self.client.update_item(
                 TableName=self.table_name,
-                Key=_key(self._erasing_pk(project), erasure_id),
+                Key=item_key(erasing_pk(project), erasure_id),
                 UpdateExpression="ADD " + ", ".join(f"#{k} :{k}" for k in COUNTS),
                 ConditionExpression="attribute_exists(PK)",
                 ExpressionAttributeNames=names,
@@ -2580,7 +2448,7 @@ class DynamoDbStore:
         project = record.project
         counts = {k: {"N": str(v)} for k, v in record.counts().items()}
         status: Item = {
-            **_key(self._erasure_pk(project), record.id),
+            **item_key(erasure_pk(project), record.id),
             "requested_at": {"S": requested_at},
             "finished_at": {"S": record.erased_at},
             **counts,
@@ -2590,11 +2458,11 @@ class DynamoDbStore:
             {
                 "Delete": {
                     "TableName": table,
-                    "Key": _key(self._erasing_pk(project), record.id),
+                    "Key": item_key(erasing_pk(project), record.id),
                     "ConditionExpression": "attribute_exists(PK)",
                 }
             },
-            {"Delete": {"TableName": table, "Key": self._erasure_work_key(project, record.id)}},
+            {"Delete": {"TableName": table, "Key": erasure_work_key(project, record.id)}},
             {"Put": {"TableName": table, "Item": status}},
             {"Put": {"TableName": table, "Item": _audit_item(record)}},
         ]
@@ -2609,11 +2477,11 @@ class DynamoDbStore:
 
     def erasure_status(self, project: str, erasure_id: str) -> ErasureStatus | None:
         keys = [
-            _key(self._erasing_pk(project), erasure_id),
-            _key(self._erasure_pk(project), erasure_id),
+            item_key(erasing_pk(project), erasure_id),
+            item_key(erasure_pk(project), erasure_id),
         ]
         items = self._batch_get(keys)
-        done = [i for i in items if i["PK"]["S"] == self._erasure_pk(project)]
+        done = [i for i in items if i["PK"]["S"] == erasure_pk(project)]
         if done:
             item = done[0]
             counts = {k: int(item[k]["N"]) for k in COUNTS}
@@ -2630,7 +2498,7 @@ class DynamoDbStore:
 
     def _add_mark(self, project: str, unit: _Unit, kind: str, sk: str, attributes: Item) -> None:
         pk = work_pk(project)
-        mark = {**_key(pk, sk), **attributes}
+        mark = {**item_key(pk, sk), **attributes}
         unit.marks[(pk, sk)] = mark
         unit.work[work_index_prefix(kind, project)] = project
         unit.size += item_size(mark) + 128
@@ -2740,7 +2608,7 @@ class DynamoDbStore:
                     {
                         "Delete": {
                             "TableName": self.table_name,
-                            "Key": _key(pk, sk),
+                            "Key": item_key(pk, sk),
                             "ConditionExpression": "#a = :v",
                             "ExpressionAttributeNames": {"#a": attribute},
                             "ExpressionAttributeValues": {":v": {"S": value}},
@@ -2794,7 +2662,7 @@ class DynamoDbStore:
             try:
                 self.client.delete_item(
                     TableName=self.table_name,
-                    Key=_key(WORK_PK, entry["SK"]["S"]),
+                    Key=item_key(WORK_PK, entry["SK"]["S"]),
                     ConditionExpression="#t = :t",
                     ExpressionAttributeNames={"#t": "t"},
                     ExpressionAttributeValues={":t": entry["t"]},
@@ -2807,13 +2675,10 @@ class DynamoDbStore:
     # P#<p>#VDOC#<kind> / <item id>: `d`, the `_id`s OpenSearch assigned to the item's
     # documents, so a delete finds them by id before a search could.
 
-    def _document_key(self, project: str, kind: str, item_id: str) -> Item:
-        return _key(f"{_project(project)}VDOC#{kind}", _tail(item_id))
-
     def document_ids(
         self, project: str, kind: str, item_ids: Collection[str]
     ) -> dict[str, list[str]]:
-        keys = [self._document_key(project, kind, i) for i in dict.fromkeys(item_ids)]
+        keys = [document_key(project, kind, i) for i in dict.fromkeys(item_ids)]
         return {i["i"]["S"]: json.loads(i["d"]["S"]) for i in self._batch_get(keys)}
 
     def set_document_ids(self, project: str, kind: str, ids: Mapping[str, list[str]]) -> None:
@@ -2822,7 +2687,7 @@ class DynamoDbStore:
                 {
                     "PutRequest": {
                         "Item": {
-                            **self._document_key(project, kind, item_id),
+                            **document_key(project, kind, item_id),
                             "i": {"S": item_id},
                             "d": {"S": json.dumps(doc_ids)},
                         }
@@ -2836,7 +2701,7 @@ class DynamoDbStore:
     def drop_document_ids(self, project: str, kind: str, item_ids: Collection[str]) -> None:
         self._batch_write(
             [
-                {"DeleteRequest": {"Key": self._document_key(project, kind, i)}}
+                {"DeleteRequest": {"Key": document_key(project, kind, i)}}
                 for i in dict.fromkeys(item_ids)
             ],
             ordered=False,
@@ -2869,9 +2734,7 @@ class DynamoDbStore:
                     self._mark_vector(project, unit, "entity", entity, item["n"]["S"], role)
         ids = [i["id"]["S"] for i in self._listing(project, LIST_MESSAGES)]
         # Each message's time, carried by its passages' marks (as put_messages writes them).
-        claims = self._batch_get(
-            [_key(message_pk(project, m), MESSAGE_SK) for m in ids], "PK, occurred_at"
-        )
+        claims = self._batch_get([message_key(project, m) for m in ids], "PK, occurred_at")
         times = {
             c["PK"]["S"]: unsortable(c["occurred_at"]["S"]) for c in claims if "occurred_at" in c
         }
@@ -2930,7 +2793,7 @@ class DynamoDbStore:
         """The components whose reports hold any of these keys: one pointer item per
         entity and role (BatchGetItem, 100 keys a call)."""
         pointers = self._batch_get(
-            [_key(entity_pk(project, k), report_pointer_sk(role)) for k in keys]
+            [item_key(entity_pk(project, k), report_pointer_sk(role)) for k in keys]
         )
         return {i["component"]["S"] for i in pointers}
 
@@ -2980,7 +2843,7 @@ class DynamoDbStore:
         def delete(keys: Sequence[tuple[str, str]]) -> None:
             gone = [k for k in dict.fromkeys(keys) if k not in rewritten]
             self._batch_write(
-                [{"DeleteRequest": {"Key": _key(pk, sk)}} for pk, sk in gone], ordered=False
+                [{"DeleteRequest": {"Key": item_key(pk, sk)}} for pk, sk in gone], ordered=False
             )
 
         self._batch_write(
@@ -2995,14 +2858,14 @@ class DynamoDbStore:
             members = keys if listing["level"]["N"] == "0" else ()
             reports_gone.append((report_pk(project, report), REPORT_SK))
             reports_gone += [
-                (report_pk(project, report), _chunk_sk("", n)) for n in range(_chunk_count(listing))
+                (report_pk(project, report), chunk_sk("", n)) for n in range(_chunk_count(listing))
             ]
             reports_gone += [
                 (entity_pk(project, k), report_member_sk(role, report)) for k in members
             ]
             pk, sk = listing["PK"]["S"], listing["SK"]["S"]
             listings_gone.append((pk, sk))
-            listings_gone += [(pk, _chunk_sk(sk, n)) for n in range(_chunk_count(listing))]
+            listings_gone += [(pk, chunk_sk(sk, n)) for n in range(_chunk_count(listing))]
         delete(reports_gone)
         delete(listings_gone)
         self._batch_write(
@@ -3015,7 +2878,7 @@ class DynamoDbStore:
     def reports_by_ids(self, project: str, ids: Sequence[str]) -> list[Report]:
         """BatchGetItem of the report items; a report whose keys did not fit its item
         reads them from its chunks (a Query of its partition, in parallel)."""
-        keys = [_key(report_pk(project, i), REPORT_SK) for i in dict.fromkeys(ids)]
+        keys = [item_key(report_pk(project, i), REPORT_SK) for i in dict.fromkeys(ids)]
         items = self._batch_get(keys)
         split = [i for i in items if _chunk_count(i)]
 
@@ -3025,7 +2888,7 @@ class DynamoDbStore:
                     KeyConditionExpression="PK = :pk AND begins_with(SK, :k)",
                     ExpressionAttributeValues={
                         ":pk": item["PK"],
-                        ":k": {"S": "K#"},
+                        ":k": {"S": REPORT_CHUNK_PREFIX},
                     },
                 )
             )
@@ -3051,22 +2914,12 @@ class DynamoDbStore:
         return sorted(found, key=lambda r: (r.role, r.id))
 
 
-# -- reports: keys and items (see docs/dynamodb.md, "Reports") ----------------------------
-
-REPORT_SK = "R"
-REPORT_MEMBER_PREFIX = "RM#"
-REPORT_LISTING_PREFIX = "R#"
 # A report's entity keys are held in its items as JSON up to this size, and beyond it
 # in chunk items of this size ("K#<n>" beside the report, "<listing SK>#K#<n>" beside
 # its listing item): a component reaches tens of thousands of entities, and DynamoDB
 # refuses items over 400 KB.
 KEYS_INLINE_BYTES = 64 * 1024
 KEYS_CHUNK_BYTES = 100 * 1024
-
-
-def _chunk_sk(owner_sk: str, n: int) -> str:
-    """The sort key of key chunk n of a report ("" ) or of a listing item (its SK)."""
-    return f"{owner_sk}#K#{n:04d}" if owner_sk else f"K#{n:04d}"
 
 
 def _chunk_count(item: Item) -> int:
@@ -3096,7 +2949,7 @@ def _with_keys(item: Item, keys: Sequence[str], owner_sk: str) -> list[Item]:
     chunks = [
         {
             "PK": item["PK"],
-            "SK": {"S": _chunk_sk(owner_sk, n)},
+            "SK": {"S": chunk_sk(owner_sk, n)},
             "keys": {"S": json.dumps(run, ensure_ascii=False)},
         }
         for n, run in enumerate(runs)
@@ -3108,7 +2961,7 @@ def _key_chunks(items: Sequence[Item]) -> dict[str, list[Item]]:
     """Chunk items of a listing partition, by the sort key of the item they belong to."""
     found: dict[str, list[Item]] = {}
     for i in items:
-        owner, marker, _ = i["SK"]["S"].rpartition("#K#")
+        owner, marker, _ = i["SK"]["S"].rpartition(f"#{REPORT_CHUNK_PREFIX}")
         if marker and "keys" in i:
             found.setdefault(owner, []).append(i)
     return found
@@ -3123,22 +2976,6 @@ def _keys_of(item: Item, chunks: Sequence[Item]) -> tuple[str, ...]:
     if len(ordered) != _chunk_count(item):
         raise RuntimeError(f"report keys incomplete for {item['SK']['S']}")
     return tuple(k for c in ordered for k in json.loads(c["keys"]["S"]))
-
-
-def report_pk(project: str, report_id: str) -> str:
-    return f"{_project(project)}R#{_tail(report_id)}"
-
-
-def report_list_pk(project: str, role: str, component: str) -> str:
-    return f"{_project(project)}RC#{role}#{_tail(component)}"
-
-
-def report_member_sk(role: str, report_id: str) -> str:
-    return f"{REPORT_MEMBER_PREFIX}{role}#{_tail(report_id)}"
-
-
-def report_pointer_sk(role: str) -> str:
-    return f"RC#{role}"
 
 
 def _report_attributes(r: Report) -> Item:
@@ -3189,14 +3026,14 @@ def _report_items(project: str, role: str, reports: Sequence[Report]) -> list[tu
         for k in r.entity_keys:
             pointers.setdefault(k, r.component)
     for r in reports:
-        listing_sk = f"{REPORT_LISTING_PREFIX}{_tail(r.id)}"
+        listing_sk = report_listing_sk(r.id)
         listing = {
-            **_key(report_list_pk(project, role, r.component), listing_sk),
+            **item_key(report_list_pk(project, role, r.component), listing_sk),
             "id": {"S": r.id},
             "level": {"N": str(r.level)},
         }
         staged += [("report", i) for i in _with_keys(listing, r.entity_keys, listing_sk)]
-        report = {**_key(report_pk(project, r.id), REPORT_SK), **_report_attributes(r)}
+        report = {**item_key(report_pk(project, r.id), REPORT_SK), **_report_attributes(r)}
         staged += [("report", i) for i in _with_keys(report, r.entity_keys, "")]
         if r.level == 0:
             copy = _report_attributes(r)
@@ -3204,12 +3041,12 @@ def _report_items(project: str, role: str, reports: Sequence[Report]) -> list[tu
                 staged.append(
                     (
                         "report",
-                        {**_key(entity_pk(project, k), report_member_sk(role, r.id)), **copy},
+                        {**item_key(entity_pk(project, k), report_member_sk(role, r.id)), **copy},
                     )
                 )
     for k, component in pointers.items():
         pointer = {
-            **_key(entity_pk(project, k), report_pointer_sk(role)),
+            **item_key(entity_pk(project, k), report_pointer_sk(role)),
             "component": {"S": component},
         }
         staged.append(("pointer", pointer))

@@ -9,7 +9,7 @@ rules, the user agent, signing, the HTTP exchange, the response dict, parsing, t
 retry handler's bookkeeping); the calls of one wave share one interpreter, so their
 CPU adds up and most of a recall's time above its round trips was that. The request
 of these two operations is one JSON body and its answer is DynamoDB's JSON, which is
-already the form the adapter reads (adapters/dynamodb_items.py), so here the body is
+already the form the adapter reads (adapters/dynamodb/items.py), so here the body is
 the client's own serialisation (`json.dumps` of the parameters, as botocore's JSON
 serializer writes it), signed by botocore's SigV4 signer with the client's
 credentials and region, and sent on a urllib3 connection pool (botocore's transport library)
