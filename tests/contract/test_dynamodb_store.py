@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 
+from taisce.adapters.dynamodb.codec import item_size
 from taisce.adapters.dynamodb.keys import entity_pk
-from taisce.adapters.dynamodb.store import TRANSACTION_ITEMS, DynamoDbStore, item_size
+from taisce.adapters.dynamodb.store import TRANSACTION_ITEMS, DynamoDbStore
 from taisce.domain.ingest import split_passages
 from taisce.domain.names import normalize_name
 from taisce.local.routes import load_template

@@ -49,6 +49,30 @@ from ...domain.validity import (
     unsortable,
 )
 from ...ports import Credential, ExtractionFailure, PendingVector, VectorKind
+from .codec import (
+    ALIAS_OF,
+    ITEM_BYTES,
+    audit_item,
+    count_attribute,
+    credential_attributes,
+    credential_of,
+    erasure_record_of,
+    extraction_failure_of,
+    extraction_item,
+    fact_attributes,
+    fact_of,
+    item_size,
+    message_attributes,
+    message_listing_item,
+    message_of,
+    number_value,
+    passage_item,
+    passage_of,
+    pending_erasure_attributes,
+    pending_erasure_of,
+    pending_vector_of,
+    text_of,
+)
 from .items import lift_items
 from .keys import (
     ALIAS_PREFIX,
@@ -75,7 +99,6 @@ from .keys import (
     Item,
     alias_sk,
     aliases_pk,
-    audit_key,
     chunk_sk,
     credential_key,
     credential_listing_key,
@@ -96,7 +119,6 @@ from .keys import (
     key_of,
     key_tail,
     listing_key,
-    listing_pk,
     listing_pks,
     message_key,
     message_listing_sk,
@@ -124,7 +146,6 @@ TRANSACTION_ITEMS = 100
 TRANSACTION_BYTES = 4 * 1024 * 1024
 BATCH_GET_KEYS = 100
 BATCH_WRITE_ITEMS = 25
-ITEM_BYTES = 400 * 1024
 # A transaction stays under DynamoDB's 4 MB with room for the request's own framing.
 _TRANSACTION_BUDGET = TRANSACTION_BYTES - 256 * 1024
 # facts_about asks each entity for as many facts as the caller may still take (up to
@@ -144,29 +165,6 @@ _RETRYABLE_REASONS = frozenset(
         "RequestLimitExceeded",
     }
 )
-
-# Facts are the hot items (every recall reads them), and DynamoDB bills reads by item
-# size including attribute names: facts use short names.
-_FACT_ATTRIBUTES: tuple[tuple[str, str, bool], ...] = (
-    # (Fact field, attribute, required)
-    ("id", "id", True),
-    ("subject", "s", True),
-    ("subject_key", "sn", True),
-    ("predicate", "p", True),
-    ("object", "o", True),
-    ("object_kind", "ok", True),
-    ("object_key", "on", False),
-    ("statement", "st", True),
-    ("source_role", "r", True),
-    ("quote", "q", False),
-    ("context", "c", False),
-    ("message_id", "m", False),
-    ("valid_from", "vf", False),
-    ("valid_to", "vt", False),
-    ("recorded_at", "ra", True),
-)
-# Fact fields held as numbers (optional), after the text ones in Fact's field order.
-_FACT_NUMBERS: tuple[tuple[str, str], ...] = (("quote_start", "qs"), ("quote_end", "qe"))
 
 
 def _work_ops(table: str, units: Sequence[Any]) -> list[Item]:
@@ -191,44 +189,6 @@ def _work_touch(prefix: str, project: str) -> Item:
         "ExpressionAttributeNames": {"#p": "project", "#t": "t"},
         "ExpressionAttributeValues": {":p": {"S": project}, ":t": {"S": secrets.token_hex(8)}},
     }
-
-
-def _message_of(item: Item) -> Message:
-    return Message(
-        id=item["id"]["S"],
-        role=item["role"]["S"],
-        content=item["content"]["S"],
-        source=_s(item, "source"),
-        occurred_at=item["occurred_at"]["S"],
-        recorded_at=item["recorded_at"]["S"],
-    )
-
-
-def _audit_item(record: ErasureRecord) -> Item:
-    """The audit record of one erasure (ERASURES / <erased_at>#<id>): no name."""
-    item: Item = {
-        **audit_key(record.erased_at, record.id),
-        "id": {"S": record.id},
-        "project": {"S": record.project},
-        "subject_hash": {"S": record.subject_hash},
-        "erased_at": {"S": record.erased_at},
-    }
-    for name, count in record.counts().items():
-        item[name] = {"N": str(count)}
-    return item
-
-
-def message_listing_item(project: str, m: Message) -> Item:
-    """A message's listing item (keys.message_listing_sk): role and source for filters."""
-    item: Item = {
-        "PK": {"S": listing_pk(project, LIST_MESSAGES, m.id)},
-        "SK": {"S": message_listing_sk(m.recorded_at, m.id)},
-        "id": {"S": m.id},
-        "role": {"S": m.role},
-    }
-    if m.source is not None:
-        item["source"] = {"S": m.source}
-    return item
 
 
 # -- parallel reads ----------------------------------------------------------------
@@ -285,108 +245,11 @@ def client_config() -> Any:
     )
 
 
-# Entity aliases (see the class's last section): the alias's name item holds `a`, the
-# key of its entity; the project's alias listing is one partition.
-_ALIAS_OF = "a"
 # Facts moved per transaction by a merge: each is at most 5 items (the alias's copy
 # deleted, up to two copies and the listing copy put, the claim updated), plus the two
 # name items and the work marks.
 _MERGE_FACTS = 16
 _REPOINT_ALIASES = 45
-
-
-# -- values ----------------------------------------------------------------------
-
-
-def _s(item: Item, name: str) -> str | None:
-    value = item.get(name)
-    return None if value is None else value["S"]
-
-
-def _text(owner: str, name: str, value: object, *, required: bool) -> Item | None:
-    if value is None:
-        if required:
-            raise ValueError(f"{owner}: {name} is missing")
-        return None
-    if not isinstance(value, str):
-        raise TypeError(f"{owner}: {name} must be a string, not {type(value).__name__}")
-    return {"S": value}
-
-
-def _number(owner: str, name: str, value: object) -> Item:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise TypeError(f"{owner}: {name} must be an integer")
-    return {"N": str(value)}
-
-
-def item_size(item: Item) -> int:
-    """The item's size as DynamoDB counts it: attribute names and values, in bytes."""
-    size = 0
-    for name, value in item.items():
-        size += len(name.encode("utf-8"))
-        ((kind, v),) = value.items()
-        if kind == "S":
-            size += len(v.encode("utf-8"))
-        elif kind == "N":
-            size += (len(v.lstrip("-").replace(".", "").lstrip("0")) + 1) // 2 + 1
-        else:  # nothing else is written by this adapter
-            size += len(str(v))
-    return size
-
-
-# Timestamps are kept in a fixed-width form, so that a FilterExpression compares
-# them as times (see domain.validity.sortable); they are read back as stored.
-_TIME_ATTRIBUTES = frozenset({"vf", "vt", "ra"})
-
-
-def _fact_attributes(f: Fact) -> Item:
-    owner = f"fact {getattr(f, 'id', None)!r}"
-    item: Item = {}
-    for field_name, attribute, required in _FACT_ATTRIBUTES:
-        value = _text(owner, field_name, getattr(f, field_name), required=required)
-        if value is not None:
-            if attribute in _TIME_ATTRIBUTES:
-                value = {"S": sortable(value["S"])}
-            item[attribute] = value
-    for field_name, attribute in _FACT_NUMBERS:
-        number = getattr(f, field_name)
-        if number is not None:
-            item[attribute] = _number(owner, field_name, number)
-    if f.source_role not in ROLES:
-        raise ValueError(f"{owner}: unknown source_role {f.source_role!r}")
-    return item
-
-
-def _fact(item: Item) -> Fact:
-    values = [_s(item, attribute) for _, attribute, _ in _FACT_ATTRIBUTES]
-    for n, (_, attribute, _) in enumerate(_FACT_ATTRIBUTES):
-        if attribute in _TIME_ATTRIBUTES and values[n] is not None:
-            values[n] = unsortable(values[n])  # type: ignore[arg-type]
-    numbers = (int(item[a]["N"]) if a in item else None for _, a in _FACT_NUMBERS)
-    return Fact(*values, *numbers)  # type: ignore[arg-type]
-
-
-def _passage(item: Item) -> Passage:
-    return Passage(
-        id=item["id"]["S"],
-        message_id=item["message_id"]["S"],
-        role=item["role"]["S"],
-        source=_s(item, "source"),
-        start=int(item["start"]["N"]),
-        end=int(item["end"]["N"]),
-        quote=item["quote"]["S"],
-        position=int(item["pos"]["N"]) if "pos" in item else None,
-    )
-
-
-def _credential(item: Item) -> Credential:
-    return Credential(
-        id=item["id"]["S"],
-        project=item["project"]["S"],
-        label=_s(item, "label"),
-        created_at=item["created_at"]["S"],
-        revoked_at=_s(item, "revoked_at"),
-    )
 
 
 def _filter_conditions(filters: FactFilter, names: dict[str, str], values: Item) -> list[str]:
@@ -447,17 +310,13 @@ class _Unit:
         return [key_of(i) for i in (self.claim, *self.items)]
 
 
-def _count_attribute(role: str) -> str:
-    return f"c_{role}"
-
-
 def _name_update(pk: str, name: Item | None, counts: dict[str, int]) -> Item:
     """SET the name if the item has none yet, ADD to the live-fact count of each role."""
     names: dict[str, str] = {}
     values: dict[str, Item] = {}
     adds = []
     for n, (role, count) in enumerate(sorted(counts.items())):
-        names[f"#c{n}"] = _count_attribute(role)
+        names[f"#c{n}"] = count_attribute(role)
         values[f":c{n}"] = {"N": str(count)}
         adds.append(f"#c{n} :c{n}")
     expression = f"ADD {', '.join(adds)}"
@@ -849,7 +708,7 @@ class DynamoDbStore:
     # -- facts and entities -----------------------------------------------------------
 
     def _fact_unit(self, project: str, f: Fact, seq: str, token: str) -> _Unit:
-        copy = _fact_attributes(f)
+        copy = fact_attributes(f)
         sk = fact_sk(seq)
         subject_pk = entity_pk(project, f.subject_key)
         items = [{"PK": {"S": subject_pk}, "SK": {"S": sk}, "d": {"S": "S"}, **copy}]
@@ -959,7 +818,7 @@ class DynamoDbStore:
                     ":at": {"S": at},
                 },
             ):
-                existing.append(_fact(item))
+                existing.append(fact_of(item))
                 sort_keys[item["id"]["S"]] = item["SK"]["S"]
         planned, closings = plan_closings(existing, incoming)
         units: list[_Unit] = []
@@ -1057,7 +916,7 @@ class DynamoDbStore:
                 **extra,
             },
         )
-        return [_fact(i) for i in reply.get("Items", [])], reply.get("LastEvaluatedKey")
+        return [fact_of(i) for i in reply.get("Items", [])], reply.get("LastEvaluatedKey")
 
     def facts_about(
         self,
@@ -1111,7 +970,7 @@ class DynamoDbStore:
                 ":s": {"S": "S"},
             },
         )
-        return [_fact(i) for i in items]
+        return [fact_of(i) for i in items]
 
     def delete_fact(self, project: str, fact_id: str) -> bool:
         claim_key = fact_claim_key(project, fact_id)
@@ -1174,7 +1033,7 @@ class DynamoDbStore:
         per 100 ids, the calls in one wave."""
         wanted = list(dict.fromkeys(ids))
         items = self._batch_get([listing_key(project, LIST_FACTS, i) for i in wanted])
-        found = {f.id: _pointer(f) for f in map(_fact, items)}
+        found = {f.id: _pointer(f) for f in map(fact_of, items)}
         return [found[i] for i in wanted if i in found]
 
     def known_names(
@@ -1188,8 +1047,8 @@ class DynamoDbStore:
         by_pk = {entity_pk(project, k): k for k in keys}
         items = self._batch_get([item_key(pk, NAME_SK) for pk in by_pk], direct=True)
         if roles is None:
-            return {by_pk[i["PK"]["S"]] for i in items if _ALIAS_OF not in i}
-        counted = [_count_attribute(r) for r in roles]
+            return {by_pk[i["PK"]["S"]] for i in items if ALIAS_OF not in i}
+        counted = [count_attribute(r) for r in roles]
         return {
             by_pk[i["PK"]["S"]]
             for i in items
@@ -1228,7 +1087,7 @@ class DynamoDbStore:
             unit.items.append(listed)
             unit.size += item_size(listed)
             if self.mark_extractions:
-                mark = self._extraction_item(EXTRACTIONS_PENDING_PK, project, m.id)
+                mark = extraction_item(EXTRACTIONS_PENDING_PK, project, m.id)
                 unit.items.append(mark)
                 unit.size += item_size(mark)
             fits = self._op_count([unit]) <= TRANSACTION_ITEMS and unit.size <= _TRANSACTION_BUDGET
@@ -1293,41 +1152,15 @@ class DynamoDbStore:
         # the claim and every passage item, sized here as the widest it can be.
         pos = {"N": "9" * 15}
         claim: Item = {**item_key(pk, MESSAGE_SK), "w": {"S": token}, "pos": pos}
-        for name, required in (
-            ("id", True),
-            ("role", True),
-            ("content", True),
-            ("source", False),
-            ("occurred_at", True),
-            ("recorded_at", True),
-        ):
-            value = _text(owner, name, getattr(m, name), required=required)
-            if value is not None:
-                claim[name] = value
-        if m.role not in ROLES:
-            raise ValueError(f"{owner}: unknown role {m.role!r}")
+        claim.update(message_attributes(m))
         items: list[Item] = []
         starts: set[int] = set()
         for p in passages:
-            where = f"passage {getattr(p, 'id', None)!r}"
-            start = _number(where, "start", p.start)
+            number_value(f"passage {getattr(p, 'id', None)!r}", "start", p.start)
             if p.start in starts:
                 continue  # one passage per place in the text
             starts.add(p.start)
-            item: Item = {
-                **item_key(pk, passage_sk(p.start)),
-                "id": _text(where, "id", p.id, required=True),
-                "message_id": _text(where, "message_id", p.message_id, required=True),
-                "role": _text(where, "role", p.role, required=True),
-                "start": start,
-                "end": _number(where, "end", p.end),
-                "quote": _text(where, "quote", p.quote, required=True),
-                "pos": pos,
-            }
-            source = _text(where, "source", p.source, required=False)
-            if source is not None:
-                item["source"] = source
-            items.append(item)
+            items.append(passage_item(pk, p, pos))
         sizes = [item_size(i) for i in (claim, *items)]
         if max(sizes) > ITEM_BYTES:
             raise ValueError(f"{owner}: too large for one DynamoDB item")
@@ -1343,7 +1176,7 @@ class DynamoDbStore:
                 ":s": {"S": PASSAGES_PREFIX},
             },
         )
-        return [_passage(i) for i in items]
+        return [passage_of(i) for i in items]
 
     def passages_by_ids(
         self,
@@ -1403,16 +1236,7 @@ class DynamoDbStore:
 
     def add_credential(self, credential: Credential, secret_hash: str) -> None:
         owner = f"credential {credential.id!r}"
-        attributes: Item = {}
-        for name in ("id", "project", "label", "created_at", "revoked_at"):
-            value = _text(
-                owner,
-                name,
-                getattr(credential, name),
-                required=name in ("id", "project", "created_at"),
-            )
-            if value is not None:
-                attributes[name] = value
+        attributes = credential_attributes(credential)
         by_hash = {**credential_key(secret_hash), **attributes}
         listed = {
             **credential_listing_key(credential.id),
@@ -1452,7 +1276,7 @@ class DynamoDbStore:
             params["FilterExpression"] = "#p = :p"
             params["ExpressionAttributeNames"] = {"#p": "project"}
             params["ExpressionAttributeValues"][":p"] = {"S": project}
-        found = [_credential(i) for i in self._query(**params)]
+        found = [credential_of(i) for i in self._query(**params)]
         return sorted(found, key=lambda c: (c.created_at, c.id))
 
     def revoke_credential(self, credential_id: str, revoked_at: str) -> bool:
@@ -1482,13 +1306,6 @@ class DynamoDbStore:
 
     # -- extraction (messages -> facts) ----------------------------------------------------
 
-    def _extraction_item(self, pk: str, project: str, message_id: str) -> Item:
-        return {
-            **extraction_key(pk, project, message_id),
-            "project": {"S": project},
-            "message_id": {"S": message_id},
-        }
-
     def _extraction_items(
         self, pk: str, project: str | None, limit: int | None = None
     ) -> Iterator[Item]:
@@ -1511,7 +1328,7 @@ class DynamoDbStore:
         item = self._get(message_key(project, message_id))
         if item is None:
             return None
-        return _message_of(item)
+        return message_of(item)
 
     def extraction_projects(self) -> list[str]:
         projects = {i["project"]["S"] for i in self._extraction_items(EXTRACTIONS_PENDING_PK, None)}
@@ -1534,9 +1351,9 @@ class DynamoDbStore:
             return
         delete = {"Delete": {"TableName": self.table_name, "Key": key}}
         record = {
-            **self._extraction_item(EXTRACTIONS_FAILED_PK, project, message_id),
+            **extraction_item(EXTRACTIONS_FAILED_PK, project, message_id),
             "error": {"S": failure.error},
-            "attempts": _number("failure", "attempts", failure.attempts),
+            "attempts": number_value("failure", "attempts", failure.attempts),
             "failed_at": {"S": failure.failed_at},
         }
         self.client.transact_write_items(
@@ -1545,14 +1362,7 @@ class DynamoDbStore:
 
     def failed_extractions(self, project: str | None = None) -> list[ExtractionFailure]:
         found = [
-            ExtractionFailure(
-                project=i["project"]["S"],
-                message_id=i["message_id"]["S"],
-                error=i["error"]["S"],
-                attempts=int(i["attempts"]["N"]),
-                failed_at=i["failed_at"]["S"],
-            )
-            for i in self._extraction_items(EXTRACTIONS_FAILED_PK, project)
+            extraction_failure_of(i) for i in self._extraction_items(EXTRACTIONS_FAILED_PK, project)
         ]
         return sorted(found, key=lambda f: (f.project, f.message_id))
 
@@ -1565,9 +1375,7 @@ class DynamoDbStore:
             if wanted is not None and failure.message_id not in wanted:
                 continue
             failed = extraction_key(EXTRACTIONS_FAILED_PK, failure.project, failure.message_id)
-            mark = self._extraction_item(
-                EXTRACTIONS_PENDING_PK, failure.project, failure.message_id
-            )
+            mark = extraction_item(EXTRACTIONS_PENDING_PK, failure.project, failure.message_id)
             try:
                 self.client.transact_write_items(
                     TransactItems=[
@@ -1595,7 +1403,7 @@ class DynamoDbStore:
     def _alias_targets(self, project: str, keys: Collection[str]) -> dict[str, str]:
         by_pk = {entity_pk(project, k): k for k in keys}
         items = self._batch_get([item_key(pk, NAME_SK) for pk in by_pk])
-        return {by_pk[i["PK"]["S"]]: i[_ALIAS_OF]["S"] for i in items if _ALIAS_OF in i}
+        return {by_pk[i["PK"]["S"]]: i[ALIAS_OF]["S"] for i in items if ALIAS_OF in i}
 
     def _resolve_aliases(self, project: str, facts: Sequence[Fact]) -> Sequence[Fact]:
         """The facts with each alias key replaced by its entity's (the words stay):
@@ -1613,13 +1421,13 @@ class DynamoDbStore:
             return {}
         by_pk = {entity_pk(project, k): k for k in keys}
         items = self._batch_get([item_key(pk, NAME_SK) for pk in by_pk], direct=True)
-        counted = [_count_attribute(r) for r in roles] if roles is not None else []
+        counted = [count_attribute(r) for r in roles] if roles is not None else []
         found: dict[str, str] = {}
         aliased: dict[str, str] = {}
         for i in items:
             key = by_pk[i["PK"]["S"]]
-            if _ALIAS_OF in i:
-                aliased[key] = i[_ALIAS_OF]["S"]
+            if ALIAS_OF in i:
+                aliased[key] = i[ALIAS_OF]["S"]
             elif roles is None or any(int(i.get(c, {}).get("N", "0")) > 0 for c in counted):
                 found[key] = key
         if aliased:
@@ -1658,14 +1466,14 @@ class DynamoDbStore:
 
         def state(key: str) -> NameState:
             item = items.get(key)
-            alias_of = _s(item, _ALIAS_OF) if item else None
+            alias_of = text_of(item, ALIAS_OF) if item else None
             return NameState(key, alias_of, item is not None and alias_of is None)
 
         plan = plan_merge(state(alias_key), state(into_key), alias_text, into_text)
         target = items.get(plan.target_key) or self._get(name_key(project, plan.target_key))
         alias_item = items.get(alias_key)
-        alias_name = (_s(alias_item, "n") if alias_item else None) or alias_text
-        into_name = (_s(target, "n") if target else None) or into_text
+        alias_name = (text_of(alias_item, "n") if alias_item else None) or alias_text
+        into_name = (text_of(target, "n") if target else None) or into_text
         return plan, alias_name, into_name
 
     def _mark_alias(self, project: str, alias: str, name: str, target: str) -> bool:
@@ -1677,7 +1485,7 @@ class DynamoDbStore:
                     "TableName": table,
                     "Key": name_key(project, target),
                     "ConditionExpression": "attribute_exists(PK) AND attribute_not_exists(#a)",
-                    "ExpressionAttributeNames": {"#a": _ALIAS_OF},
+                    "ExpressionAttributeNames": {"#a": ALIAS_OF},
                 }
             },
             {
@@ -1686,7 +1494,7 @@ class DynamoDbStore:
                     "Key": name_key(project, alias),
                     "UpdateExpression": "SET #n = if_not_exists(#n, :n), #a = :t",
                     "ConditionExpression": "attribute_not_exists(#a) OR #a = :t",
-                    "ExpressionAttributeNames": {"#n": "n", "#a": _ALIAS_OF},
+                    "ExpressionAttributeNames": {"#n": "n", "#a": ALIAS_OF},
                     "ExpressionAttributeValues": {":n": {"S": name}, ":t": {"S": target}},
                 }
             },
@@ -1772,7 +1580,7 @@ class DynamoDbStore:
                             "TableName": table,
                             "Key": name_key(project, item["k"]["S"]),
                             "UpdateExpression": "SET #a = :t",
-                            "ExpressionAttributeNames": {"#a": _ALIAS_OF},
+                            "ExpressionAttributeNames": {"#a": ALIAS_OF},
                             "ExpressionAttributeValues": {":t": {"S": target}},
                         }
                     }
@@ -1813,7 +1621,7 @@ class DynamoDbStore:
             counts: dict[str, int] = {}
             for copy in copies:
                 sk = copy["SK"]["S"]
-                fact = _fact(copy)
+                fact = fact_of(copy)
                 sn = target if fact.subject_key == alias else fact.subject_key
                 on = target if fact.object_key == alias else fact.object_key
                 ends = (fact.subject_key == alias) + (fact.object_key == alias)
@@ -1948,7 +1756,7 @@ class DynamoDbStore:
         (BatchGetItem, in parallel chunks). Never a Scan of the table."""
         found: list[EntityName] = []
         for _, item in self._name_items(project):
-            if _ALIAS_OF in item:
+            if ALIAS_OF in item:
                 continue
             facts = sum(int(v["N"]) for k, v in item.items() if k.startswith("c_"))
             if facts > 0 and "n" in item:
@@ -2029,12 +1837,12 @@ class DynamoDbStore:
                 # An entity with no live fact (every fact deleted or erased, or merged
                 # into another as an alias) is left out, as the embedded store leaves it.
                 item = by_pk.get(entity_pk(project, k))
-                if item is None or "n" not in item or _ALIAS_OF in item:
+                if item is None or "n" not in item or ALIAS_OF in item:
                     continue
                 counts = {
-                    role: int(item[_count_attribute(role)]["N"])
+                    role: int(item[count_attribute(role)]["N"])
                     for role in ROLES
-                    if _count_attribute(role) in item
+                    if count_attribute(role) in item
                 }
                 if any(n > 0 for n in counts.values()):
                     found.append(EntityCounts(k, item["n"]["S"], counts))  # type: ignore[arg-type]
@@ -2072,16 +1880,7 @@ class DynamoDbStore:
                 # long message whose writer died) names another moment: skipped.
                 if item is None or item["recorded_at"]["S"] != recorded_at:
                     continue
-                found.append(
-                    Message(
-                        id=message_id,
-                        role=item["role"]["S"],
-                        content=item["content"]["S"],
-                        source=_s(item, "source"),
-                        occurred_at=item["occurred_at"]["S"],
-                        recorded_at=recorded_at,
-                    )
-                )
+                found.append(message_of(item))
                 if len(found) == limit:
                     return found
         return found
@@ -2096,7 +1895,7 @@ class DynamoDbStore:
 
     def project_facts(self, project: str) -> Iterator[Fact]:
         for item in self._listing(project, LIST_FACTS):
-            yield _fact(item)
+            yield fact_of(item)
 
     def project_entities(self, project: str) -> Iterator[str]:
         for key, _ in self._name_items(project):
@@ -2105,7 +1904,7 @@ class DynamoDbStore:
     def project_messages(self, project: str) -> Iterator[Message]:
         ids = [i["id"]["S"] for i in self._listing(project, LIST_MESSAGES)]
         for item in self._batch_get([message_key(project, i) for i in ids]):
-            yield _message_of(item)
+            yield message_of(item)
 
     def passages_of_messages(
         self, project: str, message_ids: Sequence[str]
@@ -2213,20 +2012,9 @@ class DynamoDbStore:
             listed = message_listing_item(project, replace(stored, source=r.source))
             writes.append({"PutRequest": {"Item": listed}})
         for p in r.kept:
-            item: Item = {
-                **item_key(pk, passage_sk(p.start)),
-                "id": {"S": p.id},
-                "message_id": {"S": p.message_id},
-                "role": {"S": p.role},
-                "start": {"N": str(p.start)},
-                "end": {"N": str(p.end)},
-                "quote": {"S": p.quote},
-            }
-            if p.source is not None:
-                item["source"] = {"S": p.source}
-            if p.position is not None:  # rewritten, it keeps its message's place
-                item["pos"] = {"N": str(p.position)}
-            writes.append({"PutRequest": {"Item": item}})
+            # Rewritten, it keeps its message's place.
+            pos = {"N": str(p.position)} if p.position is not None else None
+            writes.append({"PutRequest": {"Item": passage_item(pk, p, pos)}})
         update: dict[str, Any] = {
             "Key": item_key(pk, MESSAGE_SK),
             "ConditionExpression": "attribute_exists(PK)",
@@ -2255,7 +2043,7 @@ class DynamoDbStore:
         # The messages as held, read at once (BatchGetItem, in parallel), not one
         # GetItem after another.
         keys = [message_key(project, r.message_id) for r in redactions]
-        held = {i["id"]["S"]: _message_of(i) for i in self._batch_get(keys)}
+        held = {i["id"]["S"]: message_of(i) for i in self._batch_get(keys)}
         for r in redactions:
             writes, update = self._redaction_writes(project, r, held.get(r.message_id))
             mine: list[Item] = [
@@ -2307,19 +2095,7 @@ class DynamoDbStore:
             params["FilterExpression"] = "#p = :p"
             params["ExpressionAttributeNames"] = {"#p": "project"}
             params["ExpressionAttributeValues"][":p"] = {"S": project}
-        return [
-            ErasureRecord(
-                id=i["id"]["S"],
-                project=i["project"]["S"],
-                subject_hash=i["subject_hash"]["S"],
-                erased_at=i["erased_at"]["S"],
-                **{
-                    name: int(i[name]["N"])
-                    for name in ("facts", "entities", "messages", "passages", "reports")
-                },
-            )
-            for i in self._query(**params)
-        ]
+        return [erasure_record_of(i) for i in self._query(**params)]
 
     def erased(self, project: str, hashes: Collection[str]) -> set[str]:
         items = self._batch_get([tombstone_key(project, h) for h in dict.fromkeys(hashes)])
@@ -2359,14 +2135,8 @@ class DynamoDbStore:
     def begin_erasure(self, pending: PendingErasure) -> None:
         item: Item = {
             **item_key(erasing_pk(pending.project), pending.id),
-            "subject_hash": {"S": pending.subject_hash},
-            "names": {"L": [{"S": n} for n in pending.names]},
-            "requested_at": {"S": pending.requested_at},
-            **{k: {"N": str(pending.counts.get(k, 0))} for k in COUNTS},
+            **pending_erasure_attributes(pending),
         }
-        if pending.holder is not None and pending.held_until is not None:
-            item["holder"] = {"S": pending.holder}
-            item["held_until"] = {"N": repr(pending.held_until)}
         entry = {
             **erasure_work_key(pending.project, pending.id),
             "project": {"S": pending.project},
@@ -2374,21 +2144,9 @@ class DynamoDbStore:
         table = self.table_name
         self._transact([{"Put": {"TableName": table, "Item": i}} for i in (item, entry)])
 
-    def _pending_erasure(self, project: str, item: Item) -> PendingErasure:
-        return PendingErasure(
-            id=item["SK"]["S"],
-            project=project,
-            subject_hash=item["subject_hash"]["S"],
-            names=tuple(n["S"] for n in item["names"]["L"]),
-            requested_at=item["requested_at"]["S"],
-            counts={k: int(item[k]["N"]) for k in COUNTS},
-            holder=item["holder"]["S"] if "holder" in item else None,
-            held_until=float(item["held_until"]["N"]) if "held_until" in item else None,
-        )
-
     def pending_erasure(self, project: str, erasure_id: str) -> PendingErasure | None:
         item = self._get(item_key(erasing_pk(project), erasure_id))
-        return self._pending_erasure(project, item) if item else None
+        return pending_erasure_of(project, item) if item else None
 
     def pending_erasures(self, project: str) -> list[PendingErasure]:
         items = self._query(
@@ -2397,7 +2155,7 @@ class DynamoDbStore:
             ExpressionAttributeValues={":pk": {"S": erasing_pk(project)}},
             ConsistentRead=True,
         )
-        found = [self._pending_erasure(project, i) for i in items]
+        found = [pending_erasure_of(project, i) for i in items]
         return sorted(found, key=lambda p: (p.requested_at, p.id))
 
     def erasing_projects(self) -> list[str]:
@@ -2464,7 +2222,7 @@ class DynamoDbStore:
             },
             {"Delete": {"TableName": table, "Key": erasure_work_key(project, record.id)}},
             {"Put": {"TableName": table, "Item": status}},
-            {"Put": {"TableName": table, "Item": _audit_item(record)}},
+            {"Put": {"TableName": table, "Item": audit_item(record)}},
         ]
         try:
             self._transact(ops)
@@ -2489,7 +2247,7 @@ class DynamoDbStore:
                 erasure_id, "done", counts, item["requested_at"]["S"], item["finished_at"]["S"]
             )
         if items:
-            pending = self._pending_erasure(project, items[0])
+            pending = pending_erasure_of(project, items[0])
             return ErasureStatus(erasure_id, "pending", pending.counts, pending.requested_at)
         return None
 
@@ -2725,10 +2483,10 @@ class DynamoDbStore:
         unit = _Unit(claim={}, items=[])
         token = secrets.token_hex(4)
         for key, item in self._name_items(project):
-            if _ALIAS_OF in item or "n" not in item:
+            if ALIAS_OF in item or "n" not in item:
                 continue
             for role in ROLES:
-                if int(item.get(_count_attribute(role), {}).get("N", "0")) > 0:
+                if int(item.get(count_attribute(role), {}).get("N", "0")) > 0:
                     self._mark_dirty(project, unit, role, [key], token)
                     entity = f"{role}:{key}"
                     self._mark_vector(project, unit, "entity", entity, item["n"]["S"], role)
@@ -2758,17 +2516,7 @@ class DynamoDbStore:
     def pending_vectors(self, project: str, limit: int) -> list[PendingVector]:
         if limit <= 0:
             return []
-        return [
-            PendingVector(
-                i["kind"]["S"],  # type: ignore[arg-type]
-                i["id"]["S"],
-                i["text"]["S"],
-                _s(i, "role"),  # type: ignore[arg-type]
-                int(i["pos"]["N"]) if "pos" in i else None,
-                i["at"]["S"] if "at" in i else None,
-            )
-            for i in islice(self._marks(project, VECTORS, limit), limit)
-        ]
+        return [pending_vector_of(i) for i in islice(self._marks(project, VECTORS, limit), limit)]
 
     def clear_pending_vectors(self, project: str, items: Sequence[PendingVector]) -> None:
         self._delete_marks(project, [(vector_sk(i.kind, i.id), "text", i.text) for i in items])
@@ -2969,7 +2717,7 @@ def _key_chunks(items: Sequence[Item]) -> dict[str, list[Item]]:
 
 def _keys_of(item: Item, chunks: Sequence[Item]) -> tuple[str, ...]:
     """A report's or listing's entity keys: inline, or from all its chunks in order."""
-    inline = _s(item, "entity_keys")
+    inline = text_of(item, "entity_keys")
     if inline is not None:
         return tuple(json.loads(inline))
     ordered = sorted(chunks, key=lambda c: c["SK"]["S"])
@@ -2995,12 +2743,12 @@ def _report_attributes(r: Report) -> Item:
 
 
 def _report(item: Item, keys_read: tuple[str, ...] | None = None) -> Report:
-    keys = _s(item, "entity_keys")
+    keys = text_of(item, "entity_keys")
     return Report(
         id=item["id"]["S"],
         role=item["role"]["S"],  # type: ignore[arg-type]
         level=int(item["level"]["N"]),
-        parent_id=_s(item, "parent_id"),
+        parent_id=text_of(item, "parent_id"),
         title=item["title"]["S"],
         summary=item["summary"]["S"],
         path=tuple(json.loads(item["path"]["S"])),
