@@ -105,7 +105,7 @@ class MotoDynamoDb:
         """A botocore DynamoDB client for this server, with the dummy credentials; by
         default botocore's timeouts (moto can be slow on a loaded machine) and a pool
         that keeps a wave's connections, or the given `config` (a benchmark passes the
-        adapter's own, adapters/dynamodb/store.py client_config)."""
+        adapter's own, adapters/dynamodb/client.py, client_config)."""
         import boto3
         from botocore.config import Config
 

@@ -42,10 +42,11 @@ from typing import Any
 import pytest
 from botocore.config import Config
 
+from taisce.adapters.dynamodb.client import client_config
 from taisce.adapters.dynamodb.codec import item_size
 from taisce.adapters.dynamodb.items import unlift_items
 from taisce.adapters.dynamodb.keys import LISTING_SHARDS
-from taisce.adapters.dynamodb.store import DynamoDbStore, client_config
+from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.adapters.sqlite_vectors import SqliteVectorIndex
 from taisce.domain import recall
 from taisce.domain.controls import Limits, RecallRequest

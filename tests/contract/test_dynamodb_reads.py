@@ -12,8 +12,9 @@ import pytest
 import urllib3
 from botocore.exceptions import ClientError
 
+from taisce.adapters.dynamodb.client import client_config
 from taisce.adapters.dynamodb.reads import DirectReads, usable
-from taisce.adapters.dynamodb.store import DynamoDbStore, client_config
+from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.domain.names import normalize_name
 from tests.contract.factories import fact, unique
 from tests.moto_server import MotoDynamoDb

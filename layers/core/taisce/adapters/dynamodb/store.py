@@ -14,15 +14,13 @@ from __future__ import annotations
 import heapq
 import json
 import logging
-import random
 import secrets
 import threading
 import time
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain, islice
-from typing import Any, TypeVar
+from typing import Any
 
 from ...domain.aliases import (
     Alias,
@@ -49,6 +47,24 @@ from ...domain.validity import (
     unsortable,
 )
 from ...ports import Credential, ExtractionFailure, PendingVector, VectorKind
+from .client import (
+    ATTEMPTS,
+    BATCH_GET_KEYS,
+    DROP_FAILED,
+    DROP_FAILED_AT_ONCE,
+    ONCE,
+    PARALLEL,
+    RESEND,
+    TRANSACTION_BUDGET,
+    TRANSACTION_ITEMS,
+    Members,
+    TableClient,
+    backoff,
+    cancellation,
+    chunks,
+    error_code,
+    parallel,
+)
 from .codec import (
     ALIAS_OF,
     ITEM_BYTES,
@@ -73,7 +89,6 @@ from .codec import (
     pending_vector_of,
     text_of,
 )
-from .items import lift_items
 from .keys import (
     ALIAS_PREFIX,
     CREDENTIALS_PK,
@@ -137,17 +152,9 @@ from .keys import (
     work_index_prefix,
     work_pk,
 )
-from .reads import DirectReads, through_client
 
 logger = logging.getLogger(__name__)
 
-# DynamoDB's own limits.
-TRANSACTION_ITEMS = 100
-TRANSACTION_BYTES = 4 * 1024 * 1024
-BATCH_GET_KEYS = 100
-BATCH_WRITE_ITEMS = 25
-# A transaction stays under DynamoDB's 4 MB with room for the request's own framing.
-_TRANSACTION_BUDGET = TRANSACTION_BYTES - 256 * 1024
 # facts_about asks each entity for as many facts as the caller may still take (up to
 # MAX_PAGE) in its first page: its callers take every fact up to their limit (a
 # recall's candidate pool), so a hub is read in the same wave as the entities beside it,
@@ -155,16 +162,6 @@ _TRANSACTION_BUDGET = TRANSACTION_BYTES - 256 * 1024
 # one Query either way; pages only grow on when a filter leaves a page short.
 MIN_PAGE = 10
 MAX_PAGE = 1000
-# Retries of a cancelled transaction (conflict with another writer, throttling).
-_ATTEMPTS = 8
-_RETRYABLE_REASONS = frozenset(
-    {
-        "TransactionConflict",
-        "ThrottlingError",
-        "ProvisionedThroughputExceeded",
-        "RequestLimitExceeded",
-    }
-)
 
 
 def _work_ops(table: str, units: Sequence[Any]) -> list[Item]:
@@ -189,60 +186,6 @@ def _work_touch(prefix: str, project: str) -> Item:
         "ExpressionAttributeNames": {"#p": "project", "#t": "t"},
         "ExpressionAttributeValues": {":p": {"S": project}, ":t": {"S": secrets.token_hex(8)}},
     }
-
-
-# -- parallel reads ----------------------------------------------------------------
-# The calls of one "wave" (first pages of several entities, BatchGetItem chunks, listing
-# shards) go out at once from a thread pool: botocore clients are thread-safe. A task
-# that itself fans out runs its sub-calls inline (no pool waits on its own workers).
-
-# Calls in flight at once: a hop's entities (a hub has dozens of neighbours) in one wave.
-PARALLEL = 64
-_POOL = ThreadPoolExecutor(max_workers=PARALLEL, thread_name_prefix="dynamodb")
-_IN_POOL = threading.local()
-_T = TypeVar("_T")
-_R = TypeVar("_R")
-
-
-def _pooled(fn: Callable[[_T], _R], item: _T) -> _R:
-    _IN_POOL.active = True
-    try:
-        return fn(item)
-    finally:
-        _IN_POOL.active = False
-
-
-def _chunks(items: Iterable[_T], size: int) -> Iterator[list[_T]]:
-    """Lists of up to `size` items, read from `items` only as each is wanted."""
-    it = iter(items)
-    while chunk := list(islice(it, size)):
-        yield chunk
-
-
-def parallel(fn: Callable[[_T], _R], items: Iterable[_T]) -> list[_R]:
-    """fn over items, at most PARALLEL at once, results in the order of items."""
-    todo = list(items)
-    if len(todo) <= 1 or getattr(_IN_POOL, "active", False):
-        return [fn(i) for i in todo]
-    futures = [_POOL.submit(_pooled, fn, i) for i in todo]
-    return [f.result() for f in futures]
-
-
-def client_config() -> Any:
-    """The botocore configuration of the adapter's client."""
-    from botocore.config import Config
-
-    return Config(
-        connect_timeout=2,
-        read_timeout=5,
-        retries={"mode": "standard", "max_attempts": 4},
-        tcp_keepalive=True,
-        # A wave of parallel reads keeps its connections (botocore's default: 10).
-        max_pool_connections=2 * PARALLEL,
-        # The adapter builds every request itself; DynamoDB checks them all again, so
-        # botocore's walk of each request against the model is CPU spent twice.
-        parameter_validation=False,
-    )
 
 
 # Facts moved per transaction by a merge: each is at most 5 items (the alias's copy
@@ -352,16 +295,11 @@ class _Stale(Exception):
     """What a batch was planned on changed before it was written: plan it again."""
 
 
-def _backoff(attempt: int) -> None:
-    # Not for secrets: retry jitter.
-    time.sleep(min(1.0, 0.02 * 2**attempt) * random.random())  # nosec B311
-
-
 def _pointer(fact: Fact) -> FactPointer:
     return FactPointer._make(getattr(fact, name) for name in FactPointer._fields)
 
 
-class DynamoDbStore:
+class DynamoDbStore(TableClient):
     """Store and CredentialStore over one DynamoDB table (see docs/dynamodb.md)."""
 
     # Each call is a round trip, safe from several threads: Memory reads beside a recall.
@@ -380,175 +318,34 @@ class DynamoDbStore:
         mark_vectors: bool = True,
         direct_reads: bool = True,
     ) -> None:
-        self.table_name = table_name
-        # The recall's reads (facts_about's pages, the names' BatchGetItem, the pending
-        # erasures) skip botocore's per-call machinery when answered cleanly
-        # (adapters/dynamodb/reads.py); False sends them through the client, whose
-        # event hooks then see them (tests that inject faults or count calls there).
-        self.direct_reads = direct_reads
-        self._direct: DirectReads | None = None
+        super().__init__(
+            table_name,
+            client,
+            endpoint_url,
+            consistent_reads=consistent_reads,
+            direct_reads=direct_reads,
+        )
         # With an extractor configured, a new message is stored with an extraction mark.
         self.mark_extractions = mark_extractions
         # Without an embedding model nothing would take pending-vector marks, so the
         # wiring turns them off (as for the embedded store).
         self.mark_vectors = mark_vectors
-        self.endpoint_url = endpoint_url
-        # Strongly consistent reads see every write that returned (as the embedded
-        # store does); eventually consistent ones cost half the read units.
-        self.consistent_reads = consistent_reads
-        self._client = client
-        self._own_client = client is None
-        if client is not None:
-            lift_items(client)
-        self._lock = threading.Lock()
-
-    # -- client --------------------------------------------------------------
-
-    @property
-    def client(self) -> Any:
-        """The botocore DynamoDB client, built on first use and then reused."""
-        if self._client is None:
-            with self._lock:
-                if self._client is None:
-                    self._client = self._make_client()
-        return self._client
-
-    def _make_client(self) -> Any:
-        import boto3
-
-        session = boto3.session.Session()
-        client = session.client("dynamodb", endpoint_url=self.endpoint_url, config=client_config())
-        lift_items(client)
-        return client
-
-    def close(self) -> None:
-        if self._direct is not None:
-            self._direct.close()
-            self._direct = None
-        if self._own_client and self._client is not None:
-            self._client.close()
-            self._client = None
-
-    def _read(self, operation: str, params: dict[str, Any], direct: bool = True) -> dict[str, Any]:
-        """One Query or BatchGetItem: sent directly when it is one of the recall's reads
-        (`direct`) and the store allows it, else through the client."""
-        if direct and self.direct_reads:
-            if self._direct is None:
-                client = self.client
-                with self._lock:
-                    if self._direct is None:
-                        self._direct = DirectReads.of(client, client.meta.config)
-            if self._direct is not None:
-                return self._direct.call(operation, params)
-        return through_client(self.client, operation, params)
-
-    def _code(self, error: Exception) -> str | None:
-        response = getattr(error, "response", None)
-        return response.get("Error", {}).get("Code") if isinstance(response, dict) else None
-
-    # -- low-level helpers ------------------------------------------------------
-
-    def _get(self, key: Item, projection: str | None = None) -> Item | None:
-        params: dict[str, Any] = {
-            "TableName": self.table_name,
-            "Key": key,
-            "ConsistentRead": self.consistent_reads,
-            "ReturnConsumedCapacity": "TOTAL",
-        }
-        if projection:
-            params["ProjectionExpression"] = projection
-        return self.client.get_item(**params).get("Item")
-
-    def _batch_get(
-        self, keys: Sequence[Item], projection: str | None = None, *, direct: bool = False
-    ) -> list[Item]:
-        """Items of these keys (missing ones left out): 100 keys per BatchGetItem, the
-        calls in parallel (one wave however many names a question has). `direct`: one
-        of the recall's reads (see _read)."""
-        chunks = [keys[n : n + BATCH_GET_KEYS] for n in range(0, len(keys), BATCH_GET_KEYS)]
-        found = parallel(lambda chunk: self._batch_get_chunk(chunk, projection, direct), chunks)
-        return [i for items in found for i in items]
-
-    def _batch_get_chunk(
-        self, keys: Sequence[Item], projection: str | None, direct: bool = False
-    ) -> list[Item]:
-        request: dict[str, Any] = {"Keys": list(keys), "ConsistentRead": self.consistent_reads}
-        if projection:
-            request["ProjectionExpression"] = projection
-        found: list[Item] = []
-        attempt = 0
-        while request["Keys"]:
-            params = {
-                "RequestItems": {self.table_name: request},
-                "ReturnConsumedCapacity": "TOTAL",
-            }
-            reply = self._read("BatchGetItem", params, direct)
-            found += reply.get("Responses", {}).get(self.table_name, [])
-            left = reply.get("UnprocessedKeys", {}).get(self.table_name)
-            if not left:
-                break
-            if attempt >= _ATTEMPTS:
-                raise RuntimeError("DynamoDB left keys unprocessed after every retry")
-            request = left
-            _backoff(attempt)
-            attempt += 1
-        return found
-
-    def _batch_write(self, requests: Sequence[Item], *, ordered: bool = True) -> None:
-        """PutRequest/DeleteRequest items, 25 per BatchWriteItem, unprocessed retried.
-        In order unless `ordered` is False: then the calls go out in parallel."""
-        chunks = [
-            list(requests[n : n + BATCH_WRITE_ITEMS])
-            for n in range(0, len(requests), BATCH_WRITE_ITEMS)
-        ]
-        if ordered:
-            for chunk in chunks:
-                self._batch_write_chunk(chunk)
-        else:
-            parallel(self._batch_write_chunk, chunks)
-
-    def _batch_write_chunk(self, pending: list[Item]) -> None:
-        attempt = 0
-        while pending:
-            reply = self.client.batch_write_item(RequestItems={self.table_name: pending})
-            pending = reply.get("UnprocessedItems", {}).get(self.table_name, [])
-            if pending:
-                if attempt >= _ATTEMPTS:
-                    raise RuntimeError("DynamoDB left writes unprocessed after every retry")
-                _backoff(attempt)
-                attempt += 1
-
-    def _query(self, *, direct: bool = False, **params: Any) -> Iterator[Item]:
-        """Every item of a Query, page by page, read only as far as the caller goes.
-        `direct`: one of the recall's reads (see _read)."""
-        params = {
-            "TableName": self.table_name,
-            "ConsistentRead": self.consistent_reads,
-            "ReturnConsumedCapacity": "TOTAL",
-            **params,
-        }
-        while True:
-            reply = self._read("Query", params, direct)
-            yield from reply.get("Items", [])
-            last = reply.get("LastEvaluatedKey")
-            if not last:
-                return
-            params["ExclusiveStartKey"] = last
 
     # -- transactions -------------------------------------------------------------
 
     def _ops(
         self, units: Sequence[_Unit], *, undo: bool = False
-    ) -> tuple[list[Item], dict[int, _Unit]]:
+    ) -> tuple[list[Item], dict[int, int]]:
         """The TransactItems that store these units (or, with undo, remove them again),
-        and which op is whose claim. Name items are updated once per transaction."""
+        and which op is whose claim (op index: unit's place). Name items are updated
+        once per transaction."""
         table = self.table_name
         ops: list[Item] = []
-        claims: dict[int, _Unit] = {}
+        claims: dict[int, int] = {}
         names: dict[str, tuple[Item, dict[str, int]]] = {}
         sign = -1 if undo else 1
-        for unit in units:
-            claims[len(ops)] = unit
+        for n, unit in enumerate(units):
+            claims[len(ops)] = n
             claim_key = item_key(unit.claim["PK"]["S"], unit.claim["SK"]["S"])
             if undo:
                 # Only what this call stored: not a fact deleted (or stored) meanwhile.
@@ -609,7 +406,7 @@ class DynamoDbStore:
         for unit in units:
             if group and (
                 self._op_count([*group, unit]) > TRANSACTION_ITEMS
-                or size + unit.size > _TRANSACTION_BUDGET
+                or size + unit.size > TRANSACTION_BUDGET
             ):
                 yield group
                 group, size = [], 0
@@ -626,33 +423,16 @@ class DynamoDbStore:
         the rest retried; conflicts and throttling are retried with backoff. Returns
         the units written. `strict`: any failed condition raises _Stale instead (the
         batch was planned on what it read, and must be planned again)."""
-        attempt = 0
-        while group:
-            ops, claims = self._ops(group, undo=undo)
-            try:
-                self.client.transact_write_items(TransactItems=ops, ReturnConsumedCapacity="TOTAL")
-                return group
-            except Exception as error:
-                if self._code(error) != "TransactionCanceledException":
-                    raise
-                reasons = getattr(error, "response", {}).get("CancellationReasons") or []
-                if strict and any(r.get("Code") == "ConditionalCheckFailed" for r in reasons):
-                    raise _Stale() from error
-                taken = {
-                    claims[i]
-                    for i, r in enumerate(reasons)
-                    if r.get("Code") == "ConditionalCheckFailed" and i in claims
-                }
-                others = {r.get("Code") for r in reasons} - {None, "None", "ConditionalCheckFailed"}
-                if others - _RETRYABLE_REASONS or not (taken or others):
-                    raise
-                group = [u for u in group if u not in taken]
-                if others:
-                    if attempt >= _ATTEMPTS:
-                        raise
-                    _backoff(attempt)
-                    attempt += 1
-        return []
+        units = Members(group, lambda given: self._ops(given, undo=undo))
+        if not strict:
+            return self._transact(units, DROP_FAILED)
+        try:
+            return self._transact(units, RESEND)
+        except Exception as error:
+            reasons = cancellation(error)
+            if reasons is not None and reasons.failed_checks:
+                raise _Stale() from error
+            raise
 
     def _store_units(self, units: Sequence[_Unit], *, strict: bool = False) -> list[_Unit]:
         """Store units in as few transactions as DynamoDB's limits allow, all or nothing.
@@ -700,7 +480,7 @@ class DynamoDbStore:
                 ConditionExpression="attribute_not_exists(PK)",
             )
         except Exception as error:
-            if self._code(error) == "ConditionalCheckFailedException":
+            if error_code(error) == "ConditionalCheckFailedException":
                 return False  # stored meanwhile by another writer: the first copy stays
             raise
         return True
@@ -779,9 +559,9 @@ class DynamoDbStore:
                 self._plan_and_store(project, facts, token, clock)
                 return
             except _Stale:
-                if attempt >= _ATTEMPTS:
+                if attempt >= ATTEMPTS:
                     raise
-                _backoff(attempt)
+                backoff(attempt)
                 attempt += 1
 
     def _plan_and_store(self, project: str, facts: Sequence[Fact], token: str, clock: int) -> None:
@@ -1012,12 +792,10 @@ class DynamoDbStore:
             *_work_ops(self.table_name, [self._dirty_marks(project, role, claim, token)]),
         ]
         try:
-            self.client.transact_write_items(TransactItems=ops, ReturnConsumedCapacity="TOTAL")
+            self._transact(ops, ONCE)
         except Exception as error:
-            if self._code(error) != "TransactionCanceledException":
-                raise
-            reasons = getattr(error, "response", {}).get("CancellationReasons") or []
-            if reasons and reasons[0].get("Code") == "ConditionalCheckFailed":
+            reasons = cancellation(error)
+            if reasons is not None and 0 in reasons.failed_checks:
                 return False  # deleted meanwhile by another request
             raise
         return True
@@ -1090,7 +868,7 @@ class DynamoDbStore:
                 mark = extraction_item(EXTRACTIONS_PENDING_PK, project, m.id)
                 unit.items.append(mark)
                 unit.size += item_size(mark)
-            fits = self._op_count([unit]) <= TRANSACTION_ITEMS and unit.size <= _TRANSACTION_BUDGET
+            fits = self._op_count([unit]) <= TRANSACTION_ITEMS and unit.size <= TRANSACTION_BUDGET
             unit.big = not fits
             units.append(unit)
         try:
@@ -1142,7 +920,7 @@ class DynamoDbStore:
                 },
             )
         except Exception as error:
-            if self._code(error) != "ConditionalCheckFailedException":
+            if error_code(error) != "ConditionalCheckFailedException":
                 logger.warning("giving back unused message positions failed", exc_info=True)
 
     def _message_unit(self, project: str, m: Message, passages: list[Passage], token: str) -> _Unit:
@@ -1243,21 +1021,20 @@ class DynamoDbStore:
             **attributes,
             "hash": {"S": secret_hash},
         }
+        ops = [
+            {
+                "Put": {
+                    "TableName": self.table_name,
+                    "Item": item,
+                    "ConditionExpression": "attribute_not_exists(PK)",
+                }
+            }
+            for item in (by_hash, listed)
+        ]
         try:
-            self.client.transact_write_items(
-                TransactItems=[
-                    {
-                        "Put": {
-                            "TableName": self.table_name,
-                            "Item": item,
-                            "ConditionExpression": "attribute_not_exists(PK)",
-                        }
-                    }
-                    for item in (by_hash, listed)
-                ]
-            )
+            self._transact(ops, ONCE, consumed=False)
         except Exception as error:
-            if self._code(error) == "TransactionCanceledException":
+            if cancellation(error) is not None:
                 raise ValueError(f"{owner}: its id or hash is already stored") from None
             raise
 
@@ -1292,14 +1069,11 @@ class DynamoDbStore:
             credential_listing_key(credential_id),
             credential_key(listed["hash"]["S"]),
         )
+        ops = [{"Update": {"TableName": self.table_name, "Key": k, **update}} for k in keys]
         try:
-            self.client.transact_write_items(
-                TransactItems=[
-                    {"Update": {"TableName": self.table_name, "Key": k, **update}} for k in keys
-                ]
-            )
+            self._transact(ops, ONCE, consumed=False)
         except Exception as error:
-            if self._code(error) == "TransactionCanceledException":
+            if cancellation(error) is not None:
                 return False  # revoked meanwhile
             raise
         return True
@@ -1356,9 +1130,8 @@ class DynamoDbStore:
             "attempts": number_value("failure", "attempts", failure.attempts),
             "failed_at": {"S": failure.failed_at},
         }
-        self.client.transact_write_items(
-            TransactItems=[delete, {"Put": {"TableName": self.table_name, "Item": record}}]
-        )
+        put = {"Put": {"TableName": self.table_name, "Item": record}}
+        self._transact([delete, put], ONCE, consumed=False)
 
     def failed_extractions(self, project: str | None = None) -> list[ExtractionFailure]:
         found = [
@@ -1376,21 +1149,20 @@ class DynamoDbStore:
                 continue
             failed = extraction_key(EXTRACTIONS_FAILED_PK, failure.project, failure.message_id)
             mark = extraction_item(EXTRACTIONS_PENDING_PK, failure.project, failure.message_id)
+            ops = [
+                {
+                    "Delete": {
+                        "TableName": self.table_name,
+                        "Key": failed,
+                        "ConditionExpression": "attribute_exists(PK)",
+                    }
+                },
+                {"Put": {"TableName": self.table_name, "Item": mark}},
+            ]
             try:
-                self.client.transact_write_items(
-                    TransactItems=[
-                        {
-                            "Delete": {
-                                "TableName": self.table_name,
-                                "Key": failed,
-                                "ConditionExpression": "attribute_exists(PK)",
-                            }
-                        },
-                        {"Put": {"TableName": self.table_name, "Item": mark}},
-                    ]
-                )
+                self._transact(ops, ONCE, consumed=False)
             except Exception as error:
-                if self._code(error) == "TransactionCanceledException":
+                if cancellation(error) is not None:
                     continue  # replayed meanwhile by another caller
                 raise
             replayed.append(failure)
@@ -1442,13 +1214,13 @@ class DynamoDbStore:
         point: writes resolve it from then on) and lists it; (2) its own aliases are
         re-pointed; (3) its facts move, 20 a transaction, each with its name counts. A
         crash part-way leaves a state that the same merge, sent again, completes."""
-        for attempt in range(_ATTEMPTS):
+        for attempt in range(ATTEMPTS):
             plan, alias_name, into_name = self._plan_merge(
                 project, alias_key, alias_text, into_key, into_text
             )
             if self._mark_alias(project, plan.alias_key, alias_name, plan.target_key):
                 break
-            _backoff(attempt)  # a concurrent merge changed one of the names: check again
+            backoff(attempt)  # a concurrent merge changed one of the names: check again
         else:
             raise InvalidRequest("the names changed during the merge; send it again")
         repointed = self._repoint_aliases(project, plan.alias_key, plan.target_key)
@@ -1513,25 +1285,10 @@ class DynamoDbStore:
         try:
             self._transact(ops)
         except Exception as error:
-            if self._code(error) != "TransactionCanceledException":
+            if cancellation(error) is None:
                 raise
             return False
         return True
-
-    def _transact(self, ops: list[Item]) -> None:
-        """One transaction, retried with backoff on conflicts and throttling."""
-        attempt = 0
-        while True:
-            try:
-                self.client.transact_write_items(TransactItems=ops, ReturnConsumedCapacity="TOTAL")
-                return
-            except Exception as error:
-                reasons = getattr(error, "response", {}).get("CancellationReasons") or []
-                codes = {r.get("Code") for r in reasons} - {None, "None"}
-                if not codes or codes - _RETRYABLE_REASONS or attempt >= _ATTEMPTS:
-                    raise
-                _backoff(attempt)
-                attempt += 1
 
     def remove_aliases(self, project: str, keys: Collection[str]) -> int:
         wanted = set(keys)
@@ -1613,94 +1370,82 @@ class DynamoDbStore:
         self, project: str, alias: str, target: str, target_name: str, copies: list[Item]
     ) -> int:
         """One transaction moving these copies; a fact deleted meanwhile is left out."""
+        moves = Members(
+            copies, lambda given: self._move_ops(project, alias, target, target_name, given)
+        )
+        return len(self._transact(moves, DROP_FAILED_AT_ONCE))
+
+    def _move_ops(
+        self, project: str, alias: str, target: str, target_name: str, copies: Sequence[Item]
+    ) -> tuple[list[Item], dict[int, int]]:
+        """The ops that move these copies, and which op is whose claim update."""
         table = self.table_name
         alias_pk, target_pk = entity_pk(project, alias), entity_pk(project, target)
-        while copies:
-            ops: list[Item] = []
-            claims: dict[int, Item] = {}
-            counts: dict[str, int] = {}
-            for copy in copies:
-                sk = copy["SK"]["S"]
-                fact = fact_of(copy)
-                sn = target if fact.subject_key == alias else fact.subject_key
-                on = target if fact.object_key == alias else fact.object_key
-                ends = (fact.subject_key == alias) + (fact.object_key == alias)
-                counts[fact.source_role] = counts.get(fact.source_role, 0) + ends
-                attributes = {
-                    k: v for k, v in copy.items() if k not in ("PK", "SK", "d", "sn", "on")
-                }
-                attributes["sn"] = {"S": sn}
-                if on is not None:
-                    attributes["on"] = {"S": on}
-                ops.append({"Delete": {"TableName": table, "Key": item_key(alias_pk, sk)}})
-                ends_pks = dict.fromkeys(
-                    [entity_pk(project, sn)] + ([entity_pk(project, on)] if on else [])
-                )
-                for n, pk in enumerate(ends_pks):
-                    side = {"S": "S" if n == 0 else "O"}
-                    item = {"PK": {"S": pk}, "SK": {"S": sk}, "d": side, **attributes}
-                    ops.append({"Put": {"TableName": table, "Item": item}})
-                listed = {**listing_key(project, LIST_FACTS, fact.id), **attributes}
-                ops.append({"Put": {"TableName": table, "Item": listed}})
-                claim_update = "SET sn = :sn, w = :w" + (", #on = :on" if on else "")
-                values: Item = {
-                    ":sn": {"S": sn},
-                    ":w": {"S": secrets.token_hex(4)},
-                    ":sq": {"S": sk.removeprefix(FACTS_PREFIX)},
-                }
-                names = {"#sq": "sq"}
-                if on:
-                    values[":on"] = {"S": on}
-                    names["#on"] = "on"
-                claims[len(ops)] = copy
-                # The claim names where the copies live; a new `w` makes a delete that
-                # read the old claim retry rather than leave the moved copies behind.
-                ops.append(
-                    {
-                        "Update": {
-                            "TableName": table,
-                            "Key": fact_claim_key(project, fact.id),
-                            "UpdateExpression": claim_update,
-                            "ConditionExpression": "attribute_exists(PK) AND #sq = :sq",
-                            "ExpressionAttributeNames": names,
-                            "ExpressionAttributeValues": values,
-                        }
+        ops: list[Item] = []
+        claims: dict[int, int] = {}
+        counts: dict[str, int] = {}
+        for place, copy in enumerate(copies):
+            sk = copy["SK"]["S"]
+            fact = fact_of(copy)
+            sn = target if fact.subject_key == alias else fact.subject_key
+            on = target if fact.object_key == alias else fact.object_key
+            ends = (fact.subject_key == alias) + (fact.object_key == alias)
+            counts[fact.source_role] = counts.get(fact.source_role, 0) + ends
+            attributes = {k: v for k, v in copy.items() if k not in ("PK", "SK", "d", "sn", "on")}
+            attributes["sn"] = {"S": sn}
+            if on is not None:
+                attributes["on"] = {"S": on}
+            ops.append({"Delete": {"TableName": table, "Key": item_key(alias_pk, sk)}})
+            ends_pks = dict.fromkeys(
+                [entity_pk(project, sn)] + ([entity_pk(project, on)] if on else [])
+            )
+            for n, pk in enumerate(ends_pks):
+                side = {"S": "S" if n == 0 else "O"}
+                item = {"PK": {"S": pk}, "SK": {"S": sk}, "d": side, **attributes}
+                ops.append({"Put": {"TableName": table, "Item": item}})
+            listed = {**listing_key(project, LIST_FACTS, fact.id), **attributes}
+            ops.append({"Put": {"TableName": table, "Item": listed}})
+            claim_update = "SET sn = :sn, w = :w" + (", #on = :on" if on else "")
+            values: Item = {
+                ":sn": {"S": sn},
+                ":w": {"S": secrets.token_hex(4)},
+                ":sq": {"S": sk.removeprefix(FACTS_PREFIX)},
+            }
+            names = {"#sq": "sq"}
+            if on:
+                values[":on"] = {"S": on}
+                names["#on"] = "on"
+            claims[len(ops)] = place
+            # The claim names where the copies live; a new `w` makes a delete that
+            # read the old claim retry rather than leave the moved copies behind.
+            ops.append(
+                {
+                    "Update": {
+                        "TableName": table,
+                        "Key": fact_claim_key(project, fact.id),
+                        "UpdateExpression": claim_update,
+                        "ConditionExpression": "attribute_exists(PK) AND #sq = :sq",
+                        "ExpressionAttributeNames": names,
+                        "ExpressionAttributeValues": values,
                     }
-                )
-            negative = {role: -n for role, n in counts.items() if n}
-            positive = {role: n for role, n in counts.items() if n}
-            if positive:
-                ops.append(
-                    {"Update": {"TableName": table, **_name_update(alias_pk, None, negative)}}
-                )
-                ops.append(
-                    {"Update": {"TableName": table, **_name_update(target_pk, None, positive)}}
-                )
-                # Both ends' reports are rebuilt around the moved facts (the alias's are
-                # dropped), and the entity's name is embedded for the roles it gained.
-                marks = _Unit(claim={}, items=[])
-                token = secrets.token_hex(4)
-                for role in positive:
-                    self._mark_dirty(project, marks, role, [alias, target], token)
-                    if self.mark_vectors:
-                        entity = f"{role}:{target}"
-                        self._mark_vector(project, marks, "entity", entity, target_name, role)
-                ops += _work_ops(table, [marks])
-            try:
-                self._transact(ops)
-                return len(copies)
-            except Exception as error:
-                reasons = getattr(error, "response", {}).get("CancellationReasons") or []
-                gone = [
-                    claims[i]
-                    for i, r in enumerate(reasons)
-                    if r.get("Code") == "ConditionalCheckFailed" and i in claims
-                ]
-                if not gone:
-                    raise
-                # Deleted meanwhile (its copies went with it): move the others.
-                copies = [c for c in copies if all(c is not g for g in gone)]
-        return 0
+                }
+            )
+        negative = {role: -n for role, n in counts.items() if n}
+        positive = {role: n for role, n in counts.items() if n}
+        if positive:
+            ops.append({"Update": {"TableName": table, **_name_update(alias_pk, None, negative)}})
+            ops.append({"Update": {"TableName": table, **_name_update(target_pk, None, positive)}})
+            # Both ends' reports are rebuilt around the moved facts (the alias's are
+            # dropped), and the entity's name is embedded for the roles it gained.
+            marks = _Unit(claim={}, items=[])
+            token = secrets.token_hex(4)
+            for role in positive:
+                self._mark_dirty(project, marks, role, [alias, target], token)
+                if self.mark_vectors:
+                    entity = f"{role}:{target}"
+                    self._mark_vector(project, marks, "entity", entity, target_name, role)
+            ops += _work_ops(table, [marks])
+        return ops, claims
 
     def aliases(self, project: str) -> list[Alias]:
         listed = self._listed_aliases(project)
@@ -1829,7 +1574,7 @@ class DynamoDbStore:
             page=max(limit, MIN_PAGE),
         )
         found: list[EntityCounts] = []
-        for chunk in _chunks(listed, max(limit, MIN_PAGE)):
+        for chunk in chunks(listed, max(limit, MIN_PAGE)):
             keys = [i["k"]["S"] for i in chunk]
             items = self._batch_get([name_key(project, k) for k in keys])
             by_pk = {i["PK"]["S"]: i for i in items}
@@ -1870,7 +1615,7 @@ class DynamoDbStore:
             page=max(limit, MIN_PAGE),
         )
         found: list[Message] = []
-        for chunk in _chunks(listed, max(limit, MIN_PAGE)):
+        for chunk in chunks(listed, max(limit, MIN_PAGE)):
             wanted = [(i["SK"]["S"].split("#", 1)[0], i["id"]["S"]) for i in chunk]
             items = self._batch_get([message_key(project, i) for _, i in wanted])
             by_id = {i["id"]["S"]: i for i in items}
@@ -2055,10 +1800,10 @@ class DynamoDbStore:
             mine.append({"Update": {"TableName": table, **update}})
             cost = sum(item_size(w["PutRequest"]["Item"]) for w in writes if "PutRequest" in w)
             cost += len(r.content.encode("utf-8")) + 512 * len(mine)
-            if len(mine) > TRANSACTION_ITEMS or cost > _TRANSACTION_BUDGET:
+            if len(mine) > TRANSACTION_ITEMS or cost > TRANSACTION_BUDGET:
                 alone.append(r)
                 continue
-            if len(ops) + len(mine) > TRANSACTION_ITEMS or size + cost > _TRANSACTION_BUDGET:
+            if len(ops) + len(mine) > TRANSACTION_ITEMS or size + cost > TRANSACTION_BUDGET:
                 groups.append((members, ops))
                 ops, members, size = [], [], 0
             ops += mine
@@ -2071,7 +1816,7 @@ class DynamoDbStore:
             try:
                 self._transact(group[1])
             except Exception as error:
-                if self._code(error) != "TransactionCanceledException":
+                if cancellation(error) is None:
                     raise
                 for r in group[0]:  # one by one: the message that is gone raises
                     self._redact(project, r)
@@ -2180,7 +1925,7 @@ class DynamoDbStore:
                 },
             )
         except Exception as error:
-            if self._code(error) == "ConditionalCheckFailedException":
+            if error_code(error) == "ConditionalCheckFailedException":
                 return False
             raise
         return True
@@ -2199,7 +1944,7 @@ class DynamoDbStore:
             )
         except Exception as error:
             # Finished meanwhile (a duplicate message's pass): its counts are final.
-            if self._code(error) != "ConditionalCheckFailedException":
+            if error_code(error) != "ConditionalCheckFailedException":
                 raise
 
     def finish_erasure(self, record: ErasureRecord, requested_at: str) -> bool:
@@ -2227,8 +1972,8 @@ class DynamoDbStore:
         try:
             self._transact(ops)
         except Exception as error:
-            reasons = getattr(error, "response", {}).get("CancellationReasons") or []
-            if reasons and reasons[0].get("Code") == "ConditionalCheckFailed":
+            reasons = cancellation(error)
+            if reasons is not None and 0 in reasons.failed_checks:
                 return False  # finished already: the audit record is written once
             raise
         return True
@@ -2358,47 +2103,25 @@ class DynamoDbStore:
         condition fails is left and the rest sent again."""
         pk = work_pk(project)
         wanted = list({sk: (sk, a, v) for sk, a, v in marks}.values())
+
+        def deletes(group: Sequence[tuple[str, str, str]]) -> tuple[list[Item], dict[int, int]]:
+            ops = [
+                {
+                    "Delete": {
+                        "TableName": self.table_name,
+                        "Key": item_key(pk, sk),
+                        "ConditionExpression": "#a = :v",
+                        "ExpressionAttributeNames": {"#a": attribute},
+                        "ExpressionAttributeValues": {":v": {"S": value}},
+                    }
+                }
+                for sk, attribute, value in group
+            ]
+            return ops, {n: n for n in range(len(group))}
+
         for start in range(0, len(wanted), TRANSACTION_ITEMS):
-            group = wanted[start : start + TRANSACTION_ITEMS]
-            attempt = 0
-            while group:
-                ops = [
-                    {
-                        "Delete": {
-                            "TableName": self.table_name,
-                            "Key": item_key(pk, sk),
-                            "ConditionExpression": "#a = :v",
-                            "ExpressionAttributeNames": {"#a": attribute},
-                            "ExpressionAttributeValues": {":v": {"S": value}},
-                        }
-                    }
-                    for sk, attribute, value in group
-                ]
-                try:
-                    self.client.transact_write_items(TransactItems=ops)
-                    break
-                except Exception as error:
-                    if self._code(error) != "TransactionCanceledException":
-                        raise
-                    reasons = getattr(error, "response", {}).get("CancellationReasons") or []
-                    failed = {
-                        i
-                        for i, r in enumerate(reasons)
-                        if r.get("Code") == "ConditionalCheckFailed"
-                    }
-                    others = {r.get("Code") for r in reasons} - {
-                        None,
-                        "None",
-                        "ConditionalCheckFailed",
-                    }
-                    if others - _RETRYABLE_REASONS or not (failed or others):
-                        raise
-                    group = [g for i, g in enumerate(group) if i not in failed]
-                    if others:
-                        if attempt >= _ATTEMPTS:
-                            raise
-                        _backoff(attempt)
-                        attempt += 1
+            group = Members(wanted[start : start + TRANSACTION_ITEMS], deletes)
+            self._transact(group, DROP_FAILED, consumed=False)
 
     def _retire(self, project: str, kind: str) -> None:
         """Remove the project's index entries for this kind once it has no marks left,
@@ -2426,7 +2149,7 @@ class DynamoDbStore:
                     ExpressionAttributeValues={":t": entry["t"]},
                 )
             except Exception as error:
-                if self._code(error) != "ConditionalCheckFailedException":
+                if error_code(error) != "ConditionalCheckFailedException":
                     raise
 
     # -- OpenSearch document ids (adapters/opensearch_index.py, DocumentIds) ------------
