@@ -166,7 +166,7 @@ def test_a_batch_failing_at_any_call_is_all_or_nothing(
             assert items_of(observer, project) == before, f"call {n} of {calls} left a part"
         else:
             # Only the best-effort give-back of unused message positions (a duplicate's,
-            # dynamodb/store.py, _release_positions) may fail without failing the batch:
+            # dynamodb/messages.py, _release_positions) may fail without failing the batch:
             # the batch is stored, the counter merely stays ahead (a gap, no loss).
             faults.fail_at = None
             assert faults.failed == ("UpdateItem", "SET #n = :keep"), faults.failed

@@ -68,7 +68,7 @@ DOLLARS_PER_MILLION_READ_UNITS = 0.25
 # Every recall also reads the project's pending erasures (one strongly consistent Query
 # of a small partition, sent beside its first wave: 1 read unit), to hide their names.
 PENDING_ERASURES = 1
-# That Query's partition key ends so (adapters/dynamodb/store.py, _erasing_pk).
+# That Query's partition key ends so (adapters/dynamodb/keys.py, erasing_pk).
 ERASING_PARTITION = "ERASING"
 
 

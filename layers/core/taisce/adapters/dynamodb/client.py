@@ -49,6 +49,15 @@ RETRYABLE = frozenset(
 )
 CONDITION_FAILED = "ConditionalCheckFailed"
 
+# facts_about asks each entity for as many facts as the caller may still take (up to
+# MAX_PAGE) in its first page: its callers take every fact up to their limit (a
+# recall's candidate pool), so a hub is read in the same wave as the entities beside it,
+# not page after page (a wave more per page). A partition with few facts costs the same
+# one Query either way; pages only grow on when a filter leaves a page short. The
+# explorer's listing pages start at MIN_PAGE too.
+MIN_PAGE = 10
+MAX_PAGE = 1000
+
 
 def backoff(attempt: int) -> None:
     # Not for secrets: retry jitter.

@@ -30,16 +30,15 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import zlib
 from typing import Any
+
+from .items import BINARY
 
 logger = logging.getLogger(__name__)
 
 _TARGET = "DynamoDB_20120810."
 _CONTENT_TYPE = "application/x-amz-json-1.0"
-# A binary value's type tag as a JSON key (inside a string a quote is escaped).
-_BINARY = re.compile(rb'"BS?"\s*:')
 # The client's method for each operation, for the fallback.
 _METHODS = {"Query": "query", "BatchGetItem": "batch_get_item"}
 
@@ -58,7 +57,7 @@ def usable(status: int, headers: Any, body: bytes) -> bool:
     crc = headers.get("x-amz-crc32")
     if crc is not None and int(crc) != zlib.crc32(body):
         return False
-    return _BINARY.search(body) is None
+    return BINARY.search(body) is None
 
 
 class DirectReads:
