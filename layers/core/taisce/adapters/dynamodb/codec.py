@@ -7,6 +7,8 @@ batch with a bad record fails before anything is written.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ...domain.erasure import COUNTS, ErasureRecord, PendingErasure
 from ...domain.model import ROLES, Fact, Message, Passage
 from ...domain.validity import sortable, unsortable
@@ -63,6 +65,12 @@ def count_attribute(role: str) -> str:
 def live_count(item: Item, role: str) -> int:
     """How many live facts of this role name the entity (0 if the item holds none)."""
     return int(item.get(count_attribute(role), {}).get("N", "0"))
+
+
+def has_live_facts(item: Item, counted: Sequence[str]) -> bool:
+    """Whether a live fact of any of these roles names the entity (`counted`: their
+    count_attribute, worked out once for a batch of items)."""
+    return any(int(item.get(c, {}).get("N", "0")) > 0 for c in counted)
 
 
 # -- values ----------------------------------------------------------------------

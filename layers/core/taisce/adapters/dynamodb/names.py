@@ -14,7 +14,7 @@ from collections.abc import Collection, Iterator, Sequence
 from ...domain.aliases import Alias, EntityName, rekeyed
 from ...domain.model import Fact, Role
 from ...domain.names import normalize_name
-from .codec import ALIAS_OF, live_count
+from .codec import ALIAS_OF, count_attribute, has_live_facts
 from .keys import (
     ALIAS_PREFIX,
     LIST_ENTITIES,
@@ -53,7 +53,8 @@ class Names(Listings):
         items = self._names_of(project, keys, direct=True)
         if roles is None:
             return {k for k, i in items.items() if ALIAS_OF not in i}
-        return {k for k, i in items.items() if any(live_count(i, r) > 0 for r in roles)}
+        counted = [count_attribute(r) for r in roles]
+        return {k for k, i in items.items() if has_live_facts(i, counted)}
 
     def _alias_targets(self, project: str, keys: Collection[str]) -> dict[str, str]:
         items = self._names_of(project, keys)
@@ -73,12 +74,13 @@ class Names(Listings):
         entities of the aliases found, only when the question names an alias."""
         if roles is not None and not roles:
             return {}
+        counted = [count_attribute(r) for r in roles] if roles is not None else []
         found: dict[str, str] = {}
         aliased: dict[str, str] = {}
         for key, i in self._names_of(project, keys, direct=True).items():
             if ALIAS_OF in i:
                 aliased[key] = i[ALIAS_OF]["S"]
-            elif roles is None or any(live_count(i, r) > 0 for r in roles):
+            elif roles is None or has_live_facts(i, counted):
                 found[key] = key
         if aliased:
             live = self.known_names(project, set(aliased.values()), roles)
