@@ -101,10 +101,10 @@ class _Calls:
     """Counts the store's DynamoDB calls, and sleeps `latency` seconds before each is
     sent (an in-region round trip; calls made in parallel sleep at once): those sent
     through the client (its hook) and the reads the adapter sends directly
-    (adapters/dynamodb_reads.py), which the client's hooks do not see."""
+    (adapters/dynamodb/reads.py), which the client's hooks do not see."""
 
     def __init__(self, store: Any, latency: float) -> None:
-        from taisce.adapters.dynamodb_reads import DirectReads
+        from taisce.adapters.dynamodb.reads import DirectReads
 
         self.count = 0
         self.latency = latency

@@ -22,7 +22,7 @@ from typing import Any
 
 from botocore.client import BaseClient
 
-from taisce.adapters.dynamodb_reads import DirectReads
+from taisce.adapters.dynamodb.reads import DirectReads
 
 # Operations whose IAM action is not "<prefix>:<operation>".
 _TRANSACT_ITEM_ACTIONS = {
@@ -105,7 +105,7 @@ class AwsCalls:
             return original(client, operation, params)
 
         # The recall's reads sent without the client's machinery
-        # (adapters/dynamodb_reads.py) need the same rights: recorded the same way.
+        # (adapters/dynamodb/reads.py) need the same rights: recorded the same way.
         direct = DirectReads.call
 
         def recording_direct(reads: DirectReads, operation: str, params: dict[str, Any]) -> Any:

@@ -41,7 +41,7 @@ from typing import Any
 
 import pytest
 
-from taisce.adapters.dynamodb_store import DynamoDbStore
+from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.local.routes import load_template
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -105,7 +105,7 @@ class MotoDynamoDb:
         """A botocore DynamoDB client for this server, with the dummy credentials; by
         default botocore's timeouts (moto can be slow on a loaded machine) and a pool
         that keeps a wave's connections, or the given `config` (a benchmark passes the
-        adapter's own, adapters/dynamodb_store.py client_config)."""
+        adapter's own, adapters/dynamodb/client.py, client_config)."""
         import boto3
         from botocore.config import Config
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from taisce.adapters.dynamodb_store import DynamoDbStore
+from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.adapters.embedders import make_embedder
 from taisce.adapters.sqlite.store import SqliteStore
 from taisce.adapters.sqlite.vectors import SqliteVectorIndex
@@ -81,7 +81,7 @@ def moto() -> MotoDynamoDb:
 def dynamo(moto: MotoDynamoDb) -> Iterator[DynamoDbStore]:
     """A store with a client of its own, so event hooks stay within the test; its
     reads all go through the client, so the hooks see every call (the contract suite's
-    store sends the recall's reads directly: adapters/dynamodb_reads.py)."""
+    store sends the recall's reads directly: adapters/dynamodb/reads.py)."""
     store = DynamoDbStore(moto.table, client=moto.client(), direct_reads=False)
     yield store
     store.client.close()

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from taisce.adapters.dynamodb_store import DynamoDbStore
+from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.domain.aliases import MergeResult
 from taisce.domain.errors import InvalidRequest
 from taisce.domain.model import Fact
@@ -292,7 +292,7 @@ def test_report_and_vector_marks_follow_a_merge(store: Any, project: str) -> Non
 def test_a_copy_without_its_claim_does_not_stop_a_merge(store: Any, project: str) -> None:
     if not isinstance(store, DynamoDbStore):
         pytest.skip("only DynamoDB keeps a fact as a claim and copies")
-    from taisce.adapters.dynamodb_store import FACT_SK, fact_pk
+    from taisce.adapters.dynamodb.keys import FACT_SK, fact_pk
 
     facts = [fact("Bob", "knows", f"Person {n}", id=f"o{n:02d}") for n in range(25)]
     store.put_facts(project, [*facts, fact("Robert Smith", "lives in", "Cork", id="r1")])

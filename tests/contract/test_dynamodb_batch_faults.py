@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from taisce.adapters.dynamodb_store import DynamoDbStore
+from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.domain.ingest import split_passages
 from taisce.domain.names import normalize_name
 from tests.contract.factories import fact, message, unique
@@ -166,7 +166,7 @@ def test_a_batch_failing_at_any_call_is_all_or_nothing(
             assert items_of(observer, project) == before, f"call {n} of {calls} left a part"
         else:
             # Only the best-effort give-back of unused message positions (a duplicate's,
-            # dynamodb_store._release_positions) may fail without failing the batch:
+            # dynamodb/messages.py, _release_positions) may fail without failing the batch:
             # the batch is stored, the counter merely stays ahead (a gap, no loss).
             faults.fail_at = None
             assert faults.failed == ("UpdateItem", "SET #n = :keep"), faults.failed

@@ -19,7 +19,7 @@ with the latency slept before every call, and replayed: moto's recorded answers 
 after the latency, requests at once (tests/dynamodb_replay.py), since moto answers one
 request at a time and its own time per call is several times an in-region round trip.
 Replayed, it is timed three ways in turn: as the adapter sends the recall's reads
-(directly, adapters/dynamodb_reads.py), through botocore's client (the adapter before),
+(directly, adapters/dynamodb/reads.py), through botocore's client (the adapter before),
 and through the client with botocore's own parsing (before that).
 """
 
@@ -42,8 +42,11 @@ from typing import Any
 import pytest
 from botocore.config import Config
 
-from taisce.adapters.dynamodb_items import unlift_items
-from taisce.adapters.dynamodb_store import LISTING_SHARDS, DynamoDbStore, client_config, item_size
+from taisce.adapters.dynamodb.client import client_config
+from taisce.adapters.dynamodb.codec import item_size
+from taisce.adapters.dynamodb.items import unlift_items
+from taisce.adapters.dynamodb.keys import LISTING_SHARDS
+from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.adapters.sqlite.vectors import SqliteVectorIndex
 from taisce.domain import recall
 from taisce.domain.controls import Limits, RecallRequest
@@ -65,7 +68,7 @@ DOLLARS_PER_MILLION_READ_UNITS = 0.25
 # Every recall also reads the project's pending erasures (one strongly consistent Query
 # of a small partition, sent beside its first wave: 1 read unit), to hide their names.
 PENDING_ERASURES = 1
-# That Query's partition key ends so (adapters/dynamodb_store.py, _erasing_pk).
+# That Query's partition key ends so (adapters/dynamodb/keys.py, erasing_pk).
 ERASING_PARTITION = "ERASING"
 
 
@@ -540,7 +543,7 @@ def figures(
     fixed = datetime.now(UTC)
     replayed = Memory(replay_store, limits, clock=lambda: fixed)
     # The baselines, timed beside it: the recall's reads through botocore's client (the
-    # adapter before its direct reads, adapters/dynamodb_reads.py); and through the
+    # adapter before its direct reads, adapters/dynamodb/reads.py); and through the
     # client before botocore's parsing was bypassed (items walked against the model,
     # requests validated).
     client_store = DynamoDbStore(

@@ -4,7 +4,7 @@ replaced per item, dropped per item, and kept apart per project and kind."""
 
 from __future__ import annotations
 
-from taisce.adapters.dynamodb_store import DynamoDbStore
+from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.adapters.opensearch_index import DocumentIds
 from tests.contract.factories import unique
 

@@ -1,13 +1,13 @@
 """The adapter's read answers lift their items out of DynamoDB's JSON
-(adapters/dynamodb_items.py) instead of botocore's walk of the model: the answers must
+(adapters/dynamodb/items.py) instead of botocore's walk of the model: the answers must
 be what botocore's own parsing gives, on moto's server over HTTP."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from taisce.adapters.dynamodb_items import lift_items
-from taisce.adapters.dynamodb_store import DynamoDbStore
+from taisce.adapters.dynamodb.items import lift_items
+from taisce.adapters.dynamodb.store import DynamoDbStore
 from tests.contract.factories import unique
 from tests.moto_server import MotoDynamoDb
 
@@ -94,7 +94,7 @@ def test_a_binary_value_is_left_to_botocore(moto: MotoDynamoDb) -> None:
 def test_the_store_lifts_its_clients_reads(moto: MotoDynamoDb) -> None:
     # The store registers the lifting on the client it is given (and on its own): every
     # read that goes through the client (here all of them: the recall's reads are
-    # otherwise sent directly, adapters/dynamodb_reads.py) is lifted.
+    # otherwise sent directly, adapters/dynamodb/reads.py) is lifted.
     client = moto.client()
     store = DynamoDbStore(moto.table, client=client, direct_reads=False)
     seen: list[str] = []

@@ -1,4 +1,4 @@
-"""The recall's reads sent directly (adapters/dynamodb_reads.py): their answers must be
+"""The recall's reads sent directly (adapters/dynamodb/reads.py): their answers must be
 the client's, on moto's server over HTTP, and anything but a clean answer must go
 through the client (its retries, errors and parsing)."""
 
@@ -12,8 +12,9 @@ import pytest
 import urllib3
 from botocore.exceptions import ClientError
 
-from taisce.adapters.dynamodb_reads import DirectReads, usable
-from taisce.adapters.dynamodb_store import DynamoDbStore, client_config
+from taisce.adapters.dynamodb.client import client_config
+from taisce.adapters.dynamodb.reads import DirectReads, usable
+from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.domain.names import normalize_name
 from tests.contract.factories import fact, unique
 from tests.moto_server import MotoDynamoDb

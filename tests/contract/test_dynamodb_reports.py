@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from taisce.adapters.dynamodb_store import ITEM_BYTES, DynamoDbStore
+from taisce.adapters.dynamodb.codec import ITEM_BYTES
+from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.domain.reports import Report, report_id
 from tests.contract.factories import unique
 from tests.moto_server import MotoDynamoDb

@@ -17,12 +17,10 @@ from typing import Any
 
 import pytest
 
-from taisce.adapters.dynamodb_store import (
-    TRANSACTION_ITEMS,
-    DynamoDbStore,
-    entity_pk,
-    item_size,
-)
+from taisce.adapters.dynamodb.client import TRANSACTION_ITEMS
+from taisce.adapters.dynamodb.codec import item_size
+from taisce.adapters.dynamodb.keys import entity_pk
+from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.domain.ingest import split_passages
 from taisce.domain.names import normalize_name
 from taisce.local.routes import load_template

@@ -19,8 +19,8 @@ from botocore.awsrequest import AWSResponse
 from botocore.exceptions import ClientError
 from botocore.stub import Stubber
 
-from taisce.adapters import dynamodb_store
-from taisce.adapters.dynamodb_store import DynamoDbStore
+from taisce.adapters.dynamodb import client as dynamodb_client
+from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.credentials import new_secret, secret_hash
 from tests.contract.factories import credential, fact
 from tests.moto_server import MotoDynamoDb, shared_moto
@@ -104,8 +104,8 @@ def test_keys_a_batch_read_leaves_unprocessed_are_read_again_after_a_pause(
     """A throttled BatchGetItem answers part of the keys and returns the rest as
     UnprocessedKeys (no error, so the client does not retry): the adapter does."""
     waits: list[int] = []
-    backoff = dynamodb_store._backoff
-    monkeypatch.setattr(dynamodb_store, "_backoff", lambda a: (waits.append(a), backoff(a)))
+    backoff = dynamodb_client.backoff
+    monkeypatch.setattr(dynamodb_client, "backoff", lambda a: (waits.append(a), backoff(a)))
     keys = [{"PK": {"S": f"K#{n}"}, "SK": {"S": "N"}} for n in range(3)]
     table = store.table_name
     with Stubber(store.client) as stub:
@@ -134,8 +134,8 @@ def test_a_transaction_cancelled_by_throttling_is_retried_with_jittered_backoff(
     client does not retry that, the adapter does (with a jittered pause), and the batch
     is then stored once."""
     waits: list[int] = []
-    backoff = dynamodb_store._backoff
-    monkeypatch.setattr(dynamodb_store, "_backoff", lambda a: (waits.append(a), backoff(a)))
+    backoff = dynamodb_client.backoff
+    monkeypatch.setattr(dynamodb_client, "backoff", lambda a: (waits.append(a), backoff(a)))
     project = f"thr-{uuid.uuid4().hex[:8]}"
     f = fact("Atlas", "knows", "Maya Okafor")
     real = moto.shared_client

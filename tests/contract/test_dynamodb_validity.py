@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from taisce.adapters.dynamodb_store import DynamoDbStore, entity_pk
+from taisce.adapters.dynamodb.keys import entity_pk
+from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.domain.filters import FactFilter
 from taisce.domain.names import normalize_name
 from tests.contract.factories import fact, unique

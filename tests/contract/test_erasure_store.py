@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from taisce.adapters.dynamodb_store import DynamoDbStore
+from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.adapters.sqlite.store import SqliteStore
 from taisce.adapters.sqlite.vectors import SqliteVectorIndex
 from taisce.domain.controls import Limits, RecallRequest

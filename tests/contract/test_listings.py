@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from taisce.adapters.dynamodb_store import DynamoDbStore
+from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.domain.controls import Limits
 from taisce.domain.errors import InvalidRequest, NotFound
 from taisce.domain.memory import Memory

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from taisce.adapters.dynamodb_store import DynamoDbStore
+from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.erasure import MASK, names_it
 from taisce.domain.ingest import FactsRequest, MessagesRequest

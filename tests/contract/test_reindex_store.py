@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from taisce.adapters.dynamodb_store import DynamoDbStore
+from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.adapters.sqlite.store import SqliteStore
 from tests.contract.factories import fact, message, unique, with_passages
 from tests.moto_server import shared_moto

@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 from functions.worker import app as worker
-from taisce.adapters.dynamodb_store import DynamoDbStore
+from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.adapters.extractors import BEDROCK_CALL_ATTEMPTS
 from taisce.domain.memory import EXTRACTION_RETRY_WAIT
 from taisce.domain.work import FINISH_SECONDS, extraction_seconds

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from functions.worker import app as worker
-from taisce.adapters.dynamodb_store import DynamoDbStore
+from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.adapters.sqlite.vectors import SqliteVectorIndex
 from taisce.api import services
 from taisce.credentials import new_secret, secret_hash

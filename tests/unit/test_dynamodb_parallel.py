@@ -1,4 +1,4 @@
-"""The DynamoDB adapter's waves (adapters/dynamodb_store.parallel): results in the order
+"""The DynamoDB adapter's waves (adapters/dynamodb/client.parallel): results in the order
 given, calls of one wave in flight together, a task's own fan-out run inline (a pool
 never waits on its own workers), and a failure raised to the caller."""
 
@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from taisce.adapters.dynamodb_store import PARALLEL, parallel
+from taisce.adapters.dynamodb.client import PARALLEL, parallel
 
 
 def test_results_keep_the_order_of_the_items() -> None:

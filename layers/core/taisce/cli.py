@@ -169,7 +169,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_reindex(args: argparse.Namespace) -> int:
     """Index what was stored while no model was configured, with the model now set."""
-    from .adapters.dynamodb_store import DynamoDbStore
+    from .adapters.dynamodb.store import DynamoDbStore
     from .adapters.sqlite.store import SqliteStore
     from .api.wiring import services
     from .local.worker import Worker

@@ -20,7 +20,7 @@ from ..ports import CredentialStore, Extractor, WorkQueue
 from ..settings import Settings, SettingsError, load_settings
 
 if TYPE_CHECKING:
-    from ..adapters.dynamodb_store import DynamoDbStore
+    from ..adapters.dynamodb.store import DynamoDbStore
 
 logger = logging.getLogger(__name__)
 
@@ -94,7 +94,7 @@ def open_opensearch_semantic(settings: Settings, store: object = None) -> Semant
     from ..adapters.opensearch_index import OpenSearchVectorIndex, make_client
 
     client = make_client(settings.opensearch_endpoint, settings.region)
-    from ..adapters.dynamodb_store import DynamoDbStore
+    from ..adapters.dynamodb.store import DynamoDbStore
 
     ledger = store if isinstance(store, DynamoDbStore) else None
     index = OpenSearchVectorIndex(
@@ -112,7 +112,7 @@ def _across_network(settings: Settings) -> bool:
 def open_store(settings: Settings) -> SqliteStore | DynamoDbStore:
     """The Store (and CredentialStore) the settings name."""
     if settings.store == "dynamodb":
-        from ..adapters.dynamodb_store import DynamoDbStore
+        from ..adapters.dynamodb.store import DynamoDbStore
 
         return DynamoDbStore(
             settings.dynamodb_table,

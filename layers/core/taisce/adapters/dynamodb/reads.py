@@ -9,7 +9,7 @@ rules, the user agent, signing, the HTTP exchange, the response dict, parsing, t
 retry handler's bookkeeping); the calls of one wave share one interpreter, so their
 CPU adds up and most of a recall's time above its round trips was that. The request
 of these two operations is one JSON body and its answer is DynamoDB's JSON, which is
-already the form the adapter reads (adapters/dynamodb_items.py), so here the body is
+already the form the adapter reads (adapters/dynamodb/items.py), so here the body is
 the client's own serialisation (`json.dumps` of the parameters, as botocore's JSON
 serializer writes it), signed by botocore's SigV4 signer with the client's
 credentials and region, and sent on a urllib3 connection pool (botocore's transport library)
@@ -30,16 +30,15 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import zlib
 from typing import Any
+
+from .items import BINARY
 
 logger = logging.getLogger(__name__)
 
 _TARGET = "DynamoDB_20120810."
 _CONTENT_TYPE = "application/x-amz-json-1.0"
-# A binary value's type tag as a JSON key (inside a string a quote is escaped).
-_BINARY = re.compile(rb'"BS?"\s*:')
 # The client's method for each operation, for the fallback.
 _METHODS = {"Query": "query", "BatchGetItem": "batch_get_item"}
 
@@ -58,7 +57,7 @@ def usable(status: int, headers: Any, body: bytes) -> bool:
     crc = headers.get("x-amz-crc32")
     if crc is not None and int(crc) != zlib.crc32(body):
         return False
-    return _BINARY.search(body) is None
+    return BINARY.search(body) is None
 
 
 class DirectReads:

@@ -24,8 +24,8 @@ from typing import Any
 # Where the items sit in each answer: Query's list, BatchGetItem's lists per table.
 _ITEMS = {"Query": "Items", "BatchGetItem": "Responses"}
 # A binary value's type tag as a JSON key (inside a string a quote is escaped, so a
-# stored text cannot match it).
-_BINARY = re.compile(rb'"BS?"\s*:')
+# stored text cannot match it). reads.py checks answers with it too.
+BINARY = re.compile(rb'"BS?"\s*:')
 _HANDLER_ID = "taisce-dynamodb-items"
 
 
@@ -39,7 +39,7 @@ def _lift_items(
     body = response_dict.get("body")
     if member is None or response_dict.get("status_code") != 200 or not body:
         return
-    if not isinstance(body, bytes) or _BINARY.search(body):
+    if not isinstance(body, bytes) or BINARY.search(body):
         return
     answer = json.loads(body)
     if not isinstance(answer, dict) or member not in answer:

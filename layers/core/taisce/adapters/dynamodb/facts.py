@@ -1,0 +1,403 @@
+"""Facts: stored as a claim (P#<p>#FACT#<id>) and a full copy under each entity
+they name and in the project's listing, read entity by entity in storing order.
+A batch with a single-valued predicate closes the stored facts it contradicts
+(domain/validity.py, plan_closings), guarded by conditions on what it read.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Collection, Iterator, Sequence
+from typing import Any
+
+from ...domain.filters import FactFilter
+from ...domain.model import ROLES, Fact, FactPointer, Role
+from ...domain.validity import Closing, contradiction_key, plan_closings, sortable, start_of
+from .client import ATTEMPTS, MAX_PAGE, MIN_PAGE, ONCE, PARALLEL, backoff, cancellation, parallel
+from .codec import fact_attributes, fact_of, item_size
+from .keys import (
+    FACT_SK,
+    FACTS_PREFIX,
+    LIST_ENTITIES,
+    LIST_FACTS,
+    Item,
+    entity_pk,
+    fact_claim_key,
+    fact_pk,
+    fact_sk,
+    item_key,
+    listing_key,
+)
+from .names import Names
+from .units import (
+    CLOCK,
+    Stale,
+    Unit,
+    UnitWrites,
+    dirty_marks,
+    mark_dirty,
+    mark_fact,
+    name_update,
+    work_ops,
+)
+
+
+def _filter_conditions(filters: FactFilter, names: dict[str, str], values: Item) -> list[str]:
+    """The recall filters (domain/filters.py) as FilterExpression conditions on fact
+    copies, whose times are stored in sortable form."""
+    conditions: list[str] = []
+    if filters.valid_at is not None:
+        names.update({"#vf": "vf", "#vt": "vt"})
+        values[":at"] = {"S": sortable(filters.valid_at)}
+        conditions.append("(attribute_not_exists(#vf) OR #vf <= :at)")
+        conditions.append("(attribute_not_exists(#vt) OR #vt > :at)")
+    if filters.recorded_after is not None:
+        names["#ra"] = "ra"
+        values[":ra"] = {"S": sortable(filters.recorded_after)}
+        conditions.append("#ra >= :ra")
+    if filters.recorded_before is not None:
+        names["#ra"] = "ra"
+        values[":rb"] = {"S": sortable(filters.recorded_before)}
+        conditions.append("#ra < :rb")
+    if filters.subjects is not None:
+        names.update({"#sn": "sn", "#on": "on"})
+        marks = [f":s{n}" for n in range(len(filters.subjects))]
+        values.update({m: {"S": k} for m, k in zip(marks, sorted(filters.subjects), strict=True)})
+        listed = ", ".join(marks)
+        conditions.append(f"(#sn IN ({listed}) OR #on IN ({listed}))")
+    return conditions
+
+
+def _pointer(fact: Fact) -> FactPointer:
+    return FactPointer._make(getattr(fact, name) for name in FactPointer._fields)
+
+
+class Facts(Names, UnitWrites):
+    """put_facts, facts_about and the other fact reads and writes."""
+
+    mark_vectors: bool
+
+    def _fact_unit(self, project: str, f: Fact, seq: str, token: str) -> Unit:
+        copy = fact_attributes(f)
+        sk = fact_sk(seq)
+        subject_pk = entity_pk(project, f.subject_key)
+        items = [{"PK": {"S": subject_pk}, "SK": {"S": sk}, "d": {"S": "S"}, **copy}]
+        # Each end of the fact counts one live fact of its role for that entity (a
+        # fact about itself counts twice), as the embedded store counts them.
+        names: dict[str, tuple[Item, dict[str, int]]] = {
+            subject_pk: ({"S": f.subject}, {f.source_role: 1})
+        }
+        claim: Item = {
+            **fact_claim_key(project, f.id),
+            "sq": {"S": seq},
+            "sn": {"S": f.subject_key},
+            "r": {"S": f.source_role},
+            "w": {"S": token},
+        }
+        if f.object_key is not None:
+            claim["on"] = {"S": f.object_key}
+            object_pk = entity_pk(project, f.object_key)
+            if object_pk == subject_pk:
+                names[subject_pk][1][f.source_role] += 1
+            else:
+                names[object_pk] = ({"S": f.object}, {f.source_role: 1})
+                items.append({"PK": {"S": object_pk}, "SK": {"S": sk}, "d": {"S": "O"}, **copy})
+        items.append({**listing_key(project, LIST_FACTS, f.id), **copy})
+        unit = Unit(claim, items, names)
+        unit.size = sum(item_size(i) for i in (claim, *items)) + 256 * len(names)
+        for key in {f.subject_key, *([f.object_key] if f.object_key is not None else [])}:
+            listed = {**listing_key(project, LIST_ENTITIES, key), "k": {"S": key}}
+            unit.listed[(listed["PK"]["S"], listed["SK"]["S"])] = listed
+            unit.size += item_size(listed) + 128
+        return unit
+
+    def put_facts(self, project: str, facts: Sequence[Fact]) -> None:
+        # Aliases first: a contradiction is found under the entity's own key.
+        facts = self._resolve_aliases(project, facts)
+        if any(contradiction_key(f) is not None for f in facts):
+            self._put_facts_closing(project, facts)
+            return
+        # Every record is checked and turned into items before anything is written:
+        # a bad record fails the batch with nothing stored.
+        token = secrets.token_hex(4)
+        clock = CLOCK.next()
+        units: list[Unit] = []
+        seen: set[str] = set()
+        for index, f in enumerate(facts):
+            if f.id in seen:
+                continue  # a repeated id in one batch: the first copy is kept
+            seen.add(f.id)
+            unit = self._fact_unit(project, f, f"{clock:020d}.{token}.{index:06d}", token)
+            mark_fact(project, unit, f, token, self.mark_vectors)
+            units.append(unit)
+        self._store_units(units)
+
+    def _put_facts_closing(self, project: str, facts: Sequence[Fact]) -> None:
+        """put_facts for a batch with a single-valued predicate: read what it may
+        contradict, plan (domain.validity.plan_closings), then write the batch with
+        the closings, each guarded by a condition on the value read. If anything
+        changed meanwhile (a claim taken, a fact closed or deleted), what this call
+        stored is undone and the batch planned again."""
+        # Storing order is fixed when the batch starts, also for a batch planned again.
+        token = secrets.token_hex(4)
+        clock = CLOCK.next()
+        attempt = 0
+        while True:
+            try:
+                self._plan_and_store(project, facts, token, clock)
+                return
+            except Stale:
+                if attempt >= ATTEMPTS:
+                    raise
+                backoff(attempt)
+                attempt += 1
+
+    def _plan_and_store(self, project: str, facts: Sequence[Fact], token: str, clock: int) -> None:
+        firsts: dict[str, Fact] = {}
+        place: dict[str, int] = {}
+        for index, f in enumerate(facts):
+            if f.id not in firsts:  # a repeated id in one batch: the first copy
+                firsts[f.id] = f
+                place[f.id] = index
+        # Every id already stored is left out (not only the keyed ones): a claim found
+        # taken while writing would make the batch plan again.
+        by_pk = {fact_pk(project, f.id): f.id for f in firsts.values()}
+        claims = self._batch_get([item_key(pk, FACT_SK) for pk in by_pk], "PK")
+        stored = {by_pk[i["PK"]["S"]] for i in claims}
+        incoming = [f for f in firsts.values() if f.id not in stored]
+        earliest: dict[tuple[str, str], str] = {}
+        for f in incoming:
+            if contradiction_key(f) is not None:
+                at = sortable(start_of(f))
+                group = (f.subject_key, f.source_role)
+                earliest[group] = min(earliest.get(group, at), at)
+        existing: list[Fact] = []
+        sort_keys: dict[str, str] = {}
+        for (subject_key, role), at in earliest.items():
+            for item in self._query(
+                KeyConditionExpression="PK = :pk AND begins_with(SK, :f)",
+                FilterExpression="#d = :s AND #r = :r AND (attribute_not_exists(#vt) OR #vt > :at)",
+                ExpressionAttributeNames={"#d": "d", "#r": "r", "#vt": "vt"},
+                ExpressionAttributeValues={
+                    ":pk": {"S": entity_pk(project, subject_key)},
+                    ":f": {"S": FACTS_PREFIX},
+                    ":s": {"S": "S"},
+                    ":r": {"S": role},
+                    ":at": {"S": at},
+                },
+            ):
+                existing.append(fact_of(item))
+                sort_keys[item["id"]["S"]] = item["SK"]["S"]
+        planned, closings = plan_closings(existing, incoming)
+        units: list[Unit] = []
+        by_id: dict[str, Unit] = {}
+        for f in planned:
+            seq = f"{clock:020d}.{token}.{place[f.id]:06d}"
+            unit = self._fact_unit(project, f, seq, token)
+            mark_fact(project, unit, f, token, self.mark_vectors)
+            units.append(unit)
+            by_id[f.id] = unit
+        for closing in closings:
+            self._add_closing(project, by_id[closing.by], closing, sort_keys[closing.fact.id])
+        self._store_units(units, strict=True)
+
+    def _add_closing(self, project: str, unit: Unit, closing: Closing, sk: str) -> None:
+        """Update ops that close a stored fact (both its copies), on what was read."""
+        old = closing.fact
+        ends = {entity_pk(project, old.subject_key)}
+        if old.object_key is not None:
+            ends.add(entity_pk(project, old.object_key))
+        keys = [item_key(pk, sk) for pk in sorted(ends)]
+        keys.append(listing_key(project, LIST_FACTS, old.id))  # the project's listing copy
+        for key in keys:
+            values: Item = {":new": {"S": sortable(closing.valid_to)}}
+            if old.valid_to is None:
+                condition = "attribute_exists(PK) AND attribute_not_exists(#vt)"
+                restore: Item = {"UpdateExpression": "REMOVE #vt"}
+            else:
+                condition = "attribute_exists(PK) AND #vt = :old"
+                values[":old"] = {"S": sortable(old.valid_to)}
+                restore = {
+                    "UpdateExpression": "SET #vt = :old",
+                    "ExpressionAttributeValues": {":old": values[":old"]},
+                }
+            unit.updates.append(
+                {
+                    "Key": key,
+                    "UpdateExpression": "SET #vt = :new",
+                    "ConditionExpression": condition,
+                    "ExpressionAttributeNames": {"#vt": "vt"},
+                    "ExpressionAttributeValues": values,
+                }
+            )
+            unit.restores.append({"Key": key, "ExpressionAttributeNames": {"#vt": "vt"}, **restore})
+            unit.size += 512
+        # A closed fact leaves the reports of its entities at their next rebuild.
+        closed_ends = [old.subject_key] + ([old.object_key] if old.object_key else [])
+        mark_dirty(project, unit, old.source_role, closed_ends, secrets.token_hex(4))
+
+    def _facts_query(
+        self,
+        project: str,
+        key: str,
+        roles: Collection[Role],
+        filters: FactFilter | None = None,
+    ) -> dict[str, Any]:
+        """The Query of one entity partition's facts, with the roles and filters."""
+        params: dict[str, Any] = {
+            "KeyConditionExpression": "PK = :pk AND begins_with(SK, :f)",
+            "ExpressionAttributeValues": {
+                ":pk": {"S": entity_pk(project, key)},
+                ":f": {"S": FACTS_PREFIX},
+            },
+        }
+        conditions: list[str] = []
+        names: dict[str, str] = {}
+        values = params["ExpressionAttributeValues"]
+        wanted = [r for r in ROLES if r in roles]
+        if len(wanted) < len(ROLES):
+            marks = [f":r{n}" for n in range(len(wanted))]
+            conditions.append(f"#r IN ({', '.join(marks)})")
+            names["#r"] = "r"
+            values.update({m: {"S": r} for m, r in zip(marks, wanted, strict=True)})
+        if filters is not None:
+            conditions += _filter_conditions(filters, names, values)
+        if conditions:
+            params["FilterExpression"] = " AND ".join(conditions)
+            params["ExpressionAttributeNames"] = names
+        return params
+
+    def _facts_page(
+        self, params: dict[str, Any], page: int, start: Item | None
+    ) -> tuple[list[Fact], Item | None]:
+        """One page (one Query) of an entity's facts, and where the next one starts."""
+        extra: dict[str, Any] = {"Limit": page}
+        if start is not None:
+            extra["ExclusiveStartKey"] = start
+        reply = self._read(
+            "Query",
+            {
+                "TableName": self.table_name,
+                "ConsistentRead": self.consistent_reads,
+                "ReturnConsumedCapacity": "TOTAL",
+                **params,
+                **extra,
+            },
+        )
+        return [fact_of(i) for i in reply.get("Items", [])], reply.get("LastEvaluatedKey")
+
+    def facts_about(
+        self,
+        project: str,
+        keys: Sequence[str],
+        roles: Collection[Role],
+        limit: int,
+        exclude: Collection[str] = (),
+        filters: FactFilter | None = None,
+    ) -> Iterator[Fact]:
+        """The facts of these entities, entity after entity, each in storing order.
+
+        The first pages of up to PARALLEL entities go out at once (one wave), read
+        when the caller asks for the first fact, each as large as what the caller may
+        still take (so a hub needs no second page); an entity is read on page by page
+        (pages growing fourfold, up to 1000) only when filters left its page short,
+        and the next PARALLEL entities only if the limit is not reached."""
+        if not roles or limit <= 0:
+            return
+        seen = set(exclude)
+        count = 0
+        order = list(dict.fromkeys(keys))
+        for at in range(0, len(order), PARALLEL):
+            chunk = order[at : at + PARALLEL]
+            first = max(MIN_PAGE, min(MAX_PAGE, limit - count))
+            queries = [self._facts_query(project, k, roles, filters) for k in chunk]
+            pages = parallel(lambda q, first=first: self._facts_page(q, first, None), queries)
+            for params, (facts, last) in zip(queries, pages, strict=True):
+                page = first
+                while True:
+                    for fact in facts:
+                        if fact.id not in seen:
+                            seen.add(fact.id)
+                            yield fact
+                            count += 1
+                            if count >= limit:
+                                return
+                    if not last:
+                        break
+                    page = min(page * 4, MAX_PAGE)
+                    facts, last = self._facts_page(params, page, last)
+
+    def facts_with_subject(self, project: str, key: str) -> list[Fact]:
+        items = self._query(
+            KeyConditionExpression="PK = :pk AND begins_with(SK, :f)",
+            FilterExpression="#d = :s",
+            ExpressionAttributeNames={"#d": "d"},
+            ExpressionAttributeValues={
+                ":pk": {"S": entity_pk(project, key)},
+                ":f": {"S": FACTS_PREFIX},
+                ":s": {"S": "S"},
+            },
+        )
+        return [fact_of(i) for i in items]
+
+    def delete_fact(self, project: str, fact_id: str) -> bool:
+        claim_key = fact_claim_key(project, fact_id)
+        claim = self._get(claim_key)
+        if claim is None:
+            return False
+        sk = fact_sk(claim["sq"]["S"])
+        role = claim["r"]["S"]
+        token = secrets.token_hex(4)
+        ends = [entity_pk(project, claim["sn"]["S"])]
+        if "on" in claim:
+            ends.append(entity_pk(project, claim["on"]["S"]))
+        counts: dict[str, int] = {}
+        for pk in ends:
+            counts[pk] = counts.get(pk, 0) - 1
+        ops = [
+            {
+                "Delete": {
+                    "TableName": self.table_name,
+                    "Key": claim_key,
+                    # The claim read above: not a fact stored again meanwhile.
+                    "ConditionExpression": "#w = :w",
+                    "ExpressionAttributeNames": {"#w": "w"},
+                    "ExpressionAttributeValues": {":w": claim["w"]},
+                }
+            },
+            *({"Delete": {"TableName": self.table_name, "Key": item_key(pk, sk)}} for pk in counts),
+            {
+                "Delete": {
+                    "TableName": self.table_name,
+                    "Key": listing_key(project, LIST_FACTS, fact_id),
+                }
+            },
+            *(
+                {"Update": {"TableName": self.table_name, **name_update(pk, None, {role: n})}}
+                for pk, n in counts.items()
+            ),
+            # The reports of both ends are rebuilt without it.
+            *work_ops(self.table_name, [dirty_marks(project, role, claim, token)]),
+        ]
+        try:
+            self._transact(ops, ONCE)
+        except Exception as error:
+            reasons = cancellation(error)
+            if reasons is not None and 0 in reasons.failed_checks:
+                return False  # deleted meanwhile by another request
+            raise
+        return True
+
+    def held_facts(self, project: str, ids: Collection[str]) -> set[str]:
+        """The facts' claim items, one BatchGetItem per 100 ids (keys only)."""
+        by_pk = {fact_pk(project, i): i for i in ids}
+        items = self._batch_get([item_key(pk, FACT_SK) for pk in by_pk], projection="PK")
+        return {by_pk[i["PK"]["S"]] for i in items}
+
+    def fact_pointers(self, project: str, ids: Sequence[str]) -> list[FactPointer]:
+        """From the facts' listing copies (each holds the whole fact), one BatchGetItem
+        per 100 ids, the calls in one wave."""
+        wanted = list(dict.fromkeys(ids))
+        items = self._batch_get([listing_key(project, LIST_FACTS, i) for i in wanted])
+        found = {f.id: _pointer(f) for f in map(fact_of, items)}
+        return [found[i] for i in wanted if i in found]

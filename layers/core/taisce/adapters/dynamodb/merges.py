@@ -1,0 +1,260 @@
+"""Merging an entity into another (domain/aliases.py, plan_merge): the alias is
+marked, its aliases re-pointed and its facts moved, in steps that a merge sent again
+after a failure part-way completes.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from typing import Any
+
+from ...domain.aliases import MergePlan, MergeResult, NameState, plan_merge
+from ...domain.errors import InvalidRequest
+from .client import ATTEMPTS, DROP_FAILED_AT_ONCE, Members, backoff, cancellation
+from .codec import ALIAS_OF, fact_of, text_of
+from .keys import (
+    FACTS_PREFIX,
+    LIST_FACTS,
+    NAME_SK,
+    Item,
+    alias_sk,
+    aliases_pk,
+    entity_pk,
+    fact_claim_key,
+    item_key,
+    key_of,
+    listing_key,
+    name_key,
+)
+from .names import Names
+from .units import Unit, mark_dirty, mark_vector, name_update, work_ops
+
+# Facts moved per transaction by a merge: each is at most 5 items (the alias's copy
+# deleted, up to two copies and the listing copy put, the claim updated), plus the two
+# name items and the work marks.
+_MERGE_FACTS = 16
+# Aliases re-pointed per transaction: two updates each (listing, name item).
+_REPOINT_ALIASES = 45
+
+
+class Merges(Names):
+    """merge_entities (see the module)."""
+
+    mark_vectors: bool
+
+    def merge_entities(
+        self, project: str, alias_key: str, alias_text: str, into_key: str, into_text: str
+    ) -> MergeResult:
+        """Three steps, each re-runnable: (1) one transaction marks the alias (the commit
+        point: writes resolve it from then on) and lists it; (2) its own aliases are
+        re-pointed; (3) its facts move, _MERGE_FACTS a transaction, each with its name counts. A
+        crash part-way leaves a state that the same merge, sent again, completes."""
+        for attempt in range(ATTEMPTS):
+            plan, alias_name, into_name = self._plan_merge(
+                project, alias_key, alias_text, into_key, into_text
+            )
+            if self._mark_alias(project, plan.alias_key, alias_name, plan.target_key):
+                break
+            backoff(attempt)  # a concurrent merge changed one of the names: check again
+        else:
+            raise InvalidRequest("the names changed during the merge; send it again")
+        repointed = self._repoint_aliases(project, plan.alias_key, plan.target_key)
+        moved = self._move_facts(project, plan.alias_key, plan.target_key, into_name)
+        return MergeResult(alias_name, into_name, moved, repointed)
+
+    def _plan_merge(
+        self, project: str, alias_key: str, alias_text: str, into_key: str, into_text: str
+    ) -> tuple[MergePlan, str, str]:
+        """The merge checked against both name items (one BatchGetItem), and the names
+        to answer with: the alias and the entity as first written."""
+        pks = {entity_pk(project, alias_key): alias_key, entity_pk(project, into_key): into_key}
+        found = self._batch_get([item_key(pk, NAME_SK) for pk in pks])
+        items = {pks[i["PK"]["S"]]: i for i in found}
+
+        def state(key: str) -> NameState:
+            item = items.get(key)
+            alias_of = text_of(item, ALIAS_OF) if item else None
+            return NameState(key, alias_of, item is not None and alias_of is None)
+
+        plan = plan_merge(state(alias_key), state(into_key), alias_text, into_text)
+        target = items.get(plan.target_key) or self._get(name_key(project, plan.target_key))
+        alias_item = items.get(alias_key)
+        alias_name = (text_of(alias_item, "n") if alias_item else None) or alias_text
+        into_name = (text_of(target, "n") if target else None) or into_text
+        return plan, alias_name, into_name
+
+    def _mark_alias(self, project: str, alias: str, name: str, target: str) -> bool:
+        """The commit point; False if a condition failed (a concurrent merge)."""
+        table = self.table_name
+        ops = [
+            {
+                "ConditionCheck": {
+                    "TableName": table,
+                    "Key": name_key(project, target),
+                    "ConditionExpression": "attribute_exists(PK) AND attribute_not_exists(#a)",
+                    "ExpressionAttributeNames": {"#a": ALIAS_OF},
+                }
+            },
+            {
+                "Update": {
+                    "TableName": table,
+                    "Key": name_key(project, alias),
+                    "UpdateExpression": "SET #n = if_not_exists(#n, :n), #a = :t",
+                    "ConditionExpression": "attribute_not_exists(#a) OR #a = :t",
+                    "ExpressionAttributeNames": {"#n": "n", "#a": ALIAS_OF},
+                    "ExpressionAttributeValues": {":n": {"S": name}, ":t": {"S": target}},
+                }
+            },
+            {
+                "Put": {
+                    "TableName": table,
+                    "Item": {
+                        **item_key(aliases_pk(project), alias_sk(alias)),
+                        "k": {"S": alias},
+                        "n": {"S": name},
+                        "t": {"S": target},
+                    },
+                }
+            },
+        ]
+        try:
+            self._transact(ops)
+        except Exception as error:
+            if cancellation(error) is None:
+                raise
+            return False
+        return True
+
+    def _repoint_aliases(self, project: str, alias: str, target: str) -> int:
+        """The aliases of the alias become the target's (aliases stay flat)."""
+        mine = [i for i in self._listed_aliases(project) if i["t"]["S"] == alias]
+        table = self.table_name
+        for start in range(0, len(mine), _REPOINT_ALIASES):
+            ops: list[Item] = []
+            for item in mine[start : start + _REPOINT_ALIASES]:
+                ops.append(
+                    {
+                        "Update": {
+                            "TableName": table,
+                            "Key": key_of(item),
+                            "UpdateExpression": "SET t = :t",
+                            "ExpressionAttributeValues": {":t": {"S": target}},
+                        }
+                    }
+                )
+                ops.append(
+                    {
+                        "Update": {
+                            "TableName": table,
+                            "Key": name_key(project, item["k"]["S"]),
+                            "UpdateExpression": "SET #a = :t",
+                            "ExpressionAttributeNames": {"#a": ALIAS_OF},
+                            "ExpressionAttributeValues": {":t": {"S": target}},
+                        }
+                    }
+                )
+            self._transact(ops)
+        return len(mine)
+
+    def _move_facts(self, project: str, alias: str, target: str, target_name: str) -> int:
+        """Move the alias partition's fact copies to the target's, a page at a time, until
+        none is left. Each fact keeps its seq (its place in storing order) and words."""
+        alias_pk = entity_pk(project, alias)
+        moved = 0
+        params: dict[str, Any] = {
+            "TableName": self.table_name,
+            "ConsistentRead": True,
+            "KeyConditionExpression": "PK = :pk AND begins_with(SK, :f)",
+            "ExpressionAttributeValues": {":pk": {"S": alias_pk}, ":f": {"S": FACTS_PREFIX}},
+            "Limit": _MERGE_FACTS,
+        }
+        while True:
+            copies = self.client.query(**params).get("Items", [])
+            if not copies:
+                return moved
+            moved += self._move_copies(project, alias, target, target_name, copies)
+            # On past this page: what it held has moved, or has no claim (not a stored
+            # fact) and must not be read again forever. Writes racing the merge sort later.
+            params["ExclusiveStartKey"] = item_key(alias_pk, copies[-1]["SK"]["S"])
+
+    def _move_copies(
+        self, project: str, alias: str, target: str, target_name: str, copies: list[Item]
+    ) -> int:
+        """One transaction moving these copies; a fact deleted meanwhile is left out."""
+        moves = Members(
+            copies, lambda given: self._move_ops(project, alias, target, target_name, given)
+        )
+        return len(self._transact(moves, DROP_FAILED_AT_ONCE))
+
+    def _move_ops(
+        self, project: str, alias: str, target: str, target_name: str, copies: Sequence[Item]
+    ) -> tuple[list[Item], dict[int, int]]:
+        """The ops that move these copies, and which op is whose claim update."""
+        table = self.table_name
+        alias_pk, target_pk = entity_pk(project, alias), entity_pk(project, target)
+        ops: list[Item] = []
+        claims: dict[int, int] = {}
+        counts: dict[str, int] = {}
+        for place, copy in enumerate(copies):
+            sk = copy["SK"]["S"]
+            fact = fact_of(copy)
+            sn = target if fact.subject_key == alias else fact.subject_key
+            on = target if fact.object_key == alias else fact.object_key
+            ends = (fact.subject_key == alias) + (fact.object_key == alias)
+            counts[fact.source_role] = counts.get(fact.source_role, 0) + ends
+            attributes = {k: v for k, v in copy.items() if k not in ("PK", "SK", "d", "sn", "on")}
+            attributes["sn"] = {"S": sn}
+            if on is not None:
+                attributes["on"] = {"S": on}
+            ops.append({"Delete": {"TableName": table, "Key": item_key(alias_pk, sk)}})
+            ends_pks = dict.fromkeys(
+                [entity_pk(project, sn)] + ([entity_pk(project, on)] if on else [])
+            )
+            for n, pk in enumerate(ends_pks):
+                side = {"S": "S" if n == 0 else "O"}
+                item = {"PK": {"S": pk}, "SK": {"S": sk}, "d": side, **attributes}
+                ops.append({"Put": {"TableName": table, "Item": item}})
+            listed = {**listing_key(project, LIST_FACTS, fact.id), **attributes}
+            ops.append({"Put": {"TableName": table, "Item": listed}})
+            claim_update = "SET sn = :sn, w = :w" + (", #on = :on" if on else "")
+            values: Item = {
+                ":sn": {"S": sn},
+                ":w": {"S": secrets.token_hex(4)},
+                ":sq": {"S": sk.removeprefix(FACTS_PREFIX)},
+            }
+            names = {"#sq": "sq"}
+            if on:
+                values[":on"] = {"S": on}
+                names["#on"] = "on"
+            claims[len(ops)] = place
+            # The claim names where the copies live; a new `w` makes a delete that
+            # read the old claim retry rather than leave the moved copies behind.
+            ops.append(
+                {
+                    "Update": {
+                        "TableName": table,
+                        "Key": fact_claim_key(project, fact.id),
+                        "UpdateExpression": claim_update,
+                        "ConditionExpression": "attribute_exists(PK) AND #sq = :sq",
+                        "ExpressionAttributeNames": names,
+                        "ExpressionAttributeValues": values,
+                    }
+                }
+            )
+        negative = {role: -n for role, n in counts.items() if n}
+        positive = {role: n for role, n in counts.items() if n}
+        if positive:
+            ops.append({"Update": {"TableName": table, **name_update(alias_pk, None, negative)}})
+            ops.append({"Update": {"TableName": table, **name_update(target_pk, None, positive)}})
+            # Both ends' reports are rebuilt around the moved facts (the alias's are
+            # dropped), and the entity's name is embedded for the roles it gained.
+            marks = Unit(claim={}, items=[])
+            token = secrets.token_hex(4)
+            for role in positive:
+                mark_dirty(project, marks, role, [alias, target], token)
+                if self.mark_vectors:
+                    entity = f"{role}:{target}"
+                    mark_vector(project, marks, "entity", entity, target_name, role)
+            ops += work_ops(table, [marks])
+        return ops, claims
