@@ -8,26 +8,7 @@ from collections.abc import Iterable, Iterator
 from taisce.domain.aliases import resolve
 from taisce.domain.facts_once import FactStream, facts_once
 from taisce.domain.model import Fact
-
-
-def fact(id: str) -> Fact:
-    return Fact(
-        id=id,
-        subject="Caroline",
-        subject_key="caroline",
-        predicate="noted",
-        object=id,
-        object_kind="value",
-        object_key=None,
-        statement=id,
-        source_role="user",
-        quote=None,
-        context=None,
-        message_id=None,
-        valid_from=None,
-        valid_to=None,
-        recorded_at="2024-05-01T12:00:00Z",
-    )
+from tests.contract.factories import fact
 
 
 class Streams:
@@ -42,7 +23,7 @@ class Streams:
     def _read(self, n: int, ids: list[str]) -> Iterator[Fact]:
         for i in ids:
             self.read[n] = self.read.get(n, 0) + 1
-            yield fact(i)
+            yield fact("Caroline", "noted", i, id=i, kind="value")
 
     def __iter__(self) -> Iterator[FactStream]:
         for n, ids in enumerate(self.entities):
