@@ -9,7 +9,7 @@ look-up resolves any name.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -192,3 +192,13 @@ def rekeyed(facts: Sequence[Fact], targets: Mapping[str, str]) -> Sequence[Fact]
         )
         for f in facts
     ]
+
+
+def resolve(
+    keys: Iterable[str], aliased: Mapping[str, str], live: Collection[str]
+) -> dict[str, str]:
+    """Each asked key that names a live entity -> that entity's key: a key that is not
+    an alias counts if it is live itself, an alias if the entity it points to is."""
+    found = {k: k for k in keys if k not in aliased and k in live}
+    found.update((k, t) for k, t in aliased.items() if t in live)
+    return found

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Collection, Iterator, Sequence
+from functools import partial
 from typing import Any
 
+from ...domain.facts_once import FactStream, facts_once
 from ...domain.filters import FactFilter
 from ...domain.model import ROLES, Fact, FactPointer, Role
 from ...domain.validity import Closing, contradiction_key, plan_closings, sortable, start_of
@@ -302,30 +304,53 @@ class Facts(Names, UnitWrites):
         still take (so a hub needs no second page); an entity is read on page by page
         (pages growing fourfold, up to 1000) only when filters left its page short,
         and the next PARALLEL entities only if the limit is not reached."""
-        if not roles or limit <= 0:
-            return
-        seen = set(exclude)
-        count = 0
+        return facts_once(
+            self._entity_streams(project, keys, roles, filters), roles, limit, exclude
+        )
+
+    def _entity_streams(
+        self,
+        project: str,
+        keys: Sequence[str],
+        roles: Collection[Role],
+        filters: FactFilter | None,
+    ) -> Iterator[FactStream]:
+        """One stream per entity (keys once each); opening the first of a wave of
+        PARALLEL entities reads the first pages of the whole wave at once."""
         order = list(dict.fromkeys(keys))
         for at in range(0, len(order), PARALLEL):
-            chunk = order[at : at + PARALLEL]
-            first = max(MIN_PAGE, min(MAX_PAGE, limit - count))
-            queries = [self._facts_query(project, k, roles, filters) for k in chunk]
-            pages = parallel(lambda q, first=first: self._facts_page(q, first, None), queries)
-            for params, (facts, last) in zip(queries, pages, strict=True):
-                page = first
-                while True:
-                    for fact in facts:
-                        if fact.id not in seen:
-                            seen.add(fact.id)
-                            yield fact
-                            count += 1
-                            if count >= limit:
-                                return
-                    if not last:
-                        break
-                    page = min(page * 4, MAX_PAGE)
-                    facts, last = self._facts_page(params, page, last)
+            queries = [
+                self._facts_query(project, k, roles, filters) for k in order[at : at + PARALLEL]
+            ]
+            wave: list[tuple[int, list[tuple[list[Fact], Item | None]]]] = []
+
+            def open_stream(
+                remaining: int,
+                n: int,
+                queries: list[dict[str, Any]] = queries,
+                wave: list[tuple[int, list[tuple[list[Fact], Item | None]]]] = wave,
+            ) -> Iterator[Fact]:
+                if not wave:
+                    first = max(MIN_PAGE, min(MAX_PAGE, remaining))
+                    pages = parallel(lambda q: self._facts_page(q, first, None), queries)
+                    wave.append((first, pages))
+                first, pages = wave[0]
+                return self._read_on(queries[n], first, *pages[n])
+
+            for n in range(len(queries)):
+                yield partial(open_stream, n=n)
+
+    def _read_on(
+        self, params: dict[str, Any], page: int, facts: list[Fact], last: Item | None
+    ) -> Iterator[Fact]:
+        """An entity's facts from its first page on, reading the next page (fourfold,
+        up to MAX_PAGE) only when the caller has taken every fact of this one."""
+        while True:
+            yield from facts
+            if not last:
+                return
+            page = min(page * 4, MAX_PAGE)
+            facts, last = self._facts_page(params, page, last)
 
     def facts_with_subject(self, project: str, key: str) -> list[Fact]:
         items = self._query(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Sequence
 
-from ...domain.aliases import Alias, EntityName, rekeyed
+from ...domain.aliases import Alias, EntityName, rekeyed, resolve
 from ...domain.model import Fact, Role
 from ...domain.names import normalize_name
 from .codec import ALIAS_OF, count_attribute, has_live_facts
@@ -75,17 +75,16 @@ class Names(Listings):
         if roles is not None and not roles:
             return {}
         counted = [count_attribute(r) for r in roles] if roles is not None else []
-        found: dict[str, str] = {}
+        live: set[str] = set()
         aliased: dict[str, str] = {}
         for key, i in self._names_of(project, keys, direct=True).items():
             if ALIAS_OF in i:
                 aliased[key] = i[ALIAS_OF]["S"]
             elif roles is None or has_live_facts(i, counted):
-                found[key] = key
+                live.add(key)
         if aliased:
-            live = self.known_names(project, set(aliased.values()), roles)
-            found.update((k, t) for k, t in aliased.items() if t in live)
-        return found
+            live |= self.known_names(project, set(aliased.values()), roles)
+        return resolve(keys, aliased, live)
 
     def aliases(self, project: str) -> list[Alias]:
         listed = self._listed_aliases(project)

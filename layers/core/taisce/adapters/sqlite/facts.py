@@ -12,6 +12,7 @@ from operator import itemgetter
 from typing import Any
 
 from ...domain.aliases import rekeyed
+from ...domain.facts_once import facts_once
 from ...domain.filters import FactFilter
 from ...domain.model import Fact, FactPointer, Role
 from ...domain.validity import contradiction_key, plan_closings, sortable, start_of
@@ -224,18 +225,11 @@ class SqliteFacts(SqliteBase):
         exclude: Collection[str] = (),
         filters: FactFilter | None = None,
     ) -> Iterator[Fact]:
-        seen = set(exclude)
-        count = 0
-        if not roles or limit <= 0:
-            return
-        for key in keys:
-            for fact in self._facts_of_key(project, key, roles, filters):
-                if fact.id not in seen:
-                    seen.add(fact.id)
-                    yield fact
-                    count += 1
-                    if count >= limit:
-                        return
+        streams = (
+            lambda _remaining, key=key: self._facts_of_key(project, key, roles, filters)
+            for key in keys
+        )
+        return facts_once(streams, roles, limit, exclude)
 
     def facts_with_subject(self, project: str, key: str) -> list[Fact]:
         rows = self._scan(

@@ -8,7 +8,7 @@ import sqlite3
 import uuid
 from collections.abc import Collection
 
-from ...domain.aliases import Alias, EntityName, MergeResult, NameState, plan_merge
+from ...domain.aliases import Alias, EntityName, MergeResult, NameState, plan_merge, resolve
 from ...domain.listing import EntityCounts
 from ...domain.model import ROLES, Role
 from .base import SqliteBase
@@ -55,10 +55,9 @@ class SqliteNames(SqliteBase):
     ) -> dict[str, str]:
         wanted = list(keys)
         targets = alias_targets(self._db().execute, project, wanted)
-        found = {k: k for k in self.known_names(project, set(wanted) - set(targets), roles)}
-        live = self.known_names(project, set(targets.values()), roles)
-        found.update((k, t) for k, t in targets.items() if t in live)
-        return found
+        live = self.known_names(project, set(wanted) - set(targets), roles)
+        live |= self.known_names(project, set(targets.values()), roles)
+        return resolve(wanted, targets, live)
 
     @staticmethod
     def _name_state(db: sqlite3.Connection, project: str, key: str) -> NameState:
