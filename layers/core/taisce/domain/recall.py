@@ -18,7 +18,6 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..ports import Embedder, Hit, Store, VectorIndex, VectorKind
 from .budget import Bundle, fact_characters, passage_characters
 from .controls import RecallControls
 from .fact_ranking import (
@@ -31,7 +30,7 @@ from .fact_ranking import (
     rank_facts,
 )
 from .filters import FactFilter, MessageFilter
-from .model import Fact, Passage, Role
+from .model import Fact, Hit, Passage, Role, VectorKind
 from .names import QuestionNames, candidate_spans
 from .passage_ranking import (
     PASSAGE_DEPTH,
@@ -50,6 +49,8 @@ from .passage_ranking import (
     spread_messages,
     time_factor,
 )
+from .ports.store import Store
+from .ports.vectors import Embedder, VectorIndex
 from .report_ranking import REPORT_DEPTH, hierarchy_of, nearest_reports, themed_reports
 from .similar_names import similar_names
 

@@ -20,10 +20,11 @@ from typing import TYPE_CHECKING, Annotated, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from ..ports import WorkKind, WorkQueue
 from .erasure import ErasureHeld
 from .extraction import EXTRACTION_ATTEMPTS
 from .ingest import MAX_BATCH, Id
+from .model import WorkKind
+from .ports.queue import WorkQueue
 
 if TYPE_CHECKING:
     from .memory import Memory

@@ -3,7 +3,7 @@ only as its hash, which finds the credential's project."""
 
 from __future__ import annotations
 
-from ...ports import Credential
+from ...domain.model import Credential
 from .base import SqliteBase
 
 
