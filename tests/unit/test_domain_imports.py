@@ -43,8 +43,6 @@ def _imports(path: Path) -> set[str]:
 FILES = sorted(DOMAIN.rglob("*.py"))
 MODULES = {_module(p): p for p in FILES}
 GRAPH = {m: {i for i in _imports(p) if i in MODULES and i != m} for m, p in MODULES.items()}
-# Known, not about ports: work.py types its functions with Memory, which calls them.
-GRAPH["taisce.domain.work"].discard("taisce.domain.memory")
 
 
 def test_the_domain_imports_no_adapter_nor_the_old_ports_module() -> None:
