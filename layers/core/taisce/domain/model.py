@@ -100,7 +100,7 @@ class Passage(NamedTuple):
     # not part of the wire.
     occurred_at: str | None = None
     # Its message's place in the project's storing order, where the store read it
-    # (ports.Store.put_messages); not part of the wire.
+    # (MessageStore.put_messages, domain/ports/messages.py); not part of the wire.
     position: int | None = None
 
     def wire(self) -> dict[str, object]:

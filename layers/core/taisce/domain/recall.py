@@ -49,6 +49,8 @@ from .passage_ranking import (
     spread_messages,
     time_factor,
 )
+from .ports.facts import FactStore
+from .ports.messages import MessageStore
 from .ports.store import Store
 from .ports.vectors import Embedder, VectorIndex
 from .report_ranking import REPORT_DEPTH, hierarchy_of, nearest_reports, themed_reports
@@ -104,7 +106,7 @@ def _reached_through(fact: Fact, order: dict[str, int]) -> str:
 
 
 def _fill_facts(
-    store: Store,
+    store: FactStore,
     project: str,
     question: str,
     matched: list[str],
@@ -556,7 +558,7 @@ def _passage_factors(
 
 
 def _cited_messages(
-    store: Store,
+    store: FactStore,
     project: str,
     q: _Question,
     index: VectorIndex,
@@ -582,7 +584,7 @@ def _cited_messages(
 
 
 def _passages_in_order(
-    store: Store, project: str, ids: list[str], messages: MessageFilter | None
+    store: MessageStore, project: str, ids: list[str], messages: MessageFilter | None
 ) -> Iterator[Passage]:
     """The passages of these ids that pass the filter, in the ids' order, read a chunk
     at a time: the bundle usually closes long before the last of hundreds of ids. The

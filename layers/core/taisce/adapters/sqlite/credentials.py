@@ -1,4 +1,4 @@
-"""API credentials in the embedded store (ports.CredentialStore): a secret is kept
+"""API credentials in the embedded store (domain/ports/credentials.py): a secret is kept
 only as its hash, which finds the credential's project."""
 
 from __future__ import annotations
