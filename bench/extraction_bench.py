@@ -34,11 +34,11 @@ from typing import Any
 
 from taisce.api.wiring import services
 from taisce.credentials import new_credential_id, new_secret, secret_hash
+from taisce.domain.model import Credential
 from taisce.evaluation.machine import describe_machine
 from taisce.local.gateway import Gateway
 from taisce.local.routes import read_api
 from taisce.local.worker import Worker
-from taisce.ports import Credential
 from tests.openai_replay import ChatReplay
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "template.yaml"

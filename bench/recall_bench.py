@@ -43,12 +43,11 @@ from taisce.adapters.sqlite.store import SqliteStore
 from taisce.api.wiring import services
 from taisce.credentials import new_credential_id, new_secret, secret_hash
 from taisce.domain.controls import RecallRequest
-from taisce.domain.model import ROLES
+from taisce.domain.model import ROLES, Credential
 from taisce.domain.names import normalize_name
 from taisce.evaluation.machine import describe_machine
 from taisce.local.gateway import Gateway, Reply
 from taisce.local.routes import read_api
-from taisce.ports import Credential
 from taisce.settings import load_settings
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "template.yaml"

@@ -37,10 +37,10 @@ from taisce.adapters.sqlite.store import SqliteStore
 from taisce.adapters.sqlite.vectors import SqliteVectorIndex
 from taisce.api.wiring import services
 from taisce.credentials import new_credential_id, new_secret, secret_hash
+from taisce.domain.model import Credential, VectorItem
 from taisce.evaluation.machine import describe_machine
 from taisce.local.gateway import Gateway
 from taisce.local.routes import read_api
-from taisce.ports import Credential, VectorItem
 
 PROJECT = "bench"
 MODES = ("before", "after")

@@ -16,7 +16,7 @@ import httpx
 
 from taisce.adapters.sqlite.store import SqliteStore
 from taisce.credentials import new_credential_id, new_secret, secret_hash
-from taisce.ports import Credential
+from taisce.domain.model import Credential
 
 ROOT = Path(__file__).resolve().parents[1]
 _READY = re.compile(r"taisce serving (http://\S+)")

@@ -9,9 +9,8 @@ from collections.abc import Callable
 from typing import Any
 
 from taisce.domain.ingest import split_passages
-from taisce.domain.model import Fact, Message, Passage
+from taisce.domain.model import Credential, Fact, Message, Passage
 from taisce.domain.names import normalize_name
-from taisce.ports import Credential
 
 RECORDED_AT = "2024-05-01T12:00:00Z"
 

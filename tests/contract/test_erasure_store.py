@@ -14,9 +14,9 @@ from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.erasure import plan_erasure, subject_hash
 from taisce.domain.ingest import FactsRequest
 from taisce.domain.memory import Memory
+from taisce.domain.model import VectorItem
 from taisce.domain.names import candidate_spans
 from taisce.domain.reports import build_reports
-from taisce.ports import VectorItem
 from tests.contract.factories import fact, message, unique, with_passages
 from tests.moto_server import shared_moto
 

@@ -14,7 +14,7 @@ import pytest
 
 from taisce.domain import recall
 from taisce.domain.memory import Memory
-from taisce.ports import VectorItem
+from taisce.domain.model import VectorItem
 from tests.contract.factories import unique
 from tests.contract.passage_recall import recalled_passages, store_embedded
 

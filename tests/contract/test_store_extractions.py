@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from taisce.domain.model import ExtractionFailure
 from taisce.domain.names import normalize_name
-from taisce.ports import ExtractionFailure
 from tests.contract.factories import fact, message, unique, with_passages
 
 

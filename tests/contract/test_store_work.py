@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from taisce.domain.model import PendingVector
 from taisce.domain.reports import Report, build_reports
-from taisce.ports import PendingVector
 from tests.contract.factories import fact, message, unique, with_passages
 
 

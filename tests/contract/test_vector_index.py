@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from taisce.adapters.sqlite.vectors import SqliteVectorIndex
-from taisce.ports import VectorIndexError, VectorItem
+from taisce.domain.model import VectorItem
+from taisce.domain.ports.vectors import VectorIndexError
 
 DIMS = 8
 

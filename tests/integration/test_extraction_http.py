@@ -19,8 +19,8 @@ import pytest
 
 from taisce.adapters.sqlite.store import SqliteStore
 from taisce.credentials import new_credential_id, new_secret, secret_hash
+from taisce.domain.model import Credential
 from taisce.domain.names import normalize_name
-from taisce.ports import Credential
 from tests.moto_server import MotoDynamoDb, shared_moto
 from tests.openai_replay import ChatReplay
 from tests.server import ROOT, LocalServer, start_server, wait_for_worker

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from taisce.credentials import new_credential_id, new_secret, secret_hash
-from taisce.ports import Credential
+from taisce.domain.model import Credential
 from tests.moto_server import MotoDynamoDb, shared_moto
 from tests.server import LocalServer, start_server, wait_for_worker
 

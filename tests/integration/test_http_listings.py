@@ -15,7 +15,7 @@ import pytest
 from taisce_client import AsyncClient, Client, InvalidRequest, NotFound
 
 from taisce.credentials import new_credential_id, new_secret, secret_hash
-from taisce.ports import Credential
+from taisce.domain.model import Credential
 from taisce.ui.serving import ASSETS, CONTENT_SECURITY_POLICY
 from tests.moto_server import MotoDynamoDb, shared_moto
 from tests.server import LocalServer, start_server

@@ -21,7 +21,7 @@ import pytest
 
 from taisce.adapters.sqlite.store import SqliteStore
 from taisce.credentials import new_credential_id, new_secret, secret_hash
-from taisce.ports import Credential
+from taisce.domain.model import Credential
 from tests.openai_replay import ChatReplay
 from tests.server import start_server, wait_for_worker
 

@@ -23,7 +23,7 @@ import httpx
 import pytest
 
 from taisce.credentials import new_credential_id, new_secret, secret_hash
-from taisce.ports import Credential
+from taisce.domain.model import Credential
 from tests.moto_server import shared_moto
 from tests.recall_fixture import (
     DATA,

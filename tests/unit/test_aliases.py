@@ -19,7 +19,7 @@ from taisce.domain.aliases import (
     propose_merges,
 )
 from taisce.domain.errors import InvalidRequest
-from taisce.ports import VectorItem
+from taisce.domain.model import VectorItem
 
 
 def entity(key: str) -> NameState:

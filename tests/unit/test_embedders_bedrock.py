@@ -31,7 +31,7 @@ from botocore.response import StreamingBody
 from botocore.stub import Stubber
 
 from taisce.adapters.embedders.bedrock_titan import MAX_CHARACTERS, BedrockTitan
-from taisce.ports import Embedder, EmbeddingError
+from taisce.domain.ports.vectors import Embedder, EmbeddingError
 
 RECORDINGS = Path(__file__).parent.parent / "recordings" / "bedrock"
 

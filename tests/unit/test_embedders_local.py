@@ -11,7 +11,7 @@ import onnxruntime
 import pytest
 
 from taisce.adapters.embedders.local_minilm import LocalMiniLM
-from taisce.ports import Embedder, EmbeddingError
+from taisce.domain.ports.vectors import Embedder, EmbeddingError
 
 
 @pytest.fixture(scope="module")

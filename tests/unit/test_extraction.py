@@ -26,7 +26,7 @@ from taisce.domain.ingest import MessagesRequest
 from taisce.domain.memory import Memory
 from taisce.domain.model import Message
 from taisce.domain.names import normalize_name
-from taisce.ports import ExtractionError
+from taisce.domain.ports.extractor import ExtractionError
 from tests.openai_replay import ChatReplay
 
 CONTENT = (

@@ -16,7 +16,7 @@ from botocore.stub import ANY, Stubber
 from taisce.adapters.extractors.bedrock_converse import BedrockConverse
 from taisce.domain.extraction import extracted_facts, extraction_prompt, parse_output
 from taisce.domain.model import Message
-from taisce.ports import ExtractionError
+from taisce.domain.ports.extractor import ExtractionError
 
 RECORDINGS = Path(__file__).parent.parent / "recordings" / "bedrock"
 MODEL = "anthropic.claude-3-5-haiku-20241022-v1:0"

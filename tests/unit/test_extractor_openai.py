@@ -11,7 +11,7 @@ import pytest
 from taisce.adapters.extractors.openai_compatible import OpenAICompatible
 from taisce.domain.extraction import OUTPUT_SCHEMA, extraction_prompt, parse_output
 from taisce.domain.model import Message
-from taisce.ports import ExtractionError
+from taisce.domain.ports.extractor import ExtractionError
 from tests.openai_replay import ChatReplay
 
 MESSAGE = Message(

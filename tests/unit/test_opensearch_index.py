@@ -32,7 +32,8 @@ from taisce.adapters.opensearch_index import (
     index_body,
     make_client,
 )
-from taisce.ports import Hit, VectorIndex, VectorIndexError, VectorItem
+from taisce.domain.model import Hit, VectorItem
+from taisce.domain.ports.vectors import VectorIndex, VectorIndexError
 
 RECORDINGS = Path(__file__).parent.parent / "recordings" / "opensearch"
 DIMS = 4

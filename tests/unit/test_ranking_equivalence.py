@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from taisce.domain.budget import item_characters, passage_characters
 from taisce.domain.fact_ranking import K1, B, word_scores
-from taisce.domain.model import Passage
+from taisce.domain.model import Hit, Passage
 from taisce.domain.names import fold_piece, fold_separators
 from taisce.domain.passage_ranking import (
     _STATES_TIME,
@@ -34,7 +34,6 @@ from taisce.domain.passage_ranking import (
     states_time,
 )
 from taisce.domain.words import _TOKEN, STOPWORDS, stem, words
-from taisce.ports import Hit
 
 # Few distinct words, so that overlapping and repeated passages are common.
 _VOCABULARY = ["pottery", "class", "went", "Caroline", "kids", "paint", "lake", "camp", "a", "the"]

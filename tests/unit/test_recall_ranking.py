@@ -9,7 +9,7 @@ import pytest
 
 from taisce.domain import fact_ranking, passage_ranking
 from taisce.domain.fact_ranking import Candidate, rank_facts, word_scores
-from taisce.domain.model import Fact, Passage
+from taisce.domain.model import Fact, Hit, Passage
 from taisce.domain.passage_ranking import (
     NEIGHBOUR,
     SIBLING,
@@ -30,7 +30,6 @@ from taisce.domain.passage_ranking import (
     time_factor,
 )
 from taisce.domain.words import words
-from taisce.ports import Hit
 
 
 def fact(statement: str, *, id: str, subject: str = "Caroline") -> Fact:

@@ -13,8 +13,8 @@ from taisce.adapters.sqlite.vectors import SqliteVectorIndex
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.ingest import FactsRequest, MessagesRequest
 from taisce.domain.memory import Memory
+from taisce.domain.ports.vectors import EmbeddingError, VectorIndexError
 from taisce.domain.recall import Semantic
-from taisce.ports import EmbeddingError, VectorIndexError
 
 DIMS = 4
 NAMES = {"Atlas", "Acme"}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from taisce.adapters.sqlite.store import SqliteStore
 from taisce.adapters.sqlite.vectors import SqliteVectorIndex
-from taisce.ports import VectorItem
+from taisce.domain.model import VectorItem
 
 
 def folder_bytes(folder: Path) -> bytes:

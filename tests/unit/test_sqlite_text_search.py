@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from taisce.adapters.sqlite.vectors import SqliteVectorIndex, _match_query, _scope
-from taisce.ports import Hit, VectorItem
+from taisce.domain.model import Hit, VectorItem
 
 DIMS = 4
 _WORDS = ["galway", "cork", "pottery", "camping", "lake", "Ülle", "zoë", "kids"]

@@ -17,6 +17,7 @@ from taisce.domain.controls import Limits
 from taisce.domain.ingest import FactsRequest, make_fact
 from taisce.domain.memory import Memory
 from taisce.domain.model import Fact
+from taisce.domain.ports.extractor import ExtractionError
 from taisce.domain.reports import build_reports
 from taisce.domain.summaries import (
     PROMPT_STATEMENTS,
@@ -25,7 +26,6 @@ from taisce.domain.summaries import (
     parse_summary,
     summary_facts,
 )
-from taisce.ports import ExtractionError
 from tests.openai_replay import ChatReplay
 
 MODEL = "qwen2.5:7b-instruct"

@@ -14,9 +14,9 @@ from taisce.api.wiring import _adopt_model, open_semantic
 from taisce.domain.controls import Limits
 from taisce.domain.ingest import FactsRequest, MessagesRequest
 from taisce.domain.memory import Memory
+from taisce.domain.model import VectorItem
 from taisce.domain.recall import Semantic
 from taisce.local.worker import Worker
-from taisce.ports import VectorItem
 from taisce.settings import load_settings
 
 DIMS = 4

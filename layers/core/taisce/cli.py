@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from . import demo
 from .client_commands import add_client_parsers, client_errors
 from .credentials import new_credential_id, new_secret, secret_hash
-from .ports import Credential
+from .domain.model import Credential
 from .settings import SettingsError
 
 if TYPE_CHECKING:

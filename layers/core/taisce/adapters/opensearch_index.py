@@ -53,8 +53,8 @@ from opensearchpy import OpenSearch, Urllib3AWSV4SignerAuth, Urllib3HttpConnecti
 from opensearchpy.exceptions import ConnectionError as OpenSearchConnectionError
 from opensearchpy.exceptions import OpenSearchException, TransportError
 
-from ..domain.model import Role
-from ..ports import Hit, VectorIndexError, VectorItem, VectorKind
+from ..domain.model import Hit, Role, VectorItem, VectorKind
+from ..domain.ports.vectors import VectorIndexError
 
 DEFAULT_INDEX = "taisce-vectors"
 # Ids per lookup search, and documents fetched per lookup (room for stale copies).

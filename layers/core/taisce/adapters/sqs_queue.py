@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from ..ports import WorkKind
+from ..domain.model import WorkKind
 
 
 class SqsWorkQueue:

@@ -20,8 +20,8 @@ from .ingest import Name
 from .model import Fact
 from .names import NOT_A_NAME, has_letter_or_digit, normalize_name
 
-if TYPE_CHECKING:  # ports imports this module's records
-    from ..ports import Embedder, VectorIndex
+if TYPE_CHECKING:
+    from .ports.vectors import Embedder, VectorIndex
 
 # Cosine similarity of two entity names' vectors at or above which a merge is
 # proposed. With all-MiniLM-L6-v2: "Maya Okafor"/"Maya Okafour" 0.95, "Robert Smith"/

@@ -50,7 +50,7 @@ from .names import (
 )
 
 if TYPE_CHECKING:
-    from ..ports import Store
+    from .ports.projects import ProjectReads
 
 # The mask is a block character: same length in code points, never a word character,
 # so masking cannot join or split the words around it.
@@ -375,7 +375,7 @@ def redact(message: Message, passages: list[Passage], key: str) -> Redaction | N
 # -- the plan ------------------------------------------------------------------------
 
 
-def plan_erasure(store: Store, project: str, key: str) -> ErasurePlan:
+def plan_erasure(store: ProjectReads, project: str, key: str) -> ErasurePlan:
     """Everything held about the entity `key` in the project, as a plan for the store."""
     fact_ids = [f.id for f in store.project_facts(project) if fact_names_it(f, key)]
     entity_keys = [k for k in store.project_entities(project) if names_it(k, key)]

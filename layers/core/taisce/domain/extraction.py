@@ -17,9 +17,9 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
-from ..ports import ExtractionError, ExtractionPrompt
 from .ingest import FactIn, make_fact
-from .model import Fact, Message, ObjectKind, Role
+from .model import ExtractionPrompt, Fact, Message, ObjectKind, Role
+from .ports.extractor import ExtractionError
 
 # Attempts per message (model call and validation) before it is recorded as failed.
 EXTRACTION_ATTEMPTS = 3

@@ -15,15 +15,6 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Literal, TypeVar
 
-from ..ports import (
-    ExtractionError,
-    ExtractionFailure,
-    Extractor,
-    PendingVector,
-    Store,
-    VectorItem,
-    VectorKind,
-)
 from .aliases import PROPOSAL_FLOOR, PROPOSAL_NAMES, MergeRequest, merge_keys, propose_merges
 from .controls import Limits, RecallRequest, resolve
 from .erasure import (
@@ -66,8 +57,10 @@ from .listing import (
     neighbourhood_wire,
     passage_wire,
 )
-from .model import ROLES, Fact, Role
+from .model import ROLES, ExtractionFailure, Fact, PendingVector, Role, VectorItem, VectorKind
 from .names import normalize_name
+from .ports.extractor import ExtractionError, Extractor
+from .ports.store import Store
 from .recall import Semantic, recall
 from .reports import build_reports
 from .summaries import SummaryWriter

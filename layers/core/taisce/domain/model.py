@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 Role = Literal["user", "assistant", "system", "tool"]
 Surface = Literal["facts", "reports", "passages"]
@@ -99,7 +100,7 @@ class Passage(NamedTuple):
     # not part of the wire.
     occurred_at: str | None = None
     # Its message's place in the project's storing order, where the store read it
-    # (ports.Store.put_messages); not part of the wire.
+    # (MessageStore.put_messages, domain/ports/messages.py); not part of the wire.
     position: int | None = None
 
     def wire(self) -> dict[str, object]:
@@ -112,3 +113,91 @@ class Passage(NamedTuple):
             "end": self.end,
             "quote": self.quote,
         }
+
+
+# -- the records the ports carry (domain/ports/) ------------------------------------
+
+VectorKind = Literal["entity", "passage", "report", "fact"]
+
+
+@dataclass(frozen=True, slots=True)
+class PendingVector:
+    """An item waiting for its vector: what to embed and where to index it."""
+
+    kind: Literal["entity", "passage", "report", "fact"]
+    id: str
+    text: str
+    role: Role | None
+    # A passage's message's place in its project's storing order (None: stored
+    # before positions were kept, or not a passage); the index keeps it with the vector.
+    position: int | None = None
+    # When a passage's message occurred (its stored form; "" if the message holds no
+    # time), kept by the index with the vector: a recall that names a month or day
+    # orders by it without reading passages. None: not carried (a mark written before
+    # times were kept, or not a passage): recall then reads the passages for it.
+    occurred_at: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class VectorItem:
+    id: str
+    vector: Sequence[float]
+    # The role a passage or report speaks for; None for entity names.
+    role: Role | None = None
+    # The text the vector was made from, for the lexical side of hybrid search.
+    text: str | None = None
+    # A passage's message's storing position (PendingVector.position), returned with
+    # its hits: recall's neighbour signal reads it without another round trip.
+    position: int | None = None
+    # A passage's message's time (PendingVector.occurred_at: "" the message holds none,
+    # None not carried), returned with its hits for recall's month and day factors.
+    occurred_at: str | None = None
+
+
+class Hit(NamedTuple):
+    """One item a search found. A plain tuple, not a frozen dataclass: a recall makes
+    ~1,000 (400 passages by vector, up to 400 by words, 200 facts), and a tuple is
+    made in about half the time."""
+
+    id: str
+    score: float
+    # The item's storing position, where the index holds one (VectorItem.position).
+    position: int | None = None
+    # Its message's time, where the index holds one (VectorItem.occurred_at): "" the
+    # message holds none; None not carried (an entry indexed before times were kept).
+    occurred_at: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Credential:
+    id: str
+    project: str
+    label: str | None
+    created_at: str
+    revoked_at: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractionFailure:
+    """A message whose extraction failed every attempt: kept until replayed."""
+
+    project: str
+    message_id: str
+    error: str
+    attempts: int
+    failed_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractionPrompt:
+    """What an extractor asks its model: instructions, the message, and the JSON schema
+    the answer must follow (as a forced tool's input, or as structured output)."""
+
+    system: str
+    user: str
+    schema: Mapping[str, Any]
+    tool_name: str
+    tool_description: str
+
+
+WorkKind = Literal["messages", "facts", "sweep", "erasure"]

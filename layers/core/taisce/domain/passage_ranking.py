@@ -27,8 +27,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
 
-from ..ports import Hit
-from .model import Passage
+from .model import Hit, Passage
 from .words import words
 
 # Reciprocal-rank constant: 5 weighs the first few of either ranking more than 10 did

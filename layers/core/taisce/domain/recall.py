@@ -18,7 +18,6 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..ports import Embedder, Hit, Store, VectorIndex, VectorKind
 from .budget import Bundle, fact_characters, passage_characters
 from .controls import RecallControls
 from .fact_ranking import (
@@ -31,7 +30,7 @@ from .fact_ranking import (
     rank_facts,
 )
 from .filters import FactFilter, MessageFilter
-from .model import Fact, Passage, Role
+from .model import Fact, Hit, Passage, Role, VectorKind
 from .names import QuestionNames, candidate_spans
 from .passage_ranking import (
     PASSAGE_DEPTH,
@@ -50,6 +49,10 @@ from .passage_ranking import (
     spread_messages,
     time_factor,
 )
+from .ports.facts import FactStore
+from .ports.messages import MessageStore
+from .ports.store import Store
+from .ports.vectors import Embedder, VectorIndex
 from .report_ranking import REPORT_DEPTH, hierarchy_of, nearest_reports, themed_reports
 from .similar_names import similar_names
 
@@ -103,7 +106,7 @@ def _reached_through(fact: Fact, order: dict[str, int]) -> str:
 
 
 def _fill_facts(
-    store: Store,
+    store: FactStore,
     project: str,
     question: str,
     matched: list[str],
@@ -555,7 +558,7 @@ def _passage_factors(
 
 
 def _cited_messages(
-    store: Store,
+    store: FactStore,
     project: str,
     q: _Question,
     index: VectorIndex,
@@ -581,7 +584,7 @@ def _cited_messages(
 
 
 def _passages_in_order(
-    store: Store, project: str, ids: list[str], messages: MessageFilter | None
+    store: MessageStore, project: str, ids: list[str], messages: MessageFilter | None
 ) -> Iterator[Passage]:
     """The passages of these ids that pass the filter, in the ids' order, read a chunk
     at a time: the bundle usually closes long before the last of hundreds of ids. The

@@ -35,8 +35,9 @@ from .model import Role
 from .names import normalize_name
 from .words import STOPWORDS
 
-if TYPE_CHECKING:  # ports imports domain modules
-    from ..ports import Embedder, Store, VectorIndex
+if TYPE_CHECKING:
+    from .ports.names import NameLookup
+    from .ports.vectors import Embedder, VectorIndex
 
 logger = logging.getLogger(__name__)
 
@@ -181,7 +182,7 @@ def best(matches: Sequence[SimilarName]) -> list[SimilarName]:
 
 
 def similar_names(
-    store: Store,
+    store: NameLookup,
     project: str,
     question: str,
     roles: Collection[Role],

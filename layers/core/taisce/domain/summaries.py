@@ -32,8 +32,8 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..ports import ExtractionError, ExtractionPrompt, Extractor
-from .model import Fact, Role
+from .model import ExtractionPrompt, Fact, Role
+from .ports.extractor import ExtractionError, Extractor
 from .reports import SUMMARY_CHARACTERS, Report
 
 logger = logging.getLogger(__name__)

@@ -16,19 +16,49 @@ import logging
 import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from ..ports import WorkKind, WorkQueue
 from .erasure import ErasureHeld
 from .extraction import EXTRACTION_ATTEMPTS
 from .ingest import MAX_BATCH, Id
+from .model import WorkKind
+from .ports.queue import WorkQueue
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from .erasure import ErasureStatus
+    from .ports.extractor import Extractor
+    from .ports.store import Store
+    from .recall import Semantic
 
 logger = logging.getLogger(__name__)
+
+
+class WorkingMemory(Protocol):
+    """What a pass needs of domain.memory.Memory, which calls this module: typed by
+    this protocol so that the two modules do not import each other."""
+
+    store: Store
+    extractor: Extractor | None
+    semantic: Semantic | None
+
+    def index_pending(self, project: str, batch: int = ...) -> int: ...
+
+    def rebuild_reports(self, project: str) -> int: ...
+
+    def complete_erasure(
+        self,
+        project: str,
+        erasure_id: str,
+        seconds_left: Callable[[], float] | None = None,
+        *,
+        holder: str | None = None,
+    ) -> ErasureStatus | None: ...
+
+    def extract_message(self, project: str, message_id: str) -> object: ...
+
+
 _T = TypeVar("_T")
 
 # Texts embedded per model call by the worker.
@@ -69,7 +99,7 @@ class WorkLeft(Exception):
 # -- which projects have work ---------------------------------------------------------
 
 
-def _listers(memory: Memory) -> dict[Step, Callable[[], list[str]]]:
+def _listers(memory: WorkingMemory) -> dict[Step, Callable[[], list[str]]]:
     """How to list the projects needing each step this memory can take: vectors need
     a model, extraction an extractor (without them their marks are not work)."""
     store = memory.store
@@ -82,7 +112,9 @@ def _listers(memory: Memory) -> dict[Step, Callable[[], list[str]]]:
     return listers
 
 
-def projects_with_work(memory: Memory, steps: Collection[Step] = STEPS) -> dict[str, set[Step]]:
+def projects_with_work(
+    memory: WorkingMemory, steps: Collection[Step] = STEPS
+) -> dict[str, set[Step]]:
     """Each project with marks for these steps, sorted, with the steps it needs."""
     found: dict[str, set[Step]] = {}
     for step, listed in _listers(memory).items():
@@ -92,7 +124,7 @@ def projects_with_work(memory: Memory, steps: Collection[Step] = STEPS) -> dict[
     return {project: found[project] for project in sorted(found)}
 
 
-def has_work(memory: Memory, steps: Collection[Step] = STEPS) -> bool:
+def has_work(memory: WorkingMemory, steps: Collection[Step] = STEPS) -> bool:
     """Whether any project has marks for these steps (stops at the first list found)."""
     return any(listed() for step, listed in _listers(memory).items() if step in steps)
 
@@ -150,7 +182,7 @@ class Pass:
 
 
 def one_pass(
-    memory: Memory,
+    memory: WorkingMemory,
     project: str,
     steps: Collection[Step] = STEPS,
     *,
@@ -223,7 +255,7 @@ def _step(best_effort: bool, failed: str, run: Callable[[], _T], otherwise: _T) 
 
 
 def work_on(
-    memory: Memory,
+    memory: WorkingMemory,
     work: WorkMessage,
     budget: Budget | None = None,
     queue: WorkQueue | None = None,
@@ -237,7 +269,10 @@ def work_on(
 
 
 def complete_erasures(
-    memory: Memory, project: str, budget: Budget | None = None, queue: WorkQueue | None = None
+    memory: WorkingMemory,
+    project: str,
+    budget: Budget | None = None,
+    queue: WorkQueue | None = None,
 ) -> tuple[int, bool]:
     """Complete the project's pending erasures, oldest first, before any other work (an
     extraction then finds their tombstones). Returns (how many finished, whether it
@@ -263,7 +298,7 @@ def complete_erasures(
 
 
 def extract_facts(
-    memory: Memory, project: str, message_ids: Sequence[str], budget: Budget | None = None
+    memory: WorkingMemory, project: str, message_ids: Sequence[str], budget: Budget | None = None
 ) -> tuple[int, bool]:
     """Extract the facts of these messages, then of any other message of the project
     still marked (one whose work message was lost). Idempotent: a message already
@@ -301,7 +336,7 @@ def extract_facts(
     return done, False
 
 
-def _marks(memory: Memory, project: str) -> set[tuple[str, ...]]:
+def _marks(memory: WorkingMemory, project: str) -> set[tuple[str, ...]]:
     store = memory.store
     found: set[tuple[str, ...]] = {("dirty", *m) for m in store.dirty_entities(project)}
     if memory.semantic is not None:
@@ -333,7 +368,7 @@ def announce(queue: WorkQueue | None, project: str, kind: WorkKind, ids: list[st
         logger.exception("could not queue work; the scheduled sweep will find it")
 
 
-def sweep(memory: Memory, queue: WorkQueue) -> int:
+def sweep(memory: WorkingMemory, queue: WorkQueue) -> int:
     """Queue a pass for every project with marks (the scheduled safety net). The passes
     go through the queue, so a project's work still runs one pass at a time."""
     projects = projects_with_work(memory)

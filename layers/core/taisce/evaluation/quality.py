@@ -211,7 +211,7 @@ class _Run:
 
 def _new_client(run: _Run, project: str) -> Client:
     from taisce.credentials import new_credential_id, new_secret, secret_hash
-    from taisce.ports import Credential
+    from taisce.domain.model import Credential
 
     secret = new_secret()
     created = datetime.now(UTC).isoformat().replace("+00:00", "Z")

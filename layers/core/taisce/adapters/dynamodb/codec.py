@@ -10,9 +10,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ...domain.erasure import COUNTS, ErasureRecord, PendingErasure
-from ...domain.model import ROLES, Fact, Message, Passage
+from ...domain.model import (
+    ROLES,
+    Credential,
+    ExtractionFailure,
+    Fact,
+    Message,
+    Passage,
+    PendingVector,
+)
 from ...domain.validity import sortable, unsortable
-from ...ports import Credential, ExtractionFailure, PendingVector
 from .keys import (
     LIST_MESSAGES,
     Item,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...ports import Credential
+from ...domain.model import Credential
 from .client import ONCE, TableClient, cancellation
 from .codec import credential_attributes, credential_of
 from .keys import CREDENTIALS_PK, credential_key, credential_listing_key

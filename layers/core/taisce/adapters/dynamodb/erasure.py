@@ -12,8 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from ...domain.erasure import ErasurePlan, ErasureRecord
-from ...domain.model import ROLES, Message
-from ...ports import VectorKind
+from ...domain.model import ROLES, Message, VectorKind
 from .client import TRANSACTION_BUDGET, TRANSACTION_ITEMS, cancellation, parallel
 from .codec import erasure_record_of, item_size, message_listing_item, message_of, passage_item
 from .keys import (

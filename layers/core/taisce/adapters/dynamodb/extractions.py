@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator
 from typing import Any
 
-from ...ports import ExtractionFailure
+from ...domain.model import ExtractionFailure
 from .client import ONCE, TableClient, cancellation
 from .codec import extraction_failure_of, extraction_item, number_value
 from .keys import (

@@ -9,8 +9,7 @@ from collections.abc import Iterator, Sequence
 from itertools import islice
 from typing import Any
 
-from ...domain.model import Role
-from ...ports import PendingVector
+from ...domain.model import PendingVector, Role
 from .client import DROP_FAILED, TRANSACTION_ITEMS, Members, TableClient, error_code
 from .codec import pending_vector_of
 from .keys import (

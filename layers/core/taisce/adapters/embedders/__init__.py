@@ -6,7 +6,7 @@ nor botocore, and choosing one provider never imports the other's SDK.
 
 from __future__ import annotations
 
-from ...ports import Embedder
+from ...domain.ports.vectors import Embedder
 
 EMBEDDER_NAMES = ("none", "local", "bedrock")
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from ...ports import EmbeddingError
+from ...domain.ports.vectors import EmbeddingError
 
 DEFAULT_MODEL_ID = "amazon.titan-embed-text-v2:0"
 ALLOWED_DIMENSIONS = (256, 512, 1024)

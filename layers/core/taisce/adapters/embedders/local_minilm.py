@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ...ports import EmbeddingError
+from ...domain.ports.vectors import EmbeddingError
 
 if TYPE_CHECKING:
     import onnxruntime

@@ -5,7 +5,7 @@ Providers are imported inside `make_extractor`, so "none" imports no SDK.
 
 from __future__ import annotations
 
-from ...ports import Extractor
+from ...domain.ports.extractor import Extractor
 
 EXTRACTOR_NAMES = ("none", "bedrock", "openai")
 # Calls botocore makes for one Converse request (the first and its retries): a read

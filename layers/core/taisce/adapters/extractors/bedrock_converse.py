@@ -14,7 +14,8 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from ...ports import ExtractionError, ExtractionPrompt
+from ...domain.model import ExtractionPrompt
+from ...domain.ports.extractor import ExtractionError
 
 # The longest answer asked for when the caller does not say (TAISCE_EXTRACTOR_MAX_TOKENS
 # does): about 50 facts with their quotes. Bedrock refuses a request above the model's

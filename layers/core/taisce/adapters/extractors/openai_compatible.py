@@ -17,7 +17,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from ...ports import ExtractionError, ExtractionPrompt
+from ...domain.model import ExtractionPrompt
+from ...domain.ports.extractor import ExtractionError
 
 DEFAULT_TIMEOUT = 60.0
 MAX_TOKENS = 8_192

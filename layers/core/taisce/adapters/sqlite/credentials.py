@@ -1,9 +1,9 @@
-"""API credentials in the embedded store (ports.CredentialStore): a secret is kept
+"""API credentials in the embedded store (domain/ports/credentials.py): a secret is kept
 only as its hash, which finds the credential's project."""
 
 from __future__ import annotations
 
-from ...ports import Credential
+from ...domain.model import Credential
 from .base import SqliteBase
 
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from ...domain.model import Role
-from ...ports import ExtractionFailure, PendingVector
+from ...domain.model import ExtractionFailure, PendingVector, Role
 from .base import SqliteBase
 
 MARK_DIRTY = (

@@ -216,9 +216,9 @@ ADDED_COLUMNS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     ("facts", (("quote_start", "INTEGER"), ("quote_end", "INTEGER"))),  # schema 6
     ("erasures", (("requested_at", "TEXT"),)),
     # A message's place in its project's storing order, copied to its passages'
-    # vector marks (ports.Store.put_messages); older rows have none.
+    # vector marks (MessageStore.put_messages); older rows have none.
     ("messages", (("position", "INTEGER"),)),
-    # And its time (ports.PendingVector.occurred_at): NULL on older marks, not known.
+    # And its time (model.PendingVector.occurred_at): NULL on older marks, not known.
     ("pending_vectors", (("position", "INTEGER"), ("occurred_at", "TEXT"))),
     ("erasure_requests", (("holder", "TEXT"), ("held_until", "REAL"))),
 )

@@ -1,7 +1,7 @@
 """The embedded store: one SQLite file that survives restarts (file.py: WAL, a
 connection per thread, short IMMEDIATE write transactions, all or nothing).
 
-SqliteStore is ports.Store and ports.CredentialStore, composed of one mixin per
+SqliteStore is the domain's Store and CredentialStore, composed of one mixin per
 capability, each in its own module over base.SqliteBase: facts, names (entities,
 aliases, name listings), messages (and passages), marks (work for the worker),
 reports, erasure, tombstones, credentials. Opening a file brings an older one up to

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from ...ports import VectorKind
+from ...domain.model import VectorKind
 from .base import SqliteBase
 from .sql import MARKS, Execute, rows_in
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ...domain.model import Role
-from ...ports import Hit, VectorIndexError, VectorItem, VectorKind
+from ...domain.model import Hit, Role, VectorItem, VectorKind
+from ...domain.ports.vectors import VectorIndexError
 from .file import SqliteFile, add_columns
 from .matrix import Matrix
 

@@ -1,0 +1,17 @@
+"""The ports the domain depends on: protocols that adapters implement.
+
+One module per capability, so a domain module imports only the protocol it needs and
+the dependency points one way (adapters -> domain). This package re-exports nothing:
+importing it whole would pull in every domain module whose records a port carries.
+
+  store.py        Store: all the store's capabilities in one protocol
+  facts.py        FactStore          names.py      NameLookup
+  aliases.py      AliasStore         messages.py   MessageStore
+  listing.py      ListingStore       work.py       WorkMarks (vector, report, extraction marks)
+  reports.py      ReportStore        projects.py   ProjectReads (whole-project reads)
+  erasure.py      ErasureStore       credentials.py CredentialStore
+  vectors.py      Embedder, VectorIndex      extractor.py  Extractor
+  queue.py        WorkQueue
+
+The records the ports carry (Hit, VectorItem, PendingVector, ...) are in domain/model.py.
+"""

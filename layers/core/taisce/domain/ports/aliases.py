@@ -1,0 +1,32 @@
+"""Entities and aliases (domain/aliases.py): a merged name is an alias of one entity.
+
+Writes resolve an alias to its entity, so an alias never holds facts of its own.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from ..aliases import Alias, EntityName, MergeResult
+
+
+class AliasStore(Protocol):
+    """Merging names into entities, and listing what was merged."""
+
+    def merge_entities(
+        self, project: str, alias_key: str, alias_text: str, into_key: str, into_text: str
+    ) -> MergeResult:
+        """Make `alias_key` an alias of the entity `into_key` (or of the entity that name
+        is an alias of), checked by domain.aliases.plan_merge: re-key the alias's facts
+        (both directions) and its name counts, report and vector marks to the target,
+        and re-point the alias's own aliases. All or nothing, or re-runnable to the end
+        (DynamoDB); merging again into the same entity changes nothing more."""
+        ...
+
+    def aliases(self, project: str) -> list[Alias]:
+        """Every alias of the project, by alias key."""
+        ...
+
+    def entity_names(self, project: str, limit: int) -> list[EntityName]:
+        """Up to `limit` entities named by a live fact (not aliases), by key."""
+        ...
