@@ -318,7 +318,7 @@ class _Embedder:
 
 class _CountingIndex(SqliteVectorIndex):
     """The embedded vector index standing for OpenSearch, counting what recall asks it
-    (each of these is one OpenSearch request for up to 500 ids: adapters/opensearch_index.py)."""
+    (each of these is one OpenSearch request for up to 500 ids: adapters/opensearch/index.py)."""
 
     def __init__(self, path: Path) -> None:
         super().__init__(path, _Embedder.dimensions)

@@ -1,11 +1,11 @@
 """The DynamoDB store keeps the OpenSearch adapter's ledger of assigned document ids
-(adapters/opensearch_index.py, DocumentIds): read back at once (strongly consistent),
+(adapters/opensearch/documents.py, DocumentIds): read back at once (strongly consistent),
 replaced per item, dropped per item, and kept apart per project and kind."""
 
 from __future__ import annotations
 
 from taisce.adapters.dynamodb.store import DynamoDbStore
-from taisce.adapters.opensearch_index import DocumentIds
+from taisce.adapters.opensearch.documents import DocumentIds
 from tests.contract.factories import unique
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from opensearchpy import OpenSearch
 
-from taisce.adapters.opensearch_index import OpenSearchVectorIndex
+from taisce.adapters.opensearch.index import OpenSearchVectorIndex
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.ingest import FactsRequest
 from taisce.domain.memory import Memory

@@ -27,11 +27,9 @@ from botocore.credentials import Credentials
 from opensearchpy import OpenSearch, Urllib3AWSV4SignerAuth, Urllib3HttpConnection
 from opensearchpy.connection import Connection
 
-from taisce.adapters.opensearch_index import (
-    OpenSearchVectorIndex,
-    index_body,
-    make_client,
-)
+from taisce.adapters.opensearch.client import make_client
+from taisce.adapters.opensearch.documents import index_body
+from taisce.adapters.opensearch.index import OpenSearchVectorIndex
 from taisce.domain.model import Hit, VectorItem
 from taisce.domain.ports.vectors import VectorIndex, VectorIndexError
 
@@ -327,7 +325,7 @@ def test_knn_search_filters_in_the_graph_and_ranks_by_cosine(
 
 
 def test_cosine_is_recovered_from_faiss_innerproduct_scores() -> None:
-    from taisce.adapters.opensearch_index import _cosine
+    from taisce.adapters.opensearch.documents import cosine as _cosine
 
     for cos in (1.0, 0.5, 0.0, -0.25, -1.0):
         score = 1 + cos if cos > 0 else 1 / (1 - cos)

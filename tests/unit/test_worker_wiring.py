@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from taisce.adapters.dynamodb.store import DynamoDbStore
-from taisce.adapters.opensearch_index import OpenSearchVectorIndex
+from taisce.adapters.opensearch.index import OpenSearchVectorIndex
 from taisce.api.wiring import build_services
 from taisce.settings import load_settings
 from tests.moto_server import AWS_ENV

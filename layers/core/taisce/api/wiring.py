@@ -93,7 +93,8 @@ def open_opensearch_semantic(settings: Settings, store: object = None) -> Semant
     embedder = make_embedder(settings.embeddings)
     if embedder is None:
         return None
-    from ..adapters.opensearch_index import OpenSearchVectorIndex, make_client
+    from ..adapters.opensearch.client import make_client
+    from ..adapters.opensearch.index import OpenSearchVectorIndex
 
     client = make_client(settings.opensearch_endpoint, settings.region)
     from ..adapters.dynamodb.store import DynamoDbStore
@@ -170,7 +171,7 @@ def worker_setup(settings: Settings, semantic: Semantic | None) -> Callable[[], 
     embedded index makes its tables when it is opened."""
     if semantic is None or settings.store != "dynamodb":
         return _nothing
-    from ..adapters.opensearch_index import OpenSearchVectorIndex
+    from ..adapters.opensearch.index import OpenSearchVectorIndex
 
     index = semantic.index
     return index.ensure_index if isinstance(index, OpenSearchVectorIndex) else _nothing
