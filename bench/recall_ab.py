@@ -36,16 +36,14 @@ from typing import Any
 from bench.recall_speed import _budgets, _percentiles
 from taisce.evaluation.baselines import DenseRanker, EmbeddingCache
 from taisce.evaluation.dataset import load_dataset
-from taisce.evaluation.quality import (
-    HOPS,
-    ROLES,
-    _embed_question,
-    _new_client,
+from taisce.evaluation.harness import (
+    embed_question,
     embedded_run,
     gateway_run,
     make_local_embedder,
     store_conversation,
 )
+from taisce.evaluation.quality import HOPS, ROLES
 
 DEFAULT_FILE = Path("../shared/bench/locomo/locomo-dev-facts.json")
 SIDES = ("before", "after")
@@ -77,10 +75,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="taisce-base-") as base_folder:
         _import_base(args.base, Path(base_folder))
         with embedded_run("taisce-ab-", "local", budgets[-1]):
-            built, state = gateway_run("local", embedder)
+            built, state = gateway_run()
             stored = []
             for n, conversation in enumerate(conversations, start=1):
-                client = _new_client(state, f"ab-{n}")
+                client = state.client(f"ab-{n}")
                 kept = [m for m, _ in store_conversation(client, conversation)]
                 state.settle()
                 stored.append((f"ab-{n}", conversation, kept))
@@ -92,7 +90,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 "after": (built.memory, RecallRequest),
             }
             cache = EmbeddingCache(embedder)
-            embed = _embed_question(embedder)
+            embed = embed_question(embedder)
             turn = 0
             for _ in range(args.rounds):
                 for project, conversation, kept in stored:

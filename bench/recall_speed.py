@@ -8,7 +8,7 @@ baseline, in the same run, and the answers themselves for before/after checks.
 FILE defaults to ../shared/bench/locomo/locomo-dev.json (read at run time, never copied
 into the repository; the run says so and stops where it is absent). Each conversation is
 stored in its own project through the local gateway, as `taisce bench quality` stores it
-(taisce/evaluation/quality.py: messages, facts, then the worker's pending work); then
+(taisce/evaluation/harness.py: messages, facts, then the worker's pending work); then
 every question is recalled at each budget through the gateway (authorizer, Powertools
 handler, JSON), and the dense baseline (the same embedder over whole messages: embed the
 question, rank, pack) is timed for the same question right after, so both see the same
@@ -37,17 +37,15 @@ from typing import Any
 
 from taisce.evaluation.baselines import DenseRanker, EmbeddingCache, pack
 from taisce.evaluation.dataset import load_dataset
-from taisce.evaluation.machine import describe_machine
-from taisce.evaluation.quality import (
-    HOPS,
-    ROLES,
-    _embed_question,
-    _new_client,
+from taisce.evaluation.harness import (
+    embed_question,
     embedded_run,
     gateway_run,
     make_local_embedder,
     store_conversation,
 )
+from taisce.evaluation.machine import describe_machine
+from taisce.evaluation.quality import HOPS, ROLES
 
 DEFAULT_FILE = Path("../shared/bench/locomo/locomo-dev.json")
 # Fields that differ between two stores of the same data, whatever the code.
@@ -82,15 +80,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     started = time.perf_counter()
     load_before = os.getloadavg()[0]
     with embedded_run("taisce-speed-", args.embeddings, budgets[-1]):
-        built, state = gateway_run(args.embeddings, embedder)
+        built, state = gateway_run()
         cache = EmbeddingCache(embedder)
         for n, conversation in enumerate(conversations, start=1):
-            client = _new_client(state, f"speed-{n}")
+            client = state.client(f"speed-{n}")
             kept = [m for m, _ in store_conversation(client, conversation)]
             state.settle()
             sizes = [m.characters for m in kept]
             vectors = cache.matrix([m.text for m in kept])
-            dense = DenseRanker(vectors, _embed_question(embedder))
+            dense = DenseRanker(vectors, embed_question(embedder))
             for question in conversation.questions:
                 for budget in budgets:
                     request = {

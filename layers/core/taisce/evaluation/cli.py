@@ -73,7 +73,9 @@ def default_files(root: Path | None = None) -> tuple[list[Path], list[str]]:
 
 def cmd_bench_quality(args: argparse.Namespace) -> int:
     from .dataset import DatasetError, load_dataset
-    from .quality import HarnessError, Options, markdown, run_quality
+    from .figures import markdown
+    from .harness import HarnessError
+    from .quality import Options, run_quality
 
     if args.file:
         files = [Path(args.file)]
