@@ -22,6 +22,7 @@ from botocore.stub import Stubber
 from taisce.adapters.dynamodb import client as dynamodb_client
 from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.credentials import new_secret, secret_hash
+from taisce.domain.model import ExtractionFailure
 from tests.contract.factories import credential, fact
 from tests.moto_server import MotoDynamoDb, shared_moto
 
@@ -161,3 +162,71 @@ def test_a_transaction_cancelled_by_throttling_is_retried_with_jittered_backoff(
     store.put_facts(project, [f])
     assert cancelled == 2 and waits == [0, 1]
     assert [s.id for s in moto.store().facts_with_subject(project, "atlas")] == [f.id]
+
+
+def throttle_transactions(
+    moto: MotoDynamoDb, store: DynamoDbStore, monkeypatch: pytest.MonkeyPatch, times: int
+) -> list[int]:
+    """Cancel the next `times` transactions of the store as DynamoDB does when one of
+    their items is throttled; the rest reach moto. Returns the pauses taken."""
+    waits: list[int] = []
+    monkeypatch.setattr(dynamodb_client, "backoff", waits.append)
+    real = moto.shared_client
+    left = times
+
+    def cancel_then_send(**kwargs: Any) -> Any:
+        nonlocal left
+        if left > 0:
+            left -= 1
+            reasons = [{"Code": "None"}] * (len(kwargs["TransactItems"]) - 1)
+            raise ClientError(
+                {
+                    "Error": {"Code": "TransactionCanceledException", "Message": "throttled"},
+                    "CancellationReasons": [{"Code": "ThrottlingError"}, *reasons],
+                },
+                "TransactWriteItems",
+            )
+        return real.transact_write_items(**kwargs)
+
+    monkeypatch.setattr(store.client, "transact_write_items", cancel_then_send)
+    return waits
+
+
+def test_a_throttled_credential_is_stored_and_revoked_not_called_taken_or_gone(
+    moto: MotoDynamoDb, store: DynamoDbStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cancellation for throttling is not a failed condition: the credential is sent
+    again and stored, not refused as "already stored"; its revocation likewise is sent
+    again and happens, not answered "revoked meanwhile"."""
+    project = f"thr-{uuid.uuid4().hex[:8]}"
+    made = credential(project)
+    hashed = secret_hash(new_secret())
+    waits = throttle_transactions(moto, store, monkeypatch, 1)
+    store.add_credential(made, hashed)
+    assert store.project_for(hashed) == project and waits == [0]
+    with pytest.raises(ValueError, match="already stored"):
+        store.add_credential(made, hashed)
+    waits = throttle_transactions(moto, store, monkeypatch, 1)
+    assert store.revoke_credential(made.id, "2026-01-02T00:00:00Z") is True
+    assert store.project_for(hashed) is None and waits == [0]
+    assert store.revoke_credential(made.id, "2026-01-03T00:00:00Z") is False
+
+
+def test_a_throttled_fact_deletion_and_extraction_record_are_sent_again(
+    moto: MotoDynamoDb, store: DynamoDbStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = f"thr-{uuid.uuid4().hex[:8]}"
+    f = fact("Atlas", "knows", "Maya Okafor")
+    store.put_facts(project, [f])
+    waits = throttle_transactions(moto, store, monkeypatch, 1)
+    assert store.delete_fact(project, f.id) is True
+    assert moto.store().facts_with_subject(project, "atlas") == [] and waits == [0]
+
+    failure = ExtractionFailure(project, "m1", "model timed out", 3, "2026-01-01T00:00:00Z")
+    waits = throttle_transactions(moto, store, monkeypatch, 1)
+    store.finish_extraction(project, "m1", failure)
+    assert store.failed_extractions(project) == [failure] and waits == [0]
+    waits = throttle_transactions(moto, store, monkeypatch, 1)
+    assert store.replay_extractions(project) == [failure] and waits == [0]
+    assert store.failed_extractions(project) == []
+    assert store.pending_extractions(project, 10) == ["m1"]

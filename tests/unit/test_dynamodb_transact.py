@@ -15,7 +15,6 @@ from taisce.adapters.dynamodb.client import (
     ATTEMPTS,
     DROP_FAILED,
     DROP_FAILED_AT_ONCE,
-    ONCE,
     RESEND,
     Members,
     TableClient,
@@ -97,12 +96,11 @@ def test_resend_raises_a_failed_condition_at_once(pauses: list[int]) -> None:
     assert len(fake.sent) == 1 and pauses == []
 
 
-def test_once_sends_once_whatever_the_reason(pauses: list[int]) -> None:
-    store, fake = table([cancelled(THROTTLED)])
-    with pytest.raises(ClientError):
-        store._transact(ops("a"), ONCE, consumed=False)
-    assert len(fake.sent) == 1 and pauses == []
-    assert "ReturnConsumedCapacity" not in fake.sent[0]
+def test_resend_without_capacity_asks_for_none(pauses: list[int]) -> None:
+    store, fake = table([cancelled(THROTTLED), None])
+    store._transact(ops("a"), RESEND, consumed=False)
+    assert len(fake.sent) == 2 and pauses == [0]
+    assert all("ReturnConsumedCapacity" not in p for p in fake.sent)
 
 
 def test_drop_failed_leaves_out_the_failed_member_and_pauses_only_for_other_reasons(

@@ -5,9 +5,9 @@ TransactWriteItems, which reads a cancellation's reasons in one place.
 What a caller does when DynamoDB cancels its transaction is its `Retry` rule. The
 rules differ because the callers do: a batch of facts or messages leaves out a unit
 whose id is already taken and stores the rest (DROP_FAILED); a merge's move leaves out
-a fact deleted meanwhile and sends the rest at once (DROP_FAILED_AT_ONCE); most writes
-are sent again on conflicts and throttling, and a failed condition is their answer
-(RESEND); a few are sent once, every cancellation being their answer (ONCE).
+a fact deleted meanwhile and sends the rest at once (DROP_FAILED_AT_ONCE); every other
+write is sent again on conflicts and throttling, and a failed condition is its answer
+(RESEND): a throttled credential or deletion is not "already stored" or "gone".
 """
 
 from __future__ import annotations
@@ -170,8 +170,6 @@ class Retry:
 
 # Conflicts and throttling sent again; a failed condition is raised (most writes).
 RESEND = Retry()
-# Sent once: any cancellation is raised (credentials, extraction marks, delete_fact).
-ONCE = Retry(reasons=frozenset(), attempts=0)
 # A batch of units or marks: one whose condition failed is left out.
 DROP_FAILED = Retry(drop=True)
 # A merge's page of moved facts: one deleted meanwhile is left out, the rest sent at once.

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...domain.model import Credential
-from .client import ONCE, TableClient, cancellation
+from .client import RESEND, TableClient, cancellation
 from .codec import credential_attributes, credential_of
 from .keys import CREDENTIALS_PK, credential_key, credential_listing_key
 
@@ -35,9 +35,10 @@ class Credentials(TableClient):
             for item in (by_hash, listed)
         ]
         try:
-            self._transact(ops, ONCE, consumed=False)
+            self._transact(ops, RESEND, consumed=False)
         except Exception as error:
-            if cancellation(error) is not None:
+            reasons = cancellation(error)
+            if reasons is not None and reasons.failed_checks:
                 raise ValueError(f"{owner}: its id or hash is already stored") from None
             raise
 
@@ -74,9 +75,10 @@ class Credentials(TableClient):
         )
         ops = [{"Update": {"TableName": self.table_name, "Key": k, **update}} for k in keys]
         try:
-            self._transact(ops, ONCE, consumed=False)
+            self._transact(ops, RESEND, consumed=False)
         except Exception as error:
-            if cancellation(error) is not None:
+            reasons = cancellation(error)
+            if reasons is not None and reasons.failed_checks:
                 return False  # revoked meanwhile
             raise
         return True

@@ -9,7 +9,7 @@ from collections.abc import Collection, Iterator
 from typing import Any
 
 from ...domain.model import ExtractionFailure
-from .client import ONCE, TableClient, cancellation
+from .client import RESEND, TableClient, cancellation
 from .codec import extraction_failure_of, extraction_item, number_value
 from .keys import (
     EXTRACTIONS_FAILED_PK,
@@ -68,7 +68,7 @@ class Extractions(TableClient):
             "failed_at": {"S": failure.failed_at},
         }
         put = {"Put": {"TableName": self.table_name, "Item": record}}
-        self._transact([delete, put], ONCE, consumed=False)
+        self._transact([delete, put], RESEND, consumed=False)
 
     def failed_extractions(self, project: str | None = None) -> list[ExtractionFailure]:
         found = [
@@ -97,9 +97,10 @@ class Extractions(TableClient):
                 {"Put": {"TableName": self.table_name, "Item": mark}},
             ]
             try:
-                self._transact(ops, ONCE, consumed=False)
+                self._transact(ops, RESEND, consumed=False)
             except Exception as error:
-                if cancellation(error) is not None:
+                reasons = cancellation(error)
+                if reasons is not None and reasons.failed_checks:
                     continue  # replayed meanwhile by another caller
                 raise
             replayed.append(failure)

@@ -15,7 +15,7 @@ from ...domain.facts_once import FactStream, facts_once
 from ...domain.filters import FactFilter
 from ...domain.model import ROLES, Fact, FactPointer, Role
 from ...domain.validity import Closing, contradiction_key, plan_closings, sortable, start_of
-from .client import ATTEMPTS, MAX_PAGE, MIN_PAGE, ONCE, PARALLEL, backoff, cancellation, parallel
+from .client import ATTEMPTS, MAX_PAGE, MIN_PAGE, PARALLEL, RESEND, backoff, cancellation, parallel
 from .codec import fact_attributes, fact_of, item_size
 from .keys import (
     FACT_SK,
@@ -405,7 +405,7 @@ class Facts(Names, UnitWrites):
             *work_ops(self.table_name, [dirty_marks(project, role, claim, token)]),
         ]
         try:
-            self._transact(ops, ONCE)
+            self._transact(ops, RESEND)
         except Exception as error:
             reasons = cancellation(error)
             if reasons is not None and 0 in reasons.failed_checks:
