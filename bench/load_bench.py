@@ -7,7 +7,7 @@
                                          [--quick] [--json FILE]
 
 A fresh server is started on a temporary data folder; each project gets a credential
-and a seeded memory (the synthetic graph and messages of `bench.recall_bench`). Then:
+and a seeded memory (the synthetic graph and messages of `bench.corpus`). Then:
 
 1. unloaded: one client recalls alone, one request at a time (the baseline);
 2. loaded: `--clients` clients spread over the projects send recalls, fact batches and
@@ -42,7 +42,8 @@ from typing import Any
 
 import httpx
 
-from bench.recall_bench import make_corpus, make_questions, percentiles
+from bench.corpus import make_corpus, make_questions
+from bench.recall_bench import percentiles
 from taisce.evaluation.machine import describe_machine
 from tests.draining import drain
 from tests.server import LocalServer, start_server

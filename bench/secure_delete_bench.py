@@ -5,7 +5,7 @@ against the same store with `secure_delete` OFF and no purge (as before), in one
     .venv/bin/python -m bench.secure_delete_bench [--facts 5000] [--messages 2000]
                                                   [--rounds 3] [--seed 7]
 
-Each round stores the recall benchmark's synthetic memory (bench/recall_bench.py) in a
+Each round stores the recall benchmark's synthetic memory (bench/corpus.py) in a
 fresh data folder through the local gateway (the authorizer, then the Powertools
 handler, as `taisce serve` runs them), once per mode, the order alternating between
 rounds so that a machine busy with other work weighs on both alike. Then, on the
@@ -32,7 +32,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench.recall_bench import TEMPLATE, Client, Corpus, _store_all, make_corpus
+from bench.corpus import Corpus, make_corpus
+from bench.recall_bench import TEMPLATE, Client, store_all
 from taisce.adapters.sqlite.store import SqliteStore
 from taisce.adapters.sqlite.vectors import SqliteVectorIndex
 from taisce.api.wiring import services
@@ -105,8 +106,8 @@ def run_once(gateway: Gateway, corpus: Corpus, mode: str) -> dict[str, float]:
         client = Client(
             gateway, {"Authorization": f"Bearer {secret}", "Content-Type": "application/json"}
         )
-        facts = _store_all(client, "/v1/facts", "facts", corpus.facts)
-        messages = _store_all(client, "/v1/messages", "messages", corpus.messages)
+        facts = store_all(client, "/v1/facts", "facts", corpus.facts)
+        messages = store_all(client, "/v1/messages", "messages", corpus.messages)
         started = time.perf_counter()
         indexed = _index_everything(store, index, len(corpus.facts))
         indexing = time.perf_counter() - started

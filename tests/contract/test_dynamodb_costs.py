@@ -519,7 +519,7 @@ def figures(
     are counted there: calls of one wave then surely overlap); and replayed
     (tests/dynamodb_replay.py): moto's recorded answers served after `latency`, requests
     at once, so the database's own time is the fixed delay and not moto's."""
-    from bench.recall_bench import make_corpus, make_questions
+    from bench.corpus import make_corpus, make_questions
 
     limits = Limits(bundle_characters=16_000, max_rows=200)
     corpus = make_corpus(n_facts, 0, seed)

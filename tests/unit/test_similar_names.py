@@ -13,7 +13,7 @@ import string
 
 import pytest
 
-from bench.recall_bench import make_corpus
+from bench.corpus import make_corpus
 from taisce.domain.names import normalize_name
 from taisce.domain.similar_names import allowed_edits, best, by_spelling, name_like_spans
 
