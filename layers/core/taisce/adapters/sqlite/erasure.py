@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Iterator
 
 from ...domain.erasure import COUNTS, ErasurePlan, ErasureRecord, ErasureStatus, PendingErasure
+from ...domain.erasure_status import erasure_status
 from ...domain.model import ROLES, Fact, Message
 from . import vectors as sqlite_vectors
 from .base import SqliteBase
@@ -286,9 +287,7 @@ class SqliteErasure(SqliteBase):
         return True
 
     def erasure_status(self, project: str, erasure_id: str) -> ErasureStatus | None:
-        pending = self.pending_erasure(project, erasure_id)
-        if pending is not None:
-            return ErasureStatus(pending.id, "pending", pending.counts, pending.requested_at)
+        pending = self.pending_erasure(project, erasure_id)  # first: see erasure_status
         row = (
             self._db()
             .execute(
@@ -298,10 +297,13 @@ class SqliteErasure(SqliteBase):
             )
             .fetchone()
         )
-        if row is None:
-            return None
-        counts = {k: row[k] for k in COUNTS}
-        return ErasureStatus(erasure_id, "done", counts, row["requested_at"], row["erased_at"])
+        finished = None
+        if row is not None:
+            counts = {k: row[k] for k in COUNTS}
+            finished = ErasureStatus(
+                erasure_id, "done", counts, row["requested_at"], row["erased_at"]
+            )
+        return erasure_status(erasure_id, pending, finished)
 
     def erasures(self, project: str | None = None) -> list[ErasureRecord]:
         query = (
