@@ -14,7 +14,13 @@ from typing import Any
 from ...domain.facts_once import FactStream, facts_once
 from ...domain.filters import FactFilter
 from ...domain.model import ROLES, Fact, FactPointer, Role
-from ...domain.validity import Closing, contradiction_key, plan_closings, sortable, start_of
+from ...domain.validity import (
+    Closing,
+    closing_reads,
+    contradiction_key,
+    plan_closings,
+    sortable,
+)
 from .client import ATTEMPTS, MAX_PAGE, MIN_PAGE, ONCE, PARALLEL, backoff, cancellation, parallel
 from .codec import fact_attributes, fact_of, item_size
 from .keys import (
@@ -155,27 +161,17 @@ class Facts(Names, UnitWrites):
                 attempt += 1
 
     def _plan_and_store(self, project: str, facts: Sequence[Fact], token: str, clock: int) -> None:
-        firsts: dict[str, Fact] = {}
         place: dict[str, int] = {}
         for index, f in enumerate(facts):
-            if f.id not in firsts:  # a repeated id in one batch: the first copy
-                firsts[f.id] = f
-                place[f.id] = index
-        # Every id already stored is left out (not only the keyed ones): a claim found
-        # taken while writing would make the batch plan again.
-        by_pk = {fact_pk(project, f.id): f.id for f in firsts.values()}
+            place.setdefault(f.id, index)  # a repeated id in one batch: the first copy
+        # Every id already stored is left out, not only those closing_reads needs (the
+        # keyed ones): a claim found taken while writing would make the batch plan again.
+        by_pk = {fact_pk(project, i): i for i in place}
         claims = self._batch_get([item_key(pk, FACT_SK) for pk in by_pk], "PK")
-        stored = {by_pk[i["PK"]["S"]] for i in claims}
-        incoming = [f for f in firsts.values() if f.id not in stored]
-        earliest: dict[tuple[str, str], str] = {}
-        for f in incoming:
-            if contradiction_key(f) is not None:
-                at = sortable(start_of(f))
-                group = (f.subject_key, f.source_role)
-                earliest[group] = min(earliest.get(group, at), at)
+        reads = closing_reads(facts, {by_pk[i["PK"]["S"]] for i in claims})
         existing: list[Fact] = []
         sort_keys: dict[str, str] = {}
-        for (subject_key, role), at in earliest.items():
+        for (subject_key, role), at in reads.open_from.items():
             for item in self._query(
                 KeyConditionExpression="PK = :pk AND begins_with(SK, :f)",
                 FilterExpression="#d = :s AND #r = :r AND (attribute_not_exists(#vt) OR #vt > :at)",
@@ -190,7 +186,7 @@ class Facts(Names, UnitWrites):
             ):
                 existing.append(fact_of(item))
                 sort_keys[item["id"]["S"]] = item["SK"]["S"]
-        planned, closings = plan_closings(existing, incoming)
+        planned, closings = plan_closings(existing, reads.incoming)
         units: list[Unit] = []
         by_id: dict[str, Unit] = {}
         for f in planned:

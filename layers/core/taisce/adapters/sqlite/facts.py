@@ -15,7 +15,7 @@ from ...domain.aliases import rekeyed
 from ...domain.facts_once import facts_once
 from ...domain.filters import FactFilter
 from ...domain.model import Fact, FactPointer, Role
-from ...domain.validity import contradiction_key, plan_closings, sortable, start_of
+from ...domain.validity import closing_reads, keyed_ids, plan_closings, sortable
 from .base import SqliteBase
 from .marks import MARK_DIRTY, MARK_VECTOR
 from .names import alias_targets
@@ -151,24 +151,13 @@ class SqliteFacts(SqliteBase):
     ) -> list[Fact]:
         """The batch with the validity `plan_closings` gives it; the stored facts it
         closes are updated here, inside the batch's transaction."""
-        keyed = [f for f in facts if contradiction_key(f) is not None]
+        keyed = keyed_ids(facts)
         if not keyed:
             return list(facts)
-        stored = _stored_ids(db.execute, project, [f.id for f in keyed])
-        incoming: dict[str, Fact] = {}
-        for f in facts:
-            if f.id not in stored:
-                incoming.setdefault(f.id, f)  # a repeated id: the first copy is stored
-        # Per subject and role, the earliest start in the batch: a stored fact that
-        # ended by then can neither be closed nor end a new fact.
-        earliest: dict[tuple[str, str], str] = {}
-        for f in incoming.values():
-            if contradiction_key(f) is not None:
-                at = sortable(start_of(f))
-                group = (f.subject_key, f.source_role)
-                earliest[group] = min(earliest.get(group, at), at)
+        stored = _stored_ids(db.execute, project, keyed)
+        reads = closing_reads(facts, stored)
         existing: list[Fact] = []
-        for (subject_key, role), at in earliest.items():
+        for (subject_key, role), at in reads.open_from.items():
             existing += [
                 fact_from_row(r)
                 for r in db.execute(
@@ -178,7 +167,7 @@ class SqliteFacts(SqliteBase):
                     (project, subject_key, role, at),
                 )
             ]
-        planned, closings = plan_closings(existing, list(incoming.values()))
+        planned, closings = plan_closings(existing, reads.incoming)
         for c in closings:
             db.execute(
                 "UPDATE facts SET valid_to = ? WHERE project = ? AND id = ?",
