@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .model import Role
+from .model import Fact, Role
 
 
 def end_counts(subject_key: str, object_key: str | None) -> dict[str, int]:
@@ -20,6 +20,15 @@ def end_counts(subject_key: str, object_key: str | None) -> dict[str, int]:
     if object_key is not None:
         counts[object_key] = counts.get(object_key, 0) + 1
     return counts
+
+
+def end_names(fact: Fact) -> dict[str, str]:
+    """The entities a fact names, each with its name as the fact writes it (subject
+    first; a fact about itself names it by its subject)."""
+    names = {fact.subject_key: fact.subject}
+    if fact.object_key is not None:
+        names.setdefault(fact.object_key, fact.object)
+    return names
 
 
 def moved_counts(facts: Iterable[tuple[Role, str, str | None]], alias: str) -> dict[Role, int]:

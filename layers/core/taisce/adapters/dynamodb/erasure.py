@@ -41,7 +41,7 @@ from .keys import (
 )
 from .messages import Messages
 from .reports import Reports
-from .units import Unit, mark_dirty, work_touch
+from .units import Unit, claim_ends, mark_dirty, work_touch
 
 
 class Erasure(Reports, Messages):
@@ -113,15 +113,11 @@ class Erasure(Reports, Messages):
         for claim in claims:
             sk = fact_sk(claim["sq"]["S"])
             role = claim["r"]["S"]
-            ends = [entity_pk(project, claim["sn"]["S"])]
-            if "on" in claim:
-                ends.append(entity_pk(project, claim["on"]["S"]))
-            names: dict[str, tuple[Item, dict[str, int]]] = {}
-            for pk in ends:
-                if pk not in erased:
-                    counts = names.setdefault(pk, ({"S": ""}, {role: 0}))[1]
-                    counts[role] += 1
-            copies = [item_key(pk, sk) for pk in dict.fromkeys(ends)]
+            ends = {entity_pk(project, k): n for k, n in claim_ends(claim).items()}
+            names: dict[str, tuple[Item, dict[str, int]]] = {
+                pk: ({"S": ""}, {role: n}) for pk, n in ends.items() if pk not in erased
+            }
+            copies = [item_key(pk, sk) for pk in ends]
             copies.append(listing_key(project, LIST_FACTS, ids[claim["PK"]["S"]]))
             unit = Unit(claim, copies, names)
             unit.size = sum(item_size(i) for i in (claim, *copies)) + 256 * len(names)

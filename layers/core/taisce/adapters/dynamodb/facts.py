@@ -11,6 +11,7 @@ from collections.abc import Collection, Iterator, Sequence
 from functools import partial
 from typing import Any
 
+from ...domain.entity_counts import end_counts, end_names
 from ...domain.facts_once import FactStream, facts_once
 from ...domain.filters import FactFilter
 from ...domain.model import ROLES, Fact, FactPointer, Role
@@ -42,6 +43,7 @@ from .units import (
     Stale,
     Unit,
     UnitWrites,
+    claim_ends,
     dirty_marks,
     mark_dirty,
     mark_fact,
@@ -88,12 +90,15 @@ class Facts(Names, UnitWrites):
     def _fact_unit(self, project: str, f: Fact, seq: str, token: str) -> Unit:
         copy = fact_attributes(f)
         sk = fact_sk(seq)
-        subject_pk = entity_pk(project, f.subject_key)
-        items = [{"PK": {"S": subject_pk}, "SK": {"S": sk}, "d": {"S": "S"}, **copy}]
-        # Each end of the fact counts one live fact of its role for that entity (a
-        # fact about itself counts twice), as the embedded store counts them.
+        spelled = end_names(f)
+        # A copy under each entity it names: "S" under its subject, "O" its object's.
+        items = [
+            {"PK": {"S": entity_pk(project, k)}, "SK": {"S": sk}, "d": {"S": side}, **copy}
+            for k, side in zip(spelled, "SO", strict=False)
+        ]
         names: dict[str, tuple[Item, dict[str, int]]] = {
-            subject_pk: ({"S": f.subject}, {f.source_role: 1})
+            entity_pk(project, k): ({"S": spelled[k]}, {f.source_role: n})
+            for k, n in end_counts(f.subject_key, f.object_key).items()
         }
         claim: Item = {
             **fact_claim_key(project, f.id),
@@ -104,16 +109,10 @@ class Facts(Names, UnitWrites):
         }
         if f.object_key is not None:
             claim["on"] = {"S": f.object_key}
-            object_pk = entity_pk(project, f.object_key)
-            if object_pk == subject_pk:
-                names[subject_pk][1][f.source_role] += 1
-            else:
-                names[object_pk] = ({"S": f.object}, {f.source_role: 1})
-                items.append({"PK": {"S": object_pk}, "SK": {"S": sk}, "d": {"S": "O"}, **copy})
         items.append({**listing_key(project, LIST_FACTS, f.id), **copy})
         unit = Unit(claim, items, names)
         unit.size = sum(item_size(i) for i in (claim, *items)) + 256 * len(names)
-        for key in {f.subject_key, *([f.object_key] if f.object_key is not None else [])}:
+        for key in spelled:
             listed = {**listing_key(project, LIST_ENTITIES, key), "k": {"S": key}}
             unit.listed[(listed["PK"]["S"], listed["SK"]["S"])] = listed
             unit.size += item_size(listed) + 128
@@ -369,12 +368,7 @@ class Facts(Names, UnitWrites):
         sk = fact_sk(claim["sq"]["S"])
         role = claim["r"]["S"]
         token = secrets.token_hex(4)
-        ends = [entity_pk(project, claim["sn"]["S"])]
-        if "on" in claim:
-            ends.append(entity_pk(project, claim["on"]["S"]))
-        counts: dict[str, int] = {}
-        for pk in ends:
-            counts[pk] = counts.get(pk, 0) - 1
+        counts = {entity_pk(project, k): -n for k, n in claim_ends(claim).items()}
         ops = [
             {
                 "Delete": {

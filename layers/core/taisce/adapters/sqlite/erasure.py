@@ -10,6 +10,7 @@ import sqlite3
 import uuid
 from collections.abc import Iterator
 
+from ...domain.entity_counts import end_counts
 from ...domain.erasure import COUNTS, ErasurePlan, ErasureRecord, ErasureStatus, PendingErasure
 from ...domain.erasure_status import erasure_status
 from ...domain.model import ROLES, Fact, Message
@@ -66,13 +67,13 @@ class SqliteErasure(SqliteBase):
                 [(project, i) for i in plan.fact_ids],
             )
             vectors += [("fact", i) for i in plan.fact_ids]
-            for role, *keys in gone:
-                ends = [k for k in keys if k]
+            for role, subject_key, object_key in gone:
+                ends = end_counts(subject_key, object_key)
                 touched[role].update(ends)
                 db.executemany(
-                    "UPDATE entity_roles SET facts = facts - 1 "
+                    "UPDATE entity_roles SET facts = facts - ? "
                     "WHERE project = ? AND key = ? AND role = ?",
-                    [(project, k, role) for k in ends if k not in erased],
+                    [(n, project, k, role) for k, n in ends.items() if k not in erased],
                 )
             # Entities: names, role counts, their pending vectors (and their vectors).
             for key in erased:

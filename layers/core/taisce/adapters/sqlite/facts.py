@@ -12,6 +12,7 @@ from operator import itemgetter
 from typing import Any
 
 from ...domain.aliases import rekeyed
+from ...domain.entity_counts import end_counts, end_names, new_to_role
 from ...domain.facts_once import facts_once
 from ...domain.filters import FactFilter
 from ...domain.model import Fact, FactPointer, Role
@@ -114,34 +115,23 @@ class SqliteFacts(SqliteBase):
                     continue
                 if self.mark_vectors:  # its statement is embedded for recall's ranking
                     db.execute(MARK_VECTOR, (project, "fact", f.id, f.statement, f.source_role))
+                role, names = f.source_role, end_names(f)
                 # Reports of these entities are rebuilt later, never during a recall.
-                db.executemany(
-                    MARK_DIRTY,
-                    [
-                        (project, f.source_role, k, token)
-                        for k in (f.subject_key, f.object_key)
-                        if k
-                    ],
-                )
-                names = [(f.subject_key, f.subject)]
-                if f.object_key is not None:
-                    names.append((f.object_key, f.object))
+                db.executemany(MARK_DIRTY, [(project, role, k, token) for k in names])
                 db.executemany(
                     "INSERT OR IGNORE INTO entities (project, key, name) VALUES (?, ?, ?)",
-                    [(project, key, name) for key, name in names],
+                    [(project, key, name) for key, name in names.items()],
                 )
-                # One count per end, as delete_fact takes one per end (a self-link twice).
-                for key, name in names:
+                for key, n in end_counts(f.subject_key, f.object_key).items():
                     count = db.execute(
-                        "INSERT INTO entity_roles (project, key, role, facts) VALUES (?, ?, ?, 1) "
-                        "ON CONFLICT (project, key, role) DO UPDATE SET facts = facts + 1 "
-                        "RETURNING facts",
-                        (project, key, f.source_role),
+                        "INSERT INTO entity_roles (project, key, role, facts) VALUES (?, ?, ?, ?) "
+                        "ON CONFLICT (project, key, role) DO UPDATE "
+                        "SET facts = facts + excluded.facts RETURNING facts",
+                        (project, key, role, n),
                     ).fetchone()[0]
-                    if count == 1 and self.mark_vectors:  # new to this role: index it
+                    if new_to_role(count - n, n) and self.mark_vectors:  # index its name
                         db.execute(
-                            MARK_VECTOR,
-                            (project, "entity", f"{f.source_role}:{key}", name, f.source_role),
+                            MARK_VECTOR, (project, "entity", f"{role}:{key}", names[key], role)
                         )
 
     # -- validity: contradictions close stored facts --------------------------------
@@ -241,15 +231,14 @@ class SqliteFacts(SqliteBase):
                 "DELETE FROM pending_vectors WHERE project = ? AND kind = 'fact' AND id = ?",
                 (project, fact_id),
             )
-            role, *keys = gone
+            role, subject_key, object_key = gone
+            ends = end_counts(subject_key, object_key)
+            token = uuid.uuid4().hex
+            db.executemany(MARK_DIRTY, [(project, role, k, token) for k in ends])
             db.executemany(
-                MARK_DIRTY,
-                [(project, role, k, uuid.uuid4().hex) for k in keys if k],
-            )
-            db.executemany(
-                "UPDATE entity_roles SET facts = facts - 1 "
+                "UPDATE entity_roles SET facts = facts - ? "
                 "WHERE project = ? AND key = ? AND role = ?",
-                [(project, k, role) for k in keys if k],
+                [(n, project, k, role) for k, n in ends.items()],
             )
             return True
 
