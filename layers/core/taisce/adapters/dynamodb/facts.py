@@ -201,9 +201,7 @@ class Facts(Names, UnitWrites):
     def _add_closing(self, project: str, unit: Unit, closing: Closing, sk: str) -> None:
         """Update ops that close a stored fact (both its copies), on what was read."""
         old = closing.fact
-        ends = {entity_pk(project, old.subject_key)}
-        if old.object_key is not None:
-            ends.add(entity_pk(project, old.object_key))
+        ends = {entity_pk(project, k) for k in end_counts(old.subject_key, old.object_key)}
         keys = [item_key(pk, sk) for pk in sorted(ends)]
         keys.append(listing_key(project, LIST_FACTS, old.id))  # the project's listing copy
         for key in keys:
@@ -230,7 +228,7 @@ class Facts(Names, UnitWrites):
             unit.restores.append({"Key": key, "ExpressionAttributeNames": {"#vt": "vt"}, **restore})
             unit.size += 512
         # A closed fact leaves the reports of its entities at their next rebuild.
-        closed_ends = [old.subject_key] + ([old.object_key] if old.object_key else [])
+        closed_ends = list(end_counts(old.subject_key, old.object_key))
         mark_dirty(project, unit, old.source_role, closed_ends, secrets.token_hex(4))
 
     def _facts_query(

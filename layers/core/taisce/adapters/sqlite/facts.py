@@ -168,8 +168,7 @@ class SqliteFacts(SqliteBase):
                 MARK_DIRTY,
                 [
                     (project, c.fact.source_role, k, token)
-                    for k in (c.fact.subject_key, c.fact.object_key)
-                    if k
+                    for k in end_counts(c.fact.subject_key, c.fact.object_key)
                 ],
             )
         changed = {f.id: f for f in planned}
