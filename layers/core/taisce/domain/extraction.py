@@ -12,13 +12,13 @@ import dataclasses
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from .ingest import FactIn, make_fact
-from .model import ExtractionPrompt, Fact, Message, ObjectKind, Role
+from .model import ExtractionFailure, ExtractionPrompt, Fact, Message, ObjectKind, Role
 from .ports.extractor import ExtractionError
 
 # Attempts per message (model call and validation) before it is recorded as failed.
@@ -239,3 +239,12 @@ def extracted_facts(
         fact = make_fact(fact_in, recorded_at)
         facts[fact_id] = dataclasses.replace(fact, quote_start=start, quote_end=end)
     return list(facts.values()), dropped
+
+
+def failures_to_replay(
+    failures: Iterable[ExtractionFailure], message_ids: Collection[str] | None
+) -> Iterator[ExtractionFailure]:
+    """Which recorded failures a replay takes, in the order given: every one, or only
+    those of `message_ids` (the rule both stores' replay_extractions follow)."""
+    wanted = set(message_ids) if message_ids is not None else None
+    return (f for f in failures if wanted is None or f.message_id in wanted)

@@ -7,13 +7,15 @@ says it: a new fact that contradicts an open one closes it (sets its `valid_to`)
 instead of deleting it, so recall can still answer "as of" an earlier time.
 
 Every writer of facts goes through `plan_closings` inside the store's transaction
-(the store's `put_facts`), so client facts and extracted facts follow one rule.
+(the store's `put_facts`), so client facts and extracted facts follow one rule. What a
+store reads before it plans is decided here too (`keyed_ids`, `closing_reads`): the
+store supplies only the queries.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from .model import Fact, FactPointer, Role
@@ -163,3 +165,39 @@ def plan_closings(
         out[i] = new
         pool.append(new)
     return out, list(closed.values())
+
+
+def keyed_ids(facts: Iterable[Fact]) -> list[str]:
+    """The ids of the facts that can contradict (each once, in order): whether these
+    are stored already is all `closing_reads` needs to know."""
+    return list(dict.fromkeys(f.id for f in facts if contradiction_key(f) is not None))
+
+
+@dataclass(frozen=True, slots=True)
+class ClosingReads:
+    """What a store reads before `plan_closings`, and what it plans for.
+
+    `incoming`: the batch's new facts, the first copy of each id (a repeated id stores
+    the first), in batch order. `open_from`: per subject key and role of the ones that
+    can contradict, their earliest start (sortable): the stored facts to read are that
+    subject's of that role still open then. One that ended earlier can neither be
+    closed nor end a new fact."""
+
+    incoming: list[Fact]
+    open_from: dict[tuple[str, Role], str]
+
+
+def closing_reads(facts: Sequence[Fact], stored: Collection[str]) -> ClosingReads:
+    """The reads for a batch, given which of its ids are stored (at least those of
+    `keyed_ids`: a stored fact that cannot contradict changes no plan)."""
+    incoming: dict[str, Fact] = {}
+    for f in facts:
+        if f.id not in stored:
+            incoming.setdefault(f.id, f)
+    open_from: dict[tuple[str, Role], str] = {}
+    for f in incoming.values():
+        if contradiction_key(f) is not None:
+            at = sortable(start_of(f))
+            group = (f.subject_key, f.source_role)
+            open_from[group] = min(open_from.get(group, at), at)
+    return ClosingReads(list(incoming.values()), open_from)

@@ -12,7 +12,8 @@ from dataclasses import replace
 from typing import Any
 
 from ...domain.erasure import ErasurePlan, ErasureRecord
-from ...domain.model import ROLES, Message, VectorKind
+from ...domain.erasure_reports import report_marks, touched_by_erasure
+from ...domain.model import ROLES, Message, Role, VectorKind
 from .client import TRANSACTION_BUDGET, TRANSACTION_ITEMS, cancellation, parallel
 from .codec import erasure_record_of, item_size, message_listing_item, message_of, passage_item
 from .keys import (
@@ -41,7 +42,7 @@ from .keys import (
 )
 from .messages import Messages
 from .reports import Reports
-from .units import Unit, mark_dirty, work_touch
+from .units import Unit, claim_ends, mark_dirty, work_touch
 
 
 class Erasure(Reports, Messages):
@@ -58,10 +59,10 @@ class Erasure(Reports, Messages):
             [{"PutRequest": {"Item": erased_vector_key(project, kind, i)}} for kind, i in vectors],
             ordered=False,
         )
-        touched = set(plan.entity_keys) | self._fact_ends(project, plan.fact_ids)
+        touched = touched_by_erasure(plan.entity_keys, self._fact_ends(project, plan.fact_ids))
         # Reports before facts: a retry after a failure part-way finds the facts again,
         # so it drops what is left of their reports too.
-        dropped = self._erase_reports(project, touched)
+        dropped = self._erase_reports(project, touched, plan.entity_keys)
         self._erase_facts(project, plan.fact_ids, erased)
         self._redact_all(project, plan.redactions)
         gone = [item_key(pk, NAME_SK) for pk in erased]
@@ -71,30 +72,37 @@ class Erasure(Reports, Messages):
         self._batch_write([{"DeleteRequest": {"Key": k}} for k in gone], ordered=False)
         return dropped
 
-    def _fact_ends(self, project: str, fact_ids: Sequence[str]) -> set[str]:
+    def _fact_ends(
+        self, project: str, fact_ids: Sequence[str]
+    ) -> list[tuple[Role, str, str | None]]:
+        """(role, subject key, object key) of these facts, from their claims."""
         claims = self._batch_get([fact_claim_key(project, i) for i in fact_ids])
-        return {c[a]["S"] for c in claims for a in ("sn", "on") if a in c}
+        return [(c["r"]["S"], c["sn"]["S"], c["on"]["S"] if "on" in c else None) for c in claims]
 
-    def _erase_reports(self, project: str, keys: Collection[str]) -> int:
-        """Drop every report of the components these entities belong to (their text may
-        name the erased entity) and mark their members dirty, so the worker rebuilds
-        them from the facts that remain. The erased keys are marked too: a rebuild that
-        read the facts before the erasure and writes after it is redone."""
-        if not keys:
-            return 0
+    def _erase_reports(
+        self, project: str, touched: dict[Role, set[str]], erased: Collection[str]
+    ) -> int:
+        """Drop, per role, every report of the components the touched entities belong
+        to and mark their members dirty (domain/erasure_reports.py)."""
         dropped = 0
         token = secrets.token_hex(4)
-        for role in ROLES:
+        for role, keys in touched.items():
+            if not keys:
+                continue
             components = self.report_components(project, role, keys)
-            members: set[str] = set(keys)
+            members: set[str] = set()
             listings = parallel(
                 lambda c, r=role: self._listed_reports(project, r, c), sorted(components)
             )
             for listed in listings:
                 for _, held in listed:
                     members.update(held)
+            # The erased names are marked too: reports are written here without a check
+            # of the tombstones, so a rebuild that read the facts before the erasure and
+            # writes after it is only undone by the worker's pass over these marks.
+            marks = report_marks(keys, members, erased, mark_erased=True)
             unit = Unit(claim={}, items=[])
-            mark_dirty(project, unit, role, sorted(members), token)
+            mark_dirty(project, unit, role, marks.mark, token)
             self._batch_write(
                 [{"PutRequest": {"Item": m}} for m in unit.marks.values()], ordered=False
             )
@@ -113,15 +121,11 @@ class Erasure(Reports, Messages):
         for claim in claims:
             sk = fact_sk(claim["sq"]["S"])
             role = claim["r"]["S"]
-            ends = [entity_pk(project, claim["sn"]["S"])]
-            if "on" in claim:
-                ends.append(entity_pk(project, claim["on"]["S"]))
-            names: dict[str, tuple[Item, dict[str, int]]] = {}
-            for pk in ends:
-                if pk not in erased:
-                    counts = names.setdefault(pk, ({"S": ""}, {role: 0}))[1]
-                    counts[role] += 1
-            copies = [item_key(pk, sk) for pk in dict.fromkeys(ends)]
+            ends = {entity_pk(project, k): n for k, n in claim_ends(claim).items()}
+            names: dict[str, tuple[Item, dict[str, int]]] = {
+                pk: ({"S": ""}, {role: n}) for pk, n in ends.items() if pk not in erased
+            }
+            copies = [item_key(pk, sk) for pk in ends]
             copies.append(listing_key(project, LIST_FACTS, ids[claim["PK"]["S"]]))
             unit = Unit(claim, copies, names)
             unit.size = sum(item_size(i) for i in (claim, *copies)) + 256 * len(names)

@@ -12,6 +12,7 @@ record in one transaction, on the condition that the pending item is there.
 from __future__ import annotations
 
 from ...domain.erasure import COUNTS, ErasureRecord, ErasureStatus, PendingErasure
+from ...domain.erasure_status import erasure_status
 from .client import cancellation, error_code
 from .codec import audit_item, pending_erasure_attributes, pending_erasure_of
 from .keys import ERASING, Item, erasing_pk, erasure_pk, erasure_work_key, item_key
@@ -127,15 +128,13 @@ class ErasureRequests(WorkMarks):
             item_key(erasing_pk(project), erasure_id),
             item_key(erasure_pk(project), erasure_id),
         ]
-        items = self._batch_get(keys)
-        done = [i for i in items if i["PK"]["S"] == erasure_pk(project)]
-        if done:
-            item = done[0]
+        items = {i["PK"]["S"]: i for i in self._batch_get(keys)}
+        pending_item = items.get(erasing_pk(project))
+        pending = pending_erasure_of(project, pending_item) if pending_item else None
+        finished = None
+        if (item := items.get(erasure_pk(project))) is not None:
             counts = {k: int(item[k]["N"]) for k in COUNTS}
-            return ErasureStatus(
+            finished = ErasureStatus(
                 erasure_id, "done", counts, item["requested_at"]["S"], item["finished_at"]["S"]
             )
-        if items:
-            pending = pending_erasure_of(project, items[0])
-            return ErasureStatus(erasure_id, "pending", pending.counts, pending.requested_at)
-        return None
+        return erasure_status(erasure_id, pending, finished)

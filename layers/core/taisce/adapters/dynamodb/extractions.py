@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator
 from typing import Any
 
+from ...domain.extraction import failures_to_replay
 from ...domain.model import ExtractionFailure
 from .client import RESEND, TableClient, cancellation
 from .codec import extraction_failure_of, extraction_item, number_value
@@ -79,11 +80,8 @@ class Extractions(TableClient):
     def replay_extractions(
         self, project: str | None = None, message_ids: Collection[str] | None = None
     ) -> list[ExtractionFailure]:
-        wanted = set(message_ids) if message_ids is not None else None
         replayed: list[ExtractionFailure] = []
-        for failure in self.failed_extractions(project):
-            if wanted is not None and failure.message_id not in wanted:
-                continue
+        for failure in failures_to_replay(self.failed_extractions(project), message_ids):
             failed = extraction_key(EXTRACTIONS_FAILED_PK, failure.project, failure.message_id)
             mark = extraction_item(EXTRACTIONS_PENDING_PK, failure.project, failure.message_id)
             ops = [

@@ -11,10 +11,17 @@ from collections.abc import Collection, Iterator, Sequence
 from functools import partial
 from typing import Any
 
+from ...domain.entity_counts import end_counts, end_names
 from ...domain.facts_once import FactStream, facts_once
 from ...domain.filters import FactFilter
 from ...domain.model import ROLES, Fact, FactPointer, Role
-from ...domain.validity import Closing, contradiction_key, plan_closings, sortable, start_of
+from ...domain.validity import (
+    Closing,
+    closing_reads,
+    contradiction_key,
+    plan_closings,
+    sortable,
+)
 from .client import ATTEMPTS, MAX_PAGE, MIN_PAGE, PARALLEL, RESEND, backoff, cancellation, parallel
 from .codec import fact_attributes, fact_of, item_size
 from .keys import (
@@ -36,6 +43,7 @@ from .units import (
     Stale,
     Unit,
     UnitWrites,
+    claim_ends,
     dirty_marks,
     mark_dirty,
     mark_fact,
@@ -82,12 +90,15 @@ class Facts(Names, UnitWrites):
     def _fact_unit(self, project: str, f: Fact, seq: str, token: str) -> Unit:
         copy = fact_attributes(f)
         sk = fact_sk(seq)
-        subject_pk = entity_pk(project, f.subject_key)
-        items = [{"PK": {"S": subject_pk}, "SK": {"S": sk}, "d": {"S": "S"}, **copy}]
-        # Each end of the fact counts one live fact of its role for that entity (a
-        # fact about itself counts twice), as the embedded store counts them.
+        spelled = end_names(f)
+        # A copy under each entity it names: "S" under its subject, "O" its object's.
+        items = [
+            {"PK": {"S": entity_pk(project, k)}, "SK": {"S": sk}, "d": {"S": side}, **copy}
+            for k, side in zip(spelled, "SO", strict=False)
+        ]
         names: dict[str, tuple[Item, dict[str, int]]] = {
-            subject_pk: ({"S": f.subject}, {f.source_role: 1})
+            entity_pk(project, k): ({"S": spelled[k]}, {f.source_role: n})
+            for k, n in end_counts(f.subject_key, f.object_key).items()
         }
         claim: Item = {
             **fact_claim_key(project, f.id),
@@ -98,16 +109,10 @@ class Facts(Names, UnitWrites):
         }
         if f.object_key is not None:
             claim["on"] = {"S": f.object_key}
-            object_pk = entity_pk(project, f.object_key)
-            if object_pk == subject_pk:
-                names[subject_pk][1][f.source_role] += 1
-            else:
-                names[object_pk] = ({"S": f.object}, {f.source_role: 1})
-                items.append({"PK": {"S": object_pk}, "SK": {"S": sk}, "d": {"S": "O"}, **copy})
         items.append({**listing_key(project, LIST_FACTS, f.id), **copy})
         unit = Unit(claim, items, names)
         unit.size = sum(item_size(i) for i in (claim, *items)) + 256 * len(names)
-        for key in {f.subject_key, *([f.object_key] if f.object_key is not None else [])}:
+        for key in spelled:
             listed = {**listing_key(project, LIST_ENTITIES, key), "k": {"S": key}}
             unit.listed[(listed["PK"]["S"], listed["SK"]["S"])] = listed
             unit.size += item_size(listed) + 128
@@ -155,27 +160,17 @@ class Facts(Names, UnitWrites):
                 attempt += 1
 
     def _plan_and_store(self, project: str, facts: Sequence[Fact], token: str, clock: int) -> None:
-        firsts: dict[str, Fact] = {}
         place: dict[str, int] = {}
         for index, f in enumerate(facts):
-            if f.id not in firsts:  # a repeated id in one batch: the first copy
-                firsts[f.id] = f
-                place[f.id] = index
-        # Every id already stored is left out (not only the keyed ones): a claim found
-        # taken while writing would make the batch plan again.
-        by_pk = {fact_pk(project, f.id): f.id for f in firsts.values()}
+            place.setdefault(f.id, index)  # a repeated id in one batch: the first copy
+        # Every id already stored is left out, not only those closing_reads needs (the
+        # keyed ones): a claim found taken while writing would make the batch plan again.
+        by_pk = {fact_pk(project, i): i for i in place}
         claims = self._batch_get([item_key(pk, FACT_SK) for pk in by_pk], "PK")
-        stored = {by_pk[i["PK"]["S"]] for i in claims}
-        incoming = [f for f in firsts.values() if f.id not in stored]
-        earliest: dict[tuple[str, str], str] = {}
-        for f in incoming:
-            if contradiction_key(f) is not None:
-                at = sortable(start_of(f))
-                group = (f.subject_key, f.source_role)
-                earliest[group] = min(earliest.get(group, at), at)
+        reads = closing_reads(facts, {by_pk[i["PK"]["S"]] for i in claims})
         existing: list[Fact] = []
         sort_keys: dict[str, str] = {}
-        for (subject_key, role), at in earliest.items():
+        for (subject_key, role), at in reads.open_from.items():
             for item in self._query(
                 KeyConditionExpression="PK = :pk AND begins_with(SK, :f)",
                 FilterExpression="#d = :s AND #r = :r AND (attribute_not_exists(#vt) OR #vt > :at)",
@@ -190,7 +185,7 @@ class Facts(Names, UnitWrites):
             ):
                 existing.append(fact_of(item))
                 sort_keys[item["id"]["S"]] = item["SK"]["S"]
-        planned, closings = plan_closings(existing, incoming)
+        planned, closings = plan_closings(existing, reads.incoming)
         units: list[Unit] = []
         by_id: dict[str, Unit] = {}
         for f in planned:
@@ -206,9 +201,7 @@ class Facts(Names, UnitWrites):
     def _add_closing(self, project: str, unit: Unit, closing: Closing, sk: str) -> None:
         """Update ops that close a stored fact (both its copies), on what was read."""
         old = closing.fact
-        ends = {entity_pk(project, old.subject_key)}
-        if old.object_key is not None:
-            ends.add(entity_pk(project, old.object_key))
+        ends = {entity_pk(project, k) for k in end_counts(old.subject_key, old.object_key)}
         keys = [item_key(pk, sk) for pk in sorted(ends)]
         keys.append(listing_key(project, LIST_FACTS, old.id))  # the project's listing copy
         for key in keys:
@@ -235,7 +228,7 @@ class Facts(Names, UnitWrites):
             unit.restores.append({"Key": key, "ExpressionAttributeNames": {"#vt": "vt"}, **restore})
             unit.size += 512
         # A closed fact leaves the reports of its entities at their next rebuild.
-        closed_ends = [old.subject_key] + ([old.object_key] if old.object_key else [])
+        closed_ends = list(end_counts(old.subject_key, old.object_key))
         mark_dirty(project, unit, old.source_role, closed_ends, secrets.token_hex(4))
 
     def _facts_query(
@@ -373,12 +366,7 @@ class Facts(Names, UnitWrites):
         sk = fact_sk(claim["sq"]["S"])
         role = claim["r"]["S"]
         token = secrets.token_hex(4)
-        ends = [entity_pk(project, claim["sn"]["S"])]
-        if "on" in claim:
-            ends.append(entity_pk(project, claim["on"]["S"]))
-        counts: dict[str, int] = {}
-        for pk in ends:
-            counts[pk] = counts.get(pk, 0) - 1
+        counts = {entity_pk(project, k): -n for k, n in claim_ends(claim).items()}
         ops = [
             {
                 "Delete": {

@@ -6,13 +6,15 @@ after a failure part-way completes.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ...domain.aliases import MergePlan, MergeResult, NameState, plan_merge
+from ...domain.entity_counts import moved_counts, new_to_role
 from ...domain.errors import InvalidRequest
+from ...domain.model import ROLES, Fact, Role
 from .client import ATTEMPTS, DROP_FAILED_AT_ONCE, Members, backoff, cancellation
-from .codec import ALIAS_OF, fact_of, text_of
+from .codec import ALIAS_OF, fact_of, live_count, text_of
 from .keys import (
     FACTS_PREFIX,
     LIST_FACTS,
@@ -38,6 +40,10 @@ _MERGE_FACTS = 16
 _REPOINT_ALIASES = 45
 
 
+def _moved(facts: Iterable[Fact], alias: str) -> dict[Role, int]:
+    return moved_counts(((f.source_role, f.subject_key, f.object_key) for f in facts), alias)
+
+
 class Merges(Names):
     """merge_entities (see the module)."""
 
@@ -51,7 +57,7 @@ class Merges(Names):
         re-pointed; (3) its facts move, _MERGE_FACTS a transaction, each with its name counts. A
         crash part-way leaves a state that the same merge, sent again, completes."""
         for attempt in range(ATTEMPTS):
-            plan, alias_name, into_name = self._plan_merge(
+            plan, alias_name, into_name, held = self._plan_merge(
                 project, alias_key, alias_text, into_key, into_text
             )
             if self._mark_alias(project, plan.alias_key, alias_name, plan.target_key):
@@ -60,14 +66,15 @@ class Merges(Names):
         else:
             raise InvalidRequest("the names changed during the merge; send it again")
         repointed = self._repoint_aliases(project, plan.alias_key, plan.target_key)
-        moved = self._move_facts(project, plan.alias_key, plan.target_key, into_name)
+        moved = self._move_facts(project, plan.alias_key, plan.target_key, into_name, held)
         return MergeResult(alias_name, into_name, moved, repointed)
 
     def _plan_merge(
         self, project: str, alias_key: str, alias_text: str, into_key: str, into_text: str
-    ) -> tuple[MergePlan, str, str]:
-        """The merge checked against both name items (one BatchGetItem), and the names
-        to answer with: the alias and the entity as first written."""
+    ) -> tuple[MergePlan, str, str, dict[Role, int]]:
+        """The merge checked against both name items (one BatchGetItem), the names to
+        answer with (the alias and the entity as first written), and the entity's live
+        facts of each role."""
         pks = {entity_pk(project, alias_key): alias_key, entity_pk(project, into_key): into_key}
         found = self._batch_get([item_key(pk, NAME_SK) for pk in pks])
         items = {pks[i["PK"]["S"]]: i for i in found}
@@ -82,7 +89,8 @@ class Merges(Names):
         alias_item = items.get(alias_key)
         alias_name = (text_of(alias_item, "n") if alias_item else None) or alias_text
         into_name = (text_of(target, "n") if target else None) or into_text
-        return plan, alias_name, into_name
+        held = {role: live_count(target, role) for role in ROLES} if target else {}
+        return plan, alias_name, into_name, held
 
     def _mark_alias(self, project: str, alias: str, name: str, target: str) -> bool:
         """The commit point; False if a condition failed (a concurrent merge)."""
@@ -157,9 +165,13 @@ class Merges(Names):
             self._transact(ops)
         return len(mine)
 
-    def _move_facts(self, project: str, alias: str, target: str, target_name: str) -> int:
+    def _move_facts(
+        self, project: str, alias: str, target: str, target_name: str, held: dict[Role, int]
+    ) -> int:
         """Move the alias partition's fact copies to the target's, a page at a time, until
-        none is left. Each fact keeps its seq (its place in storing order) and words."""
+        none is left. Each fact keeps its seq (its place in storing order) and words.
+        `held`: the target's live facts of each role, kept up to date page by page (its
+        name is marked for the vector of a role new to it)."""
         alias_pk = entity_pk(project, alias)
         moved = 0
         params: dict[str, Any] = {
@@ -173,36 +185,51 @@ class Merges(Names):
             copies = self.client.query(**params).get("Items", [])
             if not copies:
                 return moved
-            moved += self._move_copies(project, alias, target, target_name, copies)
+            done = self._move_copies(project, alias, target, target_name, copies, held)
+            moved += len(done)
+            for role, n in _moved(map(fact_of, done), alias).items():
+                held[role] = held.get(role, 0) + n
             # On past this page: what it held has moved, or has no claim (not a stored
             # fact) and must not be read again forever. Writes racing the merge sort later.
             params["ExclusiveStartKey"] = item_key(alias_pk, copies[-1]["SK"]["S"])
 
     def _move_copies(
-        self, project: str, alias: str, target: str, target_name: str, copies: list[Item]
-    ) -> int:
-        """One transaction moving these copies; a fact deleted meanwhile is left out."""
+        self,
+        project: str,
+        alias: str,
+        target: str,
+        target_name: str,
+        copies: list[Item],
+        held: dict[Role, int],
+    ) -> list[Item]:
+        """One transaction moving these copies; a fact deleted meanwhile is left out.
+        Returns the copies moved."""
         moves = Members(
-            copies, lambda given: self._move_ops(project, alias, target, target_name, given)
+            copies,
+            lambda given: self._move_ops(project, alias, target, target_name, given, held),
         )
-        return len(self._transact(moves, DROP_FAILED_AT_ONCE))
+        return self._transact(moves, DROP_FAILED_AT_ONCE)
 
     def _move_ops(
-        self, project: str, alias: str, target: str, target_name: str, copies: Sequence[Item]
+        self,
+        project: str,
+        alias: str,
+        target: str,
+        target_name: str,
+        copies: Sequence[Item],
+        held: dict[Role, int],
     ) -> tuple[list[Item], dict[int, int]]:
         """The ops that move these copies, and which op is whose claim update."""
         table = self.table_name
         alias_pk, target_pk = entity_pk(project, alias), entity_pk(project, target)
         ops: list[Item] = []
         claims: dict[int, int] = {}
-        counts: dict[str, int] = {}
-        for place, copy in enumerate(copies):
+        facts = [fact_of(copy) for copy in copies]
+        counts = _moved(facts, alias)
+        for place, (copy, fact) in enumerate(zip(copies, facts, strict=True)):
             sk = copy["SK"]["S"]
-            fact = fact_of(copy)
             sn = target if fact.subject_key == alias else fact.subject_key
             on = target if fact.object_key == alias else fact.object_key
-            ends = (fact.subject_key == alias) + (fact.object_key == alias)
-            counts[fact.source_role] = counts.get(fact.source_role, 0) + ends
             attributes = {k: v for k, v in copy.items() if k not in ("PK", "SK", "d", "sn", "on")}
             attributes["sn"] = {"S": sn}
             if on is not None:
@@ -242,18 +269,17 @@ class Merges(Names):
                     }
                 }
             )
-        negative = {role: -n for role, n in counts.items() if n}
-        positive = {role: n for role, n in counts.items() if n}
-        if positive:
+        if counts:
+            negative = {role: -n for role, n in counts.items()}
             ops.append({"Update": {"TableName": table, **name_update(alias_pk, None, negative)}})
-            ops.append({"Update": {"TableName": table, **name_update(target_pk, None, positive)}})
+            ops.append({"Update": {"TableName": table, **name_update(target_pk, None, counts)}})
             # Both ends' reports are rebuilt around the moved facts (the alias's are
-            # dropped), and the entity's name is embedded for the roles it gained.
+            # dropped), and the entity's name is embedded for the roles new to it.
             marks = Unit(claim={}, items=[])
             token = secrets.token_hex(4)
-            for role in positive:
+            for role, n in counts.items():
                 mark_dirty(project, marks, role, [alias, target], token)
-                if self.mark_vectors:
+                if self.mark_vectors and new_to_role(held.get(role, 0), n):
                     entity = f"{role}:{target}"
                     mark_vector(project, marks, "entity", entity, target_name, role)
             ops += work_ops(table, [marks])

@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ...domain.filters import MessageFilter
+from ...domain.message_batch import batch_to_store
 from ...domain.model import Message, Passage
 from ...domain.validity import unsortable
 from .client import BATCH_GET_KEYS, TRANSACTION_BUDGET, TRANSACTION_ITEMS, error_code, parallel
@@ -21,7 +22,6 @@ from .codec import (
     message_attributes,
     message_listing_item,
     message_of,
-    number_value,
     passage_item,
     passage_of,
 )
@@ -53,23 +53,12 @@ class Messages(Listings, UnitWrites):
     ) -> set[str]:
         """Store messages with their passages; returns the ids of messages new to the store."""
         token = secrets.token_hex(4)
-        firsts: dict[str, Message] = {}
-        for m in messages:
-            firsts.setdefault(m.id, m)
-        # An id repeated in the batch keeps the first copy and only passages of its text.
-        by_message: dict[str, dict[str, Passage]] = {mid: {} for mid in firsts}
-        for p in passages:
-            m = firsts.get(p.message_id)
-            if m is not None and m.content[p.start : p.end] == p.quote:
-                by_message[m.id].setdefault(p.id, p)
+        batch = batch_to_store(messages, passages)
         # Every message checked before positions are taken: bad input changes nothing.
-        built = [
-            self._message_unit(project, m, list(by_message[m.id].values()), token)
-            for m in firsts.values()
-        ]
+        built = [self._message_unit(project, m, kept, token) for m, kept in batch]
         first = self._reserve_positions(project, len(built))
         units: list[Unit] = []
-        for n, (m, unit) in enumerate(zip(firsts.values(), built, strict=True)):
+        for n, ((m, _), unit) in enumerate(zip(batch, built, strict=True)):
             # The claim and its passages share one position value (_message_unit).
             unit.claim["pos"]["N"] = str(first + n)
             # Passages first: mark_passages reads unit.items as the message's passages.
@@ -92,7 +81,7 @@ class Messages(Listings, UnitWrites):
         new = {u.claim["id"]["S"] for u in stored}
         # A retry or a duplicate stores nothing new: its range goes back if no request
         # took positions since (then the next batch follows on without a gap).
-        taken = max((n + 1 for n, m in enumerate(firsts) if m in new), default=0)
+        taken = max((n + 1 for n, (m, _) in enumerate(batch) if m.id in new), default=0)
         if taken < len(units):
             self._release_positions(project, first, len(units), taken)
         return new
@@ -144,14 +133,7 @@ class Messages(Listings, UnitWrites):
         pos = {"N": "9" * 15}
         claim: Item = {**item_key(pk, MESSAGE_SK), "w": {"S": token}, "pos": pos}
         claim.update(message_attributes(m))
-        items: list[Item] = []
-        starts: set[int] = set()
-        for p in passages:
-            number_value(f"passage {getattr(p, 'id', None)!r}", "start", p.start)
-            if p.start in starts:
-                continue  # one passage per place in the text
-            starts.add(p.start)
-            items.append(passage_item(pk, p, pos))
+        items = [passage_item(pk, p, pos) for p in passages]
         sizes = [item_size(i) for i in (claim, *items)]
         if max(sizes) > ITEM_BYTES:
             raise ValueError(f"{owner}: too large for one DynamoDB item")

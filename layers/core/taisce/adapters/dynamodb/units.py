@@ -17,6 +17,7 @@ from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...domain.entity_counts import end_counts, end_names
 from ...domain.model import Fact
 from ...domain.validity import unsortable
 from .client import (
@@ -180,15 +181,14 @@ def mark_vector(
 
 def mark_fact(project: str, unit: Unit, f: Fact, token: str, vectors: bool) -> None:
     """A stored fact marks both its entities dirty for its role, and (`vectors`: with a
-    model) their names pending for its role. Unlike the embedded store, which marks a name
-    only when it is new to the role, every batch naming it marks it again: a write
-    here cannot read the count it adds to (the worker embeds the name again)."""
-    ends = [(f.subject_key, f.subject)]
-    if f.object_key is not None:
-        ends.append((f.object_key, f.object))
-    mark_dirty(project, unit, f.source_role, [k for k, _ in ends], token)
+    model) their names pending for its role. Not only when new to the role, as the rule
+    is (entity_counts.new_to_role) and the embedded store does: every batch naming it
+    marks it again, since a write here cannot read the count it adds to (the worker
+    embeds the name again)."""
+    ends = end_names(f)
+    mark_dirty(project, unit, f.source_role, list(ends), token)
     if vectors:
-        for key, name in ends:
+        for key, name in ends.items():
             entity = f"{f.source_role}:{key}"
             mark_vector(project, unit, "entity", entity, name, f.source_role)
         # Its statement is embedded for recall's fact ranking.
@@ -212,11 +212,15 @@ def mark_passages(project: str, unit: Unit, vectors: bool) -> None:
             )
 
 
+def claim_ends(claim: Item) -> dict[str, int]:
+    """end_counts of the fact a claim item stands for."""
+    return end_counts(claim["sn"]["S"], claim["on"]["S"] if "on" in claim else None)
+
+
 def dirty_marks(project: str, role: str, claim: Item, token: str) -> Unit:
     """The marks a deleted fact leaves: both its entities, for its role."""
     unit = Unit(claim={}, items=[])
-    keys = [claim["sn"]["S"]] + ([claim["on"]["S"]] if "on" in claim else [])
-    mark_dirty(project, unit, role, dict.fromkeys(keys), token)
+    mark_dirty(project, unit, role, list(claim_ends(claim)), token)
     return unit
 
 

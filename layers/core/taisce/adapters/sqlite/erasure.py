@@ -10,8 +10,11 @@ import sqlite3
 import uuid
 from collections.abc import Iterator
 
+from ...domain.entity_counts import end_counts
 from ...domain.erasure import COUNTS, ErasurePlan, ErasureRecord, ErasureStatus, PendingErasure
-from ...domain.model import ROLES, Fact, Message
+from ...domain.erasure_reports import report_marks, touched_by_erasure
+from ...domain.erasure_status import erasure_status
+from ...domain.model import ROLES, Fact, Message, Role
 from . import vectors as sqlite_vectors
 from .base import SqliteBase
 from .facts import FACT_COLUMNS, fact_from_row
@@ -51,8 +54,7 @@ class SqliteErasure(SqliteBase):
                 "INSERT OR IGNORE INTO erased_subjects (project, hash) VALUES (?, ?)",
                 (project, plan.tombstone),
             )
-            # Facts, with the counts and report marks of the ends that stay.
-            touched: dict[str, set[str]] = {role: set(erased) for role in ROLES}
+            # Facts, with the counts of the ends that stay.
             gone = rows_in(
                 db.execute,
                 f"DELETE FROM facts WHERE project = ? AND id IN ({MARKS}) "
@@ -65,13 +67,12 @@ class SqliteErasure(SqliteBase):
                 [(project, i) for i in plan.fact_ids],
             )
             vectors += [("fact", i) for i in plan.fact_ids]
-            for role, *keys in gone:
-                ends = [k for k in keys if k]
-                touched[role].update(ends)
+            for role, subject_key, object_key in gone:
+                ends = end_counts(subject_key, object_key)
                 db.executemany(
-                    "UPDATE entity_roles SET facts = facts - 1 "
+                    "UPDATE entity_roles SET facts = facts - ? "
                     "WHERE project = ? AND key = ? AND role = ?",
-                    [(project, k, role) for k in ends if k not in erased],
+                    [(n, project, k, role) for k, n in ends.items() if k not in erased],
                 )
             # Entities: names, role counts, their pending vectors (and their vectors).
             for key in erased:
@@ -104,6 +105,7 @@ class SqliteErasure(SqliteBase):
                 vectors += [("passage", p.id) for p in r.dropped]
             # Reports of every component the erased facts reached: dropped now, their
             # members marked so the worker rebuilds them from the facts that remain.
+            touched = touched_by_erasure(erased, gone)
             dropped = self._drop_reports(db, project, touched, erased, token)
             vectors += [("report", i) for i in dropped]
             self._erase_vectors(db, project, vectors)
@@ -143,14 +145,14 @@ class SqliteErasure(SqliteBase):
         self,
         db: sqlite3.Connection,
         project: str,
-        touched: dict[str, set[str]],
+        touched: dict[Role, set[str]],
         erased: set[str],
         token: str,
     ) -> list[str]:
         dropped: list[str] = []
         for role, keys in touched.items():
             components = components_of(db.execute, project, role, list(keys))
-            members: set[str] = set(keys)
+            members: set[str] = set()
             for component in components:
                 for report_id, entity_keys in db.execute(
                     "DELETE FROM reports WHERE project = ? AND role = ? AND component = ? "
@@ -164,16 +166,13 @@ class SqliteErasure(SqliteBase):
                         "AND report_id = ?",
                         (project, role, report_id),
                     )
-            # The members that stay are marked, the erased names never (a mark would keep
-            # the name in plain text until the worker's pass); their marks go. A rebuild
-            # that read the facts before this transaction and writes after it is stopped
-            # by the tombstones (replace_reports) and redone from the members' marks.
-            db.executemany(
-                MARK_DIRTY, [(project, role, k, token) for k in members if k not in erased]
-            )
+            # The erased names are not marked: a rebuild that read the facts before this
+            # transaction and writes after it is stopped by the tombstones (replace_reports).
+            marks = report_marks(keys, members, erased)
+            db.executemany(MARK_DIRTY, [(project, role, k, token) for k in marks.mark])
             db.executemany(
                 "DELETE FROM dirty_entities WHERE project = ? AND role = ? AND key = ?",
-                [(project, role, k) for k in sorted(erased)],
+                [(project, role, k) for k in marks.clear],
             )
         return dropped
 
@@ -286,9 +285,7 @@ class SqliteErasure(SqliteBase):
         return True
 
     def erasure_status(self, project: str, erasure_id: str) -> ErasureStatus | None:
-        pending = self.pending_erasure(project, erasure_id)
-        if pending is not None:
-            return ErasureStatus(pending.id, "pending", pending.counts, pending.requested_at)
+        pending = self.pending_erasure(project, erasure_id)  # first: see erasure_status
         row = (
             self._db()
             .execute(
@@ -298,10 +295,13 @@ class SqliteErasure(SqliteBase):
             )
             .fetchone()
         )
-        if row is None:
-            return None
-        counts = {k: row[k] for k in COUNTS}
-        return ErasureStatus(erasure_id, "done", counts, row["requested_at"], row["erased_at"])
+        finished = None
+        if row is not None:
+            counts = {k: row[k] for k in COUNTS}
+            finished = ErasureStatus(
+                erasure_id, "done", counts, row["requested_at"], row["erased_at"]
+            )
+        return erasure_status(erasure_id, pending, finished)
 
     def erasures(self, project: str | None = None) -> list[ErasureRecord]:
         query = (

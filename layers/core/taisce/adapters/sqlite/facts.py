@@ -12,10 +12,11 @@ from operator import itemgetter
 from typing import Any
 
 from ...domain.aliases import rekeyed
+from ...domain.entity_counts import end_counts, end_names, new_to_role
 from ...domain.facts_once import facts_once
 from ...domain.filters import FactFilter
 from ...domain.model import Fact, FactPointer, Role
-from ...domain.validity import contradiction_key, plan_closings, sortable, start_of
+from ...domain.validity import closing_reads, keyed_ids, plan_closings, sortable
 from .base import SqliteBase
 from .marks import MARK_DIRTY, MARK_VECTOR
 from .names import alias_targets
@@ -114,34 +115,23 @@ class SqliteFacts(SqliteBase):
                     continue
                 if self.mark_vectors:  # its statement is embedded for recall's ranking
                     db.execute(MARK_VECTOR, (project, "fact", f.id, f.statement, f.source_role))
+                role, names = f.source_role, end_names(f)
                 # Reports of these entities are rebuilt later, never during a recall.
-                db.executemany(
-                    MARK_DIRTY,
-                    [
-                        (project, f.source_role, k, token)
-                        for k in (f.subject_key, f.object_key)
-                        if k
-                    ],
-                )
-                names = [(f.subject_key, f.subject)]
-                if f.object_key is not None:
-                    names.append((f.object_key, f.object))
+                db.executemany(MARK_DIRTY, [(project, role, k, token) for k in names])
                 db.executemany(
                     "INSERT OR IGNORE INTO entities (project, key, name) VALUES (?, ?, ?)",
-                    [(project, key, name) for key, name in names],
+                    [(project, key, name) for key, name in names.items()],
                 )
-                # One count per end, as delete_fact takes one per end (a self-link twice).
-                for key, name in names:
+                for key, n in end_counts(f.subject_key, f.object_key).items():
                     count = db.execute(
-                        "INSERT INTO entity_roles (project, key, role, facts) VALUES (?, ?, ?, 1) "
-                        "ON CONFLICT (project, key, role) DO UPDATE SET facts = facts + 1 "
-                        "RETURNING facts",
-                        (project, key, f.source_role),
+                        "INSERT INTO entity_roles (project, key, role, facts) VALUES (?, ?, ?, ?) "
+                        "ON CONFLICT (project, key, role) DO UPDATE "
+                        "SET facts = facts + excluded.facts RETURNING facts",
+                        (project, key, role, n),
                     ).fetchone()[0]
-                    if count == 1 and self.mark_vectors:  # new to this role: index it
+                    if new_to_role(count - n, n) and self.mark_vectors:  # index its name
                         db.execute(
-                            MARK_VECTOR,
-                            (project, "entity", f"{f.source_role}:{key}", name, f.source_role),
+                            MARK_VECTOR, (project, "entity", f"{role}:{key}", names[key], role)
                         )
 
     # -- validity: contradictions close stored facts --------------------------------
@@ -151,24 +141,13 @@ class SqliteFacts(SqliteBase):
     ) -> list[Fact]:
         """The batch with the validity `plan_closings` gives it; the stored facts it
         closes are updated here, inside the batch's transaction."""
-        keyed = [f for f in facts if contradiction_key(f) is not None]
+        keyed = keyed_ids(facts)
         if not keyed:
             return list(facts)
-        stored = _stored_ids(db.execute, project, [f.id for f in keyed])
-        incoming: dict[str, Fact] = {}
-        for f in facts:
-            if f.id not in stored:
-                incoming.setdefault(f.id, f)  # a repeated id: the first copy is stored
-        # Per subject and role, the earliest start in the batch: a stored fact that
-        # ended by then can neither be closed nor end a new fact.
-        earliest: dict[tuple[str, str], str] = {}
-        for f in incoming.values():
-            if contradiction_key(f) is not None:
-                at = sortable(start_of(f))
-                group = (f.subject_key, f.source_role)
-                earliest[group] = min(earliest.get(group, at), at)
+        stored = _stored_ids(db.execute, project, keyed)
+        reads = closing_reads(facts, stored)
         existing: list[Fact] = []
-        for (subject_key, role), at in earliest.items():
+        for (subject_key, role), at in reads.open_from.items():
             existing += [
                 fact_from_row(r)
                 for r in db.execute(
@@ -178,7 +157,7 @@ class SqliteFacts(SqliteBase):
                     (project, subject_key, role, at),
                 )
             ]
-        planned, closings = plan_closings(existing, list(incoming.values()))
+        planned, closings = plan_closings(existing, reads.incoming)
         for c in closings:
             db.execute(
                 "UPDATE facts SET valid_to = ? WHERE project = ? AND id = ?",
@@ -189,8 +168,7 @@ class SqliteFacts(SqliteBase):
                 MARK_DIRTY,
                 [
                     (project, c.fact.source_role, k, token)
-                    for k in (c.fact.subject_key, c.fact.object_key)
-                    if k
+                    for k in end_counts(c.fact.subject_key, c.fact.object_key)
                 ],
             )
         changed = {f.id: f for f in planned}
@@ -252,15 +230,14 @@ class SqliteFacts(SqliteBase):
                 "DELETE FROM pending_vectors WHERE project = ? AND kind = 'fact' AND id = ?",
                 (project, fact_id),
             )
-            role, *keys = gone
+            role, subject_key, object_key = gone
+            ends = end_counts(subject_key, object_key)
+            token = uuid.uuid4().hex
+            db.executemany(MARK_DIRTY, [(project, role, k, token) for k in ends])
             db.executemany(
-                MARK_DIRTY,
-                [(project, role, k, uuid.uuid4().hex) for k in keys if k],
-            )
-            db.executemany(
-                "UPDATE entity_roles SET facts = facts - 1 "
+                "UPDATE entity_roles SET facts = facts - ? "
                 "WHERE project = ? AND key = ? AND role = ?",
-                [(project, k, role) for k in keys if k],
+                [(n, project, k, role) for k, n in ends.items()],
             )
             return True
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
+from ...domain.extraction import failures_to_replay
 from ...domain.model import ExtractionFailure, PendingVector, Role
 from .base import SqliteBase
 
@@ -166,12 +167,9 @@ class SqliteMarks(SqliteBase):
     def replay_extractions(
         self, project: str | None = None, message_ids: Collection[str] | None = None
     ) -> list[ExtractionFailure]:
-        wanted = set(message_ids) if message_ids is not None else None
         replayed: list[ExtractionFailure] = []
         with self._write() as db:
-            for failure in self.failed_extractions(project):
-                if wanted is not None and failure.message_id not in wanted:
-                    continue
+            for failure in failures_to_replay(self.failed_extractions(project), message_ids):
                 db.execute(
                     "DELETE FROM failed_extractions WHERE project = ? AND message_id = ?",
                     (failure.project, failure.message_id),

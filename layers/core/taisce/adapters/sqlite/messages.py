@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ...domain.filters import MessageFilter
+from ...domain.message_batch import batch_to_store
 from ...domain.model import Message, Passage, Role
 from ...domain.validity import sortable
 from .base import SqliteBase
@@ -45,9 +46,10 @@ class SqliteMessages(SqliteBase):
             first = int(row[0]) if row else 1
             new: dict[str, Message] = {}
             positions: dict[str, int] = {}
-            for m in messages:
+            rows: list[tuple[object, ...]] = []
+            for m, kept in batch_to_store(messages, passages):
                 position = first + len(new)
-                if db.execute(
+                if not db.execute(
                     "INSERT INTO messages "
                     "(project, id, role, content, source, occurred_at, recorded_at, position) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project, id) DO NOTHING",
@@ -62,34 +64,23 @@ class SqliteMessages(SqliteBase):
                         position,
                     ),
                 ).rowcount:
-                    new[m.id] = m
-                    positions[m.id] = position
+                    continue  # stored already: it keeps its passages
+                new[m.id] = m
+                positions[m.id] = position
+                rows += [
+                    (project, p.id, p.message_id, p.role, p.source, p.start, p.end, p.quote)
+                    for p in kept
+                ]
             if new:
                 db.execute(
                     "INSERT INTO message_positions (project, next) VALUES (?, ?) "
                     "ON CONFLICT (project) DO UPDATE SET next = excluded.next",
                     (project, first + len(new)),
                 )
-            # A message already stored keeps the passages it was split into; an id
-            # repeated in the batch keeps the first copy and only passages of its text.
-            rows: dict[str, tuple[object, ...]] = {}
-            for p in passages:
-                m = new.get(p.message_id)
-                if m is not None and p.id not in rows and m.content[p.start : p.end] == p.quote:
-                    rows[p.id] = (
-                        project,
-                        p.id,
-                        p.message_id,
-                        p.role,
-                        p.source,
-                        p.start,
-                        p.end,
-                        p.quote,
-                    )
             db.executemany(
                 'INSERT INTO passages (project, id, message_id, role, source, start, "end", '
                 "quote) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                list(rows.values()),
+                rows,
             )
             if self.mark_vectors:
                 db.executemany(
@@ -103,7 +94,7 @@ class SqliteMessages(SqliteBase):
                             positions[str(row[2])],
                             new[str(row[2])].occurred_at or "",
                         )
-                        for row in rows.values()
+                        for row in rows
                     ],
                 )
             if self.mark_extractions:

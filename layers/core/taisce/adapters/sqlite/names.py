@@ -9,6 +9,7 @@ import uuid
 from collections.abc import Collection
 
 from ...domain.aliases import Alias, EntityName, MergeResult, NameState, plan_merge, resolve
+from ...domain.entity_counts import moved_counts, new_to_role
 from ...domain.listing import EntityCounts
 from ...domain.model import ROLES, Role
 from .base import SqliteBase
@@ -85,10 +86,7 @@ class SqliteNames(SqliteBase):
                 "WHERE project = ? AND (subject_key = ? OR object_key = ?)",
                 (project, alias, alias),
             ).fetchall()
-            # Each end counts one live fact of its role, as put_facts counts them.
-            ends: dict[str, int] = {}
-            for role, subject_key, object_key in moved:
-                ends[role] = ends.get(role, 0) + (subject_key == alias) + (object_key == alias)
+            ends = moved_counts(moved, alias)
             db.execute(
                 "UPDATE facts SET subject_key = ? WHERE project = ? AND subject_key = ?",
                 (target, project, alias),
@@ -108,7 +106,7 @@ class SqliteNames(SqliteBase):
                     "RETURNING facts",
                     (project, target, role, count),
                 ).fetchone()[0]
-                if total == count and count and self.mark_vectors:  # new to this role
+                if new_to_role(total - count, count) and self.mark_vectors:
                     db.execute(
                         MARK_VECTOR, (project, "entity", f"{role}:{target}", into_name, role)
                     )
