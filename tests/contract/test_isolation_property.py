@@ -20,11 +20,11 @@ from hypothesis import strategies as st
 
 from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.adapters.sqlite.store import SqliteStore
+from taisce.api.memory import Memory
 from taisce.domain.aliases import MergeRequest
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.errors import TaisceError
 from taisce.domain.ingest import FactsRequest, MessagesRequest
-from taisce.domain.memory import Memory
 from tests.isolation_memories import PROJECTS, TOKEN, actions, memory_of
 from tests.moto_server import shared_moto
 

@@ -189,19 +189,6 @@ class ErasureStatus:
     requested_at: str | None = None
     finished_at: str | None = None
 
-    def wire(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "id": self.id,
-            "status": self.status,
-            "status_url": f"/v1/erasures/{self.id}",
-            "erased": {k: self.counts.get(k, 0) for k in COUNTS},
-        }
-        if self.requested_at is not None:
-            out["requested_at"] = self.requested_at
-        if self.finished_at is not None:
-            out["finished_at"] = self.finished_at
-        return out
-
 
 ERASURE_ID = re.compile(r"era_[0-9a-f]{32}")
 
