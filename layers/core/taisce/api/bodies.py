@@ -14,9 +14,19 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..domain.aliases import Alias, MergeProposals, MergeResult
+from ..domain.controls import FILTERS, RecallControls
 from ..domain.erasure import COUNTS, ErasureStatus
 from ..domain.listing import EntityPage, MessagePage, Neighbourhood, ShownMessage
 from ..domain.model import ROLES, Fact, Message, Passage
+from ..domain.recalled import (
+    FactWhy,
+    RecallAnswer,
+    RecalledFact,
+    RecalledPassage,
+    RecalledReport,
+    ReportWhy,
+)
+from ..domain.reports import Report
 from . import responses
 
 Body = dict[str, Any]
@@ -28,7 +38,7 @@ def _through(model: type[BaseModel], data: object) -> Body:
     return model.model_validate(data, from_attributes=True).model_dump(exclude_unset=True)
 
 
-def _message(m: Message) -> Body:
+def _message_fields(m: Message) -> Body:
     return {
         "id": m.id,
         "role": m.role,
@@ -39,7 +49,7 @@ def _message(m: Message) -> Body:
     }
 
 
-def _passage(p: Passage) -> Body:
+def _passage_fields(p: Passage) -> Body:
     return {
         "id": p.id,
         "message_id": p.message_id,
@@ -70,6 +80,14 @@ def fact(f: Fact) -> Body:
     return _through(responses.Fact, f)
 
 
+def passage(p: Passage) -> Body:
+    return _through(responses.Passage, _passage_fields(p))
+
+
+def report(r: Report) -> Body:
+    return _through(responses.Report, _report_fields(r))
+
+
 def facts(found: Sequence[Fact]) -> Body:
     return _through(responses.Facts, {"facts": found})
 
@@ -83,9 +101,9 @@ def entity_list(page: EntityPage) -> Body:
 
 
 def _listed(shown: ShownMessage) -> Body:
-    item = _message(shown.message)
+    item = _message_fields(shown.message)
     if shown.passages is not None:
-        item["passages"] = [_passage(p) for p in shown.passages]
+        item["passages"] = [_passage_fields(p) for p in shown.passages]
     return item
 
 
@@ -95,9 +113,10 @@ def message_list(page: MessagePage) -> Body:
 
 
 def message_with_passages(shown: ShownMessage) -> Body:
-    passages = [_passage(p) for p in shown.passages or ()]
+    passages = [_passage_fields(p) for p in shown.passages or ()]
     return _through(
-        responses.MessageWithPassages, {"message": _message(shown.message), "passages": passages}
+        responses.MessageWithPassages,
+        {"message": _message_fields(shown.message), "passages": passages},
     )
 
 
@@ -151,3 +170,152 @@ def erasure(status: ErasureStatus) -> Body:
     if status.finished_at is not None:
         body["finished_at"] = status.finished_at
     return _through(responses.ErasureAnswer, body)
+
+
+# -- recall ------------------------------------------------------------------------------
+# Also through the model: measured on LoCoMo conversations at 16,000 characters (about
+# 140 items), validating and dumping costs about 0.18 ms a recall, 1.5-1.7% of a
+# recall's p50 on the embedded store (less on AWS, where round trips dominate).
+
+
+def _controls_fields(controls: RecallControls) -> Body:
+    """explain and the filters only when sent, so the echo otherwise keeps six keys."""
+    body: Body = {
+        "max_characters": controls.max_characters,
+        "max_rows": controls.max_rows,
+        "source_roles": controls.source_roles,
+        "hops": controls.hops,
+        "surfaces": controls.surfaces,
+        "themes": controls.themes,
+    }
+    if controls.explain is not None:
+        body["explain"] = controls.explain
+    for name in FILTERS:
+        value = getattr(controls, name)
+        if value is not None:
+            body[name] = value
+    return body
+
+
+def used_controls(controls: RecallControls) -> Body:
+    """The controls a recall used, as its body echoes them."""
+    return _through(responses.UsedControls, _controls_fields(controls))
+
+
+def _signal(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def _fact_why_fields(why: FactWhy) -> Body:
+    body: Body = {
+        "step": why.step,
+        "matched": why.matched,
+        "hop": why.hop,
+        "words": round(why.words, 4),
+        "similarity": _signal(why.similarity),
+        "score": round(why.score, 4),
+    }
+    if why.path:
+        body["path"] = True
+        if why.hop == 2:
+            body["neutral_similarity"] = _signal(why.neutral_similarity)
+    return body
+
+
+def _fact_fields(f: Fact) -> Body:
+    return {
+        "id": f.id,
+        "subject": f.subject,
+        "predicate": f.predicate,
+        "object": f.object,
+        "object_kind": f.object_kind,
+        "statement": f.statement,
+        "source_role": f.source_role,
+        "quote": f.quote,
+        "context": f.context,
+        "message_id": f.message_id,
+        "valid_from": f.valid_from,
+        "valid_to": f.valid_to,
+        "recorded_at": f.recorded_at,
+        "quote_start": f.quote_start,
+        "quote_end": f.quote_end,
+    }
+
+
+def _recalled_fact_fields(item: RecalledFact) -> Body:
+    body = _fact_fields(item.fact)
+    if item.path:
+        body["path"] = item.path
+    if item.why is not None:
+        body["why"] = _fact_why_fields(item.why)
+    return body
+
+
+def _report_fields(r: Report) -> Body:
+    return {
+        "id": r.id,
+        "title": r.title,
+        "summary": r.summary,
+        "path": r.path,
+        "source_messages": r.source_messages,
+    }
+
+
+def _report_why_fields(why: ReportWhy) -> Body:
+    return {
+        "step": "report",
+        "matched": why.matched,
+        "words": round(why.words, 4),
+        "similarity": _signal(why.similarity),
+        "score": round(why.score, 4),
+    }
+
+
+def report_why(why: ReportWhy) -> Body:
+    return _through(responses.ReportWhy, _report_why_fields(why))
+
+
+def _recalled_report_fields(item: RecalledReport) -> Body:
+    body = _report_fields(item.report)
+    if item.why is not None:
+        body["why"] = _report_why_fields(item.why)
+    return body
+
+
+def _recalled_passage_fields(item: RecalledPassage) -> Body:
+    body = _passage_fields(item.passage)
+    if (why := item.why) is not None:
+        body["why"] = {
+            "step": "passage",
+            "matched": None,
+            "vector_rank": why.vector_rank,
+            "word_rank": why.word_rank,
+            "fact_rank": why.fact_rank,
+            "message_share": _signal(why.message_share),
+            "neighbour_share": _signal(why.neighbour_share),
+            "time_factor": _signal(why.time_factor),
+        }
+    return body
+
+
+def recalled_fact(item: RecalledFact) -> Body:
+    return _through(responses.RecalledFact, _recalled_fact_fields(item))
+
+
+def recalled_passage(item: RecalledPassage) -> Body:
+    return _through(responses.RecalledPassage, _recalled_passage_fields(item))
+
+
+def recall(answer: RecallAnswer) -> Body:
+    return _through(
+        responses.Recall,
+        {
+            "controls": _controls_fields(answer.controls),
+            "characters": answer.characters,
+            "truncated": answer.truncated,
+            "degraded": answer.degraded,
+            "facts": [_recalled_fact_fields(i) for i in answer.facts],
+            "reports": [_recalled_report_fields(i) for i in answer.reports],
+            "passages": [_recalled_passage_fields(i) for i in answer.passages],
+        },
+    )

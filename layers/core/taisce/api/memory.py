@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..domain.aliases import MergeRequest
+from ..domain.controls import RecallRequest
 from ..domain.memory import Memory as UseCases
 from ..domain.model import Role
 from . import bodies
@@ -50,3 +51,6 @@ class Memory(UseCases):
 
     def merge_proposals(self, project: str) -> dict[str, Any]:
         return bodies.proposals(self.proposals(project))
+
+    def recall(self, project: str, request: RecallRequest) -> dict[str, Any]:
+        return bodies.recall(self.recall_answer(project, request))

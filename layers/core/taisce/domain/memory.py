@@ -73,6 +73,7 @@ from .names import normalize_name
 from .ports.extractor import ExtractionError, Extractor
 from .ports.store import Store
 from .recall import Semantic, recall
+from .recalled import RecallAnswer
 from .reports import build_reports
 from .summaries import SummaryWriter
 from .words import forget_words
@@ -364,7 +365,8 @@ class Memory:
                 walked += [(f, 2) for f in more if not hidden.hides_fact(f)]
         return neighbourhood_graph(key, walked)
 
-    def recall(self, project: str, request: RecallRequest) -> dict[str, object]:
+    def recall_answer(self, project: str, request: RecallRequest) -> RecallAnswer:
+        """One recall (domain/recall.py), without what pending erasures will remove."""
         controls = resolve(request, self.limits)
         # The pending erasures are read beside the recall (one more read, in parallel
         # where the store reads in parallel): their names are hidden from the answer.
