@@ -1,8 +1,8 @@
 """Every body api/bodies.py builds is what its model in api/responses.py states, key
-for key and in the same order: the one description of each body (issue 14). Each is
-dumped from its model already; this checks that the model gives it back unchanged
-(nothing retyped, such as an int in a float field) and that keys which do not apply
-are absent, never null."""
+for key and in the same order: the one description of each body (issue 14). The
+recall's is written by hand for speed, so this is what holds it to its model; the
+others are dumped from their models, and must come back unchanged too (nothing
+retyped, such as an int in a float field). Keys that do not apply are absent."""
 
 from __future__ import annotations
 
