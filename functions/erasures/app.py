@@ -7,7 +7,7 @@ from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
-from taisce.api import make_handler, make_resolver, project_of, services
+from taisce.api import bodies, make_handler, make_resolver, project_of, services
 from taisce.api.responses import ErasureAnswer, described
 from taisce.domain.erasure import ErasureRequest
 from taisce.domain.work import announce
@@ -32,8 +32,8 @@ def erase(request: Annotated[ErasureRequest, Body(embed=False)]) -> tuple[dict[s
     status = built.memory.request_erasure(project, request.subject, defer=defer)
     if status.status == "pending":
         announce(built.queue, project, "erasure", [status.id])
-        return status.wire(), 202
-    return status.wire(), 200
+        return bodies.erasure(status), 202
+    return bodies.erasure(status), 200
 
 
 @app.get(
@@ -42,7 +42,8 @@ def erase(request: Annotated[ErasureRequest, Body(embed=False)]) -> tuple[dict[s
     responses=described(200, ErasureAnswer, "Pending or done, with counts", not_found=True),
 )
 def erasure_status(erasure_id: str) -> dict[str, Any]:
-    return services().memory.erasure_status(project_of(app), unquote(erasure_id)).wire()
+    status = services().memory.erasure_status(project_of(app), unquote(erasure_id))
+    return bodies.erasure(status)
 
 
 lambda_handler = make_handler(app)

@@ -6,7 +6,7 @@ from urllib.parse import unquote
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
-from taisce.api import make_handler, make_resolver, project_of, services
+from taisce.api import bodies, make_handler, make_resolver, project_of, services
 from taisce.api.responses import Facts, StoredFacts, described
 from taisce.domain.ingest import FactsRequest
 from taisce.domain.work import announce
@@ -22,7 +22,7 @@ app = make_resolver()
 def store_facts(request: Annotated[FactsRequest, Body(embed=False)]) -> tuple[dict[str, Any], int]:
     ids = services().memory.store_facts(project_of(app), request)
     announce(services().queue, project_of(app), "facts", ids)
-    return {"facts": [{"id": i} for i in ids]}, 201
+    return bodies.stored_facts(ids), 201
 
 
 @app.get(
@@ -33,7 +33,7 @@ def store_facts(request: Annotated[FactsRequest, Body(embed=False)]) -> tuple[di
 def list_facts(
     subject: Annotated[str, Query(min_length=1, max_length=500)],
 ) -> dict[str, Any]:
-    return {"facts": services().memory.facts_about_subject(project_of(app), subject)}
+    return bodies.facts(services().memory.facts_of_subject(project_of(app), subject))
 
 
 @app.delete(

@@ -6,7 +6,7 @@ from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
-from taisce.api import make_handler, make_resolver, project_of, services
+from taisce.api import bodies, make_handler, make_resolver, project_of, services
 from taisce.api.responses import MessageList, MessageWithPassages, StoredMessages, described
 from taisce.domain.ingest import MessagesRequest
 from taisce.domain.listing import MAX_CURSOR_CHARACTERS, MAX_PAGE
@@ -26,7 +26,7 @@ def store_messages(
 ) -> tuple[dict[str, Any], int]:
     ids = services().memory.store_messages(project_of(app), request)
     announce(services().queue, project_of(app), "messages", ids)
-    return {"messages": [{"id": i} for i in ids]}, 202
+    return bodies.stored_messages(ids), 202
 
 
 @app.get(

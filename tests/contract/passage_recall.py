@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from taisce.api.memory import Memory
 from taisce.domain.controls import RecallRequest
 from taisce.domain.ingest import MessagesRequest
-from taisce.domain.memory import Memory
 
 
 def store_embedded(memory: Memory, project: str, messages: list[dict[str, Any]]) -> None:

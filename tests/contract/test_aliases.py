@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from taisce.adapters.dynamodb.store import DynamoDbStore
+from taisce.api import bodies
 from taisce.domain.aliases import MergeResult
 from taisce.domain.errors import InvalidRequest
 from taisce.domain.model import Fact
@@ -65,7 +66,7 @@ def test_a_merge_moves_every_fact_and_keeps_its_words(
     for fact_id, old in before.items():
         new = after[fact_id]
         # The words as said stay; only the keys move to the entity.
-        assert new.wire() == old.wire()
+        assert bodies.fact(new) == bodies.fact(old)
         assert new.subject_key == ("robert smith" if old.subject_key == "bob" else old.subject_key)
         if old.object_key == "bob":
             assert new.object_key == "robert smith"

@@ -48,11 +48,11 @@ from taisce.adapters.dynamodb.items import unlift_items
 from taisce.adapters.dynamodb.keys import LISTING_SHARDS
 from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.adapters.sqlite.vectors import SqliteVectorIndex
+from taisce.api.memory import Memory
 from taisce.domain import recall
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.filters import MessageFilter
 from taisce.domain.ingest import FactsRequest, MessagesRequest
-from taisce.domain.memory import Memory
 from taisce.domain.model import ROLES
 from taisce.domain.names import MAX_CANDIDATES, candidate_keys
 from taisce.domain.recall import Semantic

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.adapters.sqlite.store import SqliteStore
+from taisce.api.memory import Memory
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.ingest import FactsRequest, MessagesRequest
-from taisce.domain.memory import Memory
 from taisce.domain.model import ROLES
 from taisce.domain.names import candidate_spans, normalize_name
 from tests.moto_server import shared_moto

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from taisce.api.memory import Memory
 from taisce.domain import erasure
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.errors import NotFound
-from taisce.domain.memory import Memory
 from taisce.domain.names import candidate_spans
 from taisce.domain.words import _words
 from taisce.domain.work import complete_erasures

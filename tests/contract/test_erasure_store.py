@@ -10,10 +10,10 @@ import pytest
 from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.adapters.sqlite.store import SqliteStore
 from taisce.adapters.sqlite.vectors import SqliteVectorIndex
+from taisce.api.memory import Memory
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.erasure import plan_erasure, subject_hash
 from taisce.domain.ingest import FactsRequest
-from taisce.domain.memory import Memory
 from taisce.domain.model import VectorItem
 from taisce.domain.names import candidate_spans
 from taisce.domain.reports import build_reports

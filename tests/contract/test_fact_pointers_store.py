@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from taisce.api.memory import Memory
 from taisce.domain import passage_ranking
 from taisce.domain.ingest import FactsRequest
-from taisce.domain.memory import Memory
 from taisce.domain.model import FactPointer
 from tests.contract.factories import unique
 from tests.contract.passage_recall import recalled_passages, store_embedded

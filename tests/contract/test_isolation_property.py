@@ -20,18 +20,19 @@ from hypothesis import strategies as st
 
 from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.adapters.sqlite.store import SqliteStore
+from taisce.api.bodies import fact
+from taisce.api.memory import Memory
 from taisce.domain.aliases import MergeRequest
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.errors import TaisceError
 from taisce.domain.ingest import FactsRequest, MessagesRequest
-from taisce.domain.memory import Memory
 from tests.isolation_memories import PROJECTS, TOKEN, actions, memory_of
 from tests.moto_server import shared_moto
 
 
 def held(store: Any, project: str) -> str:
     """Everything a project stores, as one comparable text."""
-    facts = sorted(json.dumps(f.wire(), sort_keys=True) for f in store.project_facts(project))
+    facts = sorted(json.dumps(fact(f), sort_keys=True) for f in store.project_facts(project))
     messages = sorted(m.id + m.content for m in store.project_messages(project))
     return json.dumps([facts, messages, sorted(store.project_entities(project))])
 

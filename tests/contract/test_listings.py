@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from taisce.adapters.dynamodb.store import DynamoDbStore
+from taisce.api.memory import Memory
 from taisce.domain.controls import Limits
 from taisce.domain.errors import InvalidRequest, NotFound
-from taisce.domain.memory import Memory
 from taisce.domain.names import normalize_name
 from tests.contract.factories import fact, message, unique, with_passages
 

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from taisce.adapters.dynamodb.store import DynamoDbStore
+from taisce.api.memory import Memory
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.erasure import MASK, names_it
 from taisce.domain.ingest import FactsRequest, MessagesRequest
-from taisce.domain.memory import Memory
 from tests.contract.factories import unique
 from tests.moto_server import shared_moto
 

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from taisce.api.memory import Memory
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.ingest import FactsRequest
-from taisce.domain.memory import Memory
 from taisce.domain.names import MAX_CANDIDATES
 from tests.contract.factories import unique
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from taisce.api.memory import Memory
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.ingest import FactsRequest, MessagesRequest
-from taisce.domain.memory import Memory
 from taisce.domain.recall import Semantic
 from tests.contract.factories import unique
 

@@ -13,9 +13,9 @@ import pytest
 from opensearchpy import OpenSearch
 
 from taisce.adapters.opensearch.index import OpenSearchVectorIndex
+from taisce.api.memory import Memory
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.ingest import FactsRequest
-from taisce.domain.memory import Memory
 from taisce.domain.recall import Semantic
 from taisce.domain.reports import report_id
 from tests.moto_server import shared_moto

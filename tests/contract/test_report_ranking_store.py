@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from taisce.api.memory import Memory
 from taisce.domain.controls import RecallRequest
 from taisce.domain.ingest import FactsRequest
-from taisce.domain.memory import Memory
 from tests.contract.factories import unique
 
 # Three components of the user's graph, each one report: music, gardening, work.

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from taisce.api.memory import Memory
 from taisce.domain.controls import RecallRequest
 from taisce.domain.ingest import FactsRequest
-from taisce.domain.memory import Memory
 from tests.contract.factories import unique
 
 

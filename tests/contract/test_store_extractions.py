@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from taisce.api import bodies
 from taisce.domain.model import ExtractionFailure
 from taisce.domain.names import normalize_name
 from tests.contract.factories import fact, message, unique, with_passages
@@ -50,7 +51,7 @@ def test_quote_offsets_come_back_with_the_fact(store: Any, project: str) -> None
     assert store.facts_with_subject(project, normalize_name("Sam Ortiz")) == [with_offsets, without]
     found = list(store.facts_about(project, ["acme"], ["tool"], 10))
     assert found == [with_offsets]
-    assert found[0].wire()["quote_start"] == 19 and without.wire()["quote_end"] is None
+    assert bodies.fact(found[0])["quote_start"] == 19 and bodies.fact(without)["quote_end"] is None
 
 
 def test_new_messages_are_marked_and_read_back_whole(marking: Any, project: str) -> None:

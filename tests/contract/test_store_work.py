@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from taisce.api.bodies import report
 from taisce.domain.model import PendingVector
 from taisce.domain.reports import Report, build_reports
 from tests.contract.factories import fact, message, unique, with_passages
@@ -142,7 +143,7 @@ def reports_of(*facts: Any) -> list[Report]:
 
 
 def wire(reports: list[Report]) -> list[dict[str, object]]:
-    return [r.wire() for r in reports]
+    return [report(r) for r in reports]
 
 
 def test_held_facts_are_those_stored_and_not_deleted(store: Any, project: str, other: str) -> None:

@@ -20,9 +20,9 @@ from functions.worker import app as worker
 from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.adapters.sqlite.vectors import SqliteVectorIndex
 from taisce.api import services
+from taisce.api.memory import Memory
 from taisce.credentials import new_secret, secret_hash
 from taisce.domain.controls import Limits
-from taisce.domain.memory import Memory
 from taisce.domain.ports.vectors import EmbeddingError
 from taisce.domain.recall import Semantic
 from taisce.domain.work import WorkLeft, WorkMessage, work_on

@@ -116,12 +116,12 @@ def test_proposals_pair_names_above_the_floor(tmp_path: Path) -> None:
     proposals = propose_merges("p", names, embedder, index, floor=0.8)
     # Most similar first (ties by alias, then entity); the name with fewer facts is the
     # alias of the other; Galway is too far from every other name.
-    assert [(p["alias"], p["into"]) for p in proposals] == [
+    assert [(p.alias, p.into) for p in proposals] == [
         ("Maya Okafour", "Dublin"),
         ("Maya Okafour", "Maya Okafor"),
         ("Dublin", "Maya Okafor"),
     ]
-    assert proposals[0]["similarity"] == pytest.approx(math.cos(0.3), abs=1e-3)
+    assert proposals[0].similarity == pytest.approx(math.cos(0.3), abs=1e-3)
     # Only names still listed are proposed (an alias is not), and the floor holds.
     fewer = propose_merges("p", names[:3], embedder, index, floor=0.9)
     assert fewer == []

@@ -18,9 +18,9 @@ import pytest
 
 from taisce.adapters.sqlite.store import SqliteStore
 from taisce.adapters.sqlite.vectors import SqliteVectorIndex
+from taisce.api.memory import Memory
 from taisce.domain.controls import Limits
 from taisce.domain.ingest import FactIn, MessageIn, make_fact, make_message, split_passages
-from taisce.domain.memory import Memory
 from taisce.domain.model import Fact, Message, Passage, VectorItem
 from taisce.domain.recall import Semantic
 from taisce.local.worker import Worker

@@ -22,10 +22,10 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from taisce.adapters.sqlite.store import SqliteStore
+from taisce.api.memory import Memory
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.fact_ranking import MAX_FACTS, fact_text
 from taisce.domain.ingest import FactsRequest
-from taisce.domain.memory import Memory
 from taisce.domain.model import Fact
 from taisce.domain.names import normalize_name
 from taisce.domain.words import words

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from taisce.api.bodies import used_controls
 from taisce.domain.controls import (
     CONTROLS,
     MAX_QUESTION_CHARACTERS,
@@ -53,7 +54,7 @@ def mode(request: pytest.FixtureRequest) -> str:
 
 
 def test_every_default() -> None:
-    assert controls().echo() == {
+    assert used_controls(controls()) == {
         "max_characters": 16_000,
         "max_rows": 200,
         "source_roles": ["user"],
@@ -93,7 +94,7 @@ def test_every_control_sent(mode: str) -> None:
         "surfaces": ["passages", "facts"],
         "themes": True,
     }
-    assert resolve(validate(body, mode), LIMITS).echo() == {
+    assert used_controls(resolve(validate(body, mode), LIMITS)) == {
         "max_characters": 4000,
         "max_rows": 50,
         "source_roles": ["tool", "user"],  # in the order given

@@ -117,32 +117,39 @@ def test_the_request_and_the_hash() -> None:
 
 
 def test_hide_pending_drops_every_item_naming_a_pending_name_and_recounts() -> None:
+    from taisce.api.bodies import recalled_fact, recalled_passage
     from taisce.domain.budget import item_characters
+    from taisce.domain.controls import Limits, RecallRequest, resolve
     from taisce.domain.erasure import hide_pending
-
-    fact_kept = {
-        "subject": "Maya",
-        "predicate": "likes",
-        "object": "tea",
-        "statement": "Maya likes tea",
-        "source_role": "user",
-        "quote": None,
-        "context": None,
-    }
-    fact_gone = {**fact_kept, "statement": "Maya likes tea, as ATLAS does"}
-    hop = {**fact_kept, "path": ["Atlas", "Maya"]}
-    report_gone = {"title": "Maya", "summary": "Maya and Atlas-the-dog", "path": []}
-    passage_kept = {"role": "user", "source": None, "quote": "Alice met Al."}
-    passage_gone = {"role": "user", "source": "notes/atlas.md", "quote": "Nothing here."}
-    answer = {
-        "controls": {}, "characters": 0, "truncated": False, "degraded": [],
-        "facts": [fact_kept, fact_gone, hop], "reports": [report_gone],
-        "passages": [passage_kept, passage_gone],
-    }  # fmt: skip
-    hidden = hide_pending(answer, {"atlas"})
-    assert hidden["facts"] == [fact_kept] and hidden["reports"] == []
-    assert hidden["passages"] == [passage_kept]
-    assert hidden["characters"] == item_characters("facts", fact_kept) + item_characters(
-        "passages", passage_kept
+    from taisce.domain.model import Passage
+    from taisce.domain.recalled import (
+        RecallAnswer,
+        RecalledFact,
+        RecalledPassage,
+        RecalledReport,
     )
+    from taisce.domain.reports import Report
+
+    maya = fact("Maya", "likes", "tea", kind="value", statement="Maya likes tea")
+    fact_kept = RecalledFact(maya)
+    fact_gone = RecalledFact(dataclasses.replace(maya, statement="Maya likes tea, as ATLAS does"))
+    hop = RecalledFact(maya, ("Atlas", "Maya"))
+    report_gone = RecalledReport(
+        Report("r", "user", 0, None, "Maya", "Maya and Atlas-the-dog", (), (), ("maya",), "maya")
+    )
+    passage_kept = RecalledPassage(Passage("p1", "m", "user", None, 0, 13, "Alice met Al."))
+    passage_gone = RecalledPassage(
+        Passage("p2", "m", "user", "notes/atlas.md", 0, 13, "Nothing here.")
+    )
+    controls = resolve(RecallRequest(question="q"), Limits())
+    answer = RecallAnswer(
+        controls, 0, False, [], [fact_kept, fact_gone, hop], [report_gone],
+        [passage_kept, passage_gone],
+    )  # fmt: skip
+    hidden = hide_pending(answer, {"atlas"})
+    assert hidden.facts == [fact_kept] and hidden.reports == []
+    assert hidden.passages == [passage_kept]
+    assert hidden.characters == item_characters(
+        "facts", recalled_fact(fact_kept)
+    ) + item_characters("passages", recalled_passage(passage_kept))
     assert hide_pending(answer, set()) is answer

@@ -12,9 +12,9 @@ import pytest
 
 from taisce.adapters.sqlite.store import SqliteStore
 from taisce.adapters.sqlite.vectors import SqliteVectorIndex
+from taisce.api.memory import Memory
 from taisce.domain.controls import Limits
 from taisce.domain.ingest import FactsRequest, MessagesRequest
-from taisce.domain.memory import Memory
 from taisce.domain.recall import Semantic
 
 DIMS = 4

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from taisce.adapters.extractors.openai_compatible import OpenAICompatible
 from taisce.adapters.sqlite.store import SqliteStore
+from taisce.api.memory import Memory
 from taisce.domain.controls import Limits
 from taisce.domain.extraction import (
     EXTRACTION_ATTEMPTS,
@@ -23,7 +24,6 @@ from taisce.domain.extraction import (
     parse_output,
 )
 from taisce.domain.ingest import MessagesRequest
-from taisce.domain.memory import Memory
 from taisce.domain.model import Message
 from taisce.domain.names import normalize_name
 from taisce.domain.ports.extractor import ExtractionError

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from taisce.api.bodies import used_controls
 from taisce.domain.controls import CONTROLS, FILTERS, MAX_SUBJECTS, Limits, RecallRequest, resolve
 from taisce.domain.filters import FactFilter, MessageFilter
 
@@ -49,7 +50,9 @@ def test_filters_come_after_the_page_controls_in_the_error_order() -> None:
 
 
 def test_an_unfiltered_echo_keeps_the_six_keys(mode: str) -> None:
-    echo = resolve(validate({"question": "q", **dict.fromkeys(FILTERS)}, mode), LIMITS).echo()
+    echo = used_controls(
+        resolve(validate({"question": "q", **dict.fromkeys(FILTERS)}, mode), LIMITS)
+    )
     assert list(echo) == list(CONTROLS[:6])
 
 
@@ -61,7 +64,7 @@ def test_filters_are_echoed_when_sent_times_in_utc(mode: str) -> None:
         "recorded_after": "2020-01-01T00:00:00.5Z",
         "recorded_before": "2030-01-01t00:00:00z",
     }
-    echo = resolve(validate(body, mode), LIMITS).echo()
+    echo = used_controls(resolve(validate(body, mode), LIMITS))
     assert echo["subjects"] == ["Ada Byrne", "ＡＣＭＥ"]
     assert echo["as_of"] == "2024-03-01T08:00:00Z"
     assert echo["recorded_after"] == "2020-01-01T00:00:00.500000Z"

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from taisce.api.bodies import passage
 from taisce.domain.budget import item_characters, passage_characters
 from taisce.domain.fact_ranking import K1, B, word_scores
 from taisce.domain.model import Hit, Passage
@@ -154,7 +155,7 @@ def test_passage_characters_counts_what_the_budget_counts(
     role: str, source: str | None, quote: str
 ) -> None:
     p = Passage("m#0", "m", role, source, 0, len(quote), quote)  # type: ignore[arg-type]
-    assert passage_characters(p) == item_characters("passages", p.wire())
+    assert passage_characters(p) == item_characters("passages", passage(p))
 
 
 # Pieces of passages that do and do not state a time, in any case, glued by what may or

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 
+from taisce.api.bodies import report_why
 from taisce.domain.report_ranking import (
     REPORTS,
     hierarchy_of,
@@ -49,7 +50,7 @@ def test_meaning_and_words_are_weighed_together() -> None:
     ranked = score_reports("who plays the violin?", [MUSIC, GARDEN, WORK], sims)
     # Garden: 0.5 x 0.9; music: 0.5 x 0.2 + 0.5 x words (near 1: every asked word).
     assert [s.report.id for s in ranked] == ["c-music", "c-garden", "c-work"]
-    why = ranked[0].why()
+    why = report_why(ranked[0].why())
     assert set(why) == {"step", "matched", "words", "similarity", "score"}
     assert why["step"] == "report" and why["matched"] is None and why["similarity"] == 0.2
     assert 0.9 < why["words"] <= 1.0

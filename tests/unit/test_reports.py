@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from taisce.api.bodies import report
 from taisce.domain import reports as reports_module
 from taisce.domain.ingest import FactIn, make_fact
 from taisce.domain.model import ROLES, Fact
@@ -491,7 +492,7 @@ def test_the_result_order() -> None:
 
 def test_wire_has_the_report_fields_of_the_api() -> None:
     (only,) = build_reports([fact("Atlas", "prefers", "email", kind="value", message="m")])
-    assert only.wire() == {
+    assert report(only) == {
         "id": only.id,
         "title": "Atlas",
         "summary": "Atlas prefers email",

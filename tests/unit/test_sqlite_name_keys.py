@@ -8,9 +8,9 @@ import sqlite3
 from pathlib import Path
 
 from taisce.adapters.sqlite.store import SqliteStore
+from taisce.api.memory import Memory
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.ingest import FactsRequest
-from taisce.domain.memory import Memory
 
 ROLES = ["user", "assistant", "system", "tool"]
 

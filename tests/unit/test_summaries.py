@@ -13,9 +13,9 @@ import pytest
 
 from taisce.adapters.extractors.openai_compatible import OpenAICompatible
 from taisce.adapters.sqlite.store import SqliteStore
+from taisce.api.memory import Memory
 from taisce.domain.controls import Limits
 from taisce.domain.ingest import FactsRequest, make_fact
-from taisce.domain.memory import Memory
 from taisce.domain.model import Fact
 from taisce.domain.ports.extractor import ExtractionError
 from taisce.domain.reports import build_reports

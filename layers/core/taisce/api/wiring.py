@@ -13,13 +13,14 @@ from ..adapters.embedders import make_embedder
 from ..adapters.extractors import BEDROCK_CALL_ATTEMPTS, make_extractor
 from ..adapters.sqlite.store import SqliteStore
 from ..adapters.sqlite.vectors import SqliteVectorIndex
-from ..domain.memory import EXTRACTION_RETRY_WAIT, Memory
+from ..domain.memory import EXTRACTION_RETRY_WAIT
 from ..domain.ports.credentials import CredentialStore
 from ..domain.ports.extractor import Extractor
 from ..domain.ports.queue import WorkQueue
 from ..domain.recall import Semantic
 from ..domain.work import extraction_seconds
 from ..settings import Settings, SettingsError, load_settings
+from .memory import Memory
 
 if TYPE_CHECKING:
     from ..adapters.dynamodb.store import DynamoDbStore

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
@@ -80,14 +80,6 @@ class MergeResult:
     facts_moved: int
     aliases_moved: int
 
-    def wire(self) -> dict[str, object]:
-        return {
-            "alias": self.alias,
-            "into": self.into,
-            "facts_moved": self.facts_moved,
-            "aliases_moved": self.aliases_moved,
-        }
-
 
 @dataclass(frozen=True, slots=True)
 class Alias:
@@ -96,9 +88,6 @@ class Alias:
     into: str
     into_key: str
 
-    def wire(self) -> dict[str, object]:
-        return {"alias": self.alias, "into": self.into}
-
 
 @dataclass(frozen=True, slots=True)
 class EntityName:
@@ -106,6 +95,26 @@ class EntityName:
     name: str
     # Live facts that name it, all roles together (a fact about itself counts twice).
     facts: int
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """Two names similar enough to be one entity: `alias` (as first written) into
+    `into`, with their vectors' cosine (rounded to 4 places)."""
+
+    alias: str
+    into: str
+    similarity: float
+
+
+@dataclass(frozen=True, slots=True)
+class MergeProposals:
+    """The proposals at `threshold`, most similar first; degraded ("proposals",
+    no pairs) when no model is configured or the model or index failed."""
+
+    threshold: float
+    proposals: list[Proposal]
+    degraded: list[Literal["proposals"]]
 
 
 def plan_merge(alias: NameState, target: NameState, alias_text: str, into_text: str) -> MergePlan:
@@ -148,7 +157,7 @@ def propose_merges(
     embedder: Embedder,
     index: VectorIndex,
     floor: float = PROPOSAL_FLOOR,
-) -> list[dict[str, object]]:
+) -> list[Proposal]:
     """Pairs of live entity names whose vectors reach `floor`, most similar first.
 
     Each name's neighbours come from the entity-name vectors the worker indexes (per
@@ -173,10 +182,7 @@ def propose_merges(
         # Rounded before sorting, so float noise cannot reorder equal scores.
         proposals.append((round(score, 4), alias.key, into.key))
     proposals.sort(key=lambda p: (-p[0], p[1], p[2]))
-    return [
-        {"alias": by_key[a].name, "into": by_key[t].name, "similarity": s}
-        for s, a, t in proposals[:PROPOSALS]
-    ]
+    return [Proposal(by_key[a].name, by_key[t].name, s) for s, a, t in proposals[:PROPOSALS]]
 
 
 def rekeyed(facts: Sequence[Fact], targets: Mapping[str, str]) -> Sequence[Fact]:

@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .model import Fact, Passage
+from .model import Fact, Passage, Surface
+from .recalled import RecalledFact, RecalledPassage, RecalledReport
+from .reports import Report
 
 COUNTED_FIELDS: Mapping[str, tuple[str, ...]] = {
     "facts": ("subject", "predicate", "object", "statement", "source_role", "quote", "context"),
@@ -25,7 +27,8 @@ def _text_length(values: Iterable[object]) -> int:
 
 
 def item_characters(kind: str, item: Mapping[str, object]) -> int:
-    """Code points one returned item adds to the bundle."""
+    """Code points one returned item adds to the bundle, counted from its body: the
+    rule as the API states it (the functions below count the same from the records)."""
     total = _text_length(item.get(name) for name in COUNTED_FIELDS[kind])
     path = item.get("path")
     if isinstance(path, list):
@@ -47,9 +50,17 @@ def fact_characters(fact: Fact, path: Sequence[str] = ()) -> int:
     )
 
 
+def report_characters(report: Report) -> int:
+    """item_characters("reports", ...) straight from a Report."""
+    return len(report.title) + len(report.summary) + sum(len(name) for name in report.path)
+
+
 def passage_characters(passage: Passage) -> int:
     """item_characters("passages", ...) straight from a Passage: recall's hot path."""
     return len(passage.role) + len(passage.source or "") + len(passage.quote)
+
+
+Recalled = RecalledFact | RecalledReport | RecalledPassage
 
 
 @dataclass
@@ -61,21 +72,21 @@ class Bundle:
     characters: int = 0
     rows: int = 0
     truncated: bool = False
-    items: dict[str, list[dict[str, object]]] = field(
-        default_factory=lambda: {"facts": [], "reports": [], "passages": []}
-    )
+    facts: list[RecalledFact] = field(default_factory=list)
+    reports: list[RecalledReport] = field(default_factory=list)
+    passages: list[RecalledPassage] = field(default_factory=list)
 
-    def add(self, kind: str, item: dict[str, object], size: int | None = None) -> bool:
-        """Add a whole item of `size` code points (counted if not given), or close the
-        bundle if it does not fit or the row limit is reached. True if added."""
+    def add(self, kind: Surface, item: Recalled, size: int) -> bool:
+        """Add a whole item of `size` code points (fact_characters, report_characters,
+        passage_characters), or close the bundle if it does not fit or the row limit is
+        reached. True if added."""
         if self.truncated:
             return False
-        if size is None:
-            size = item_characters(kind, item)
         if self.rows >= self.max_rows or self.characters + size > self.max_characters:
             self.truncated = True
             return False
-        self.items[kind].append(item)
+        items: list[Recalled] = getattr(self, kind)
+        items.append(item)
         self.characters += size
         self.rows += 1
         return True

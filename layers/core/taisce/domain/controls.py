@@ -146,25 +146,6 @@ class RecallControls:
     recorded_after: str | None = None
     recorded_before: str | None = None
 
-    def echo(self) -> dict[str, object]:
-        echo: dict[str, object] = {
-            "max_characters": self.max_characters,
-            "max_rows": self.max_rows,
-            "source_roles": list(self.source_roles),
-            "hops": self.hops,
-            "surfaces": list(self.surfaces),
-            "themes": self.themes,
-        }
-        # explain and the filters are echoed only when sent, so the echo otherwise keeps
-        # the page's six keys.
-        if self.explain is not None:
-            echo["explain"] = self.explain
-        for name in FILTERS:
-            value = getattr(self, name)
-            if value is not None:
-                echo[name] = list(value) if isinstance(value, tuple) else value
-        return echo
-
     @property
     def filtered(self) -> bool:
         """Whether any filter was sent."""

@@ -32,11 +32,11 @@ import re
 import unicodedata
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, StringConstraints, field_validator
 
-from .budget import item_characters
+from .budget import fact_characters, passage_characters, report_characters
 from .model import Fact, Message, Passage
 from .names import (
     NOT_A_NAME,
@@ -48,6 +48,7 @@ from .names import (
     normalize_name,
     separator_runs,
 )
+from .recalled import RecallAnswer
 
 if TYPE_CHECKING:
     from .ports.projects import ProjectReads
@@ -188,19 +189,6 @@ class ErasureStatus:
     counts: dict[str, int]
     requested_at: str | None = None
     finished_at: str | None = None
-
-    def wire(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "id": self.id,
-            "status": self.status,
-            "status_url": f"/v1/erasures/{self.id}",
-            "erased": {k: self.counts.get(k, 0) for k in COUNTS},
-        }
-        if self.requested_at is not None:
-            out["requested_at"] = self.requested_at
-        if self.finished_at is not None:
-            out["finished_at"] = self.finished_at
-        return out
 
 
 ERASURE_ID = re.compile(r"era_[0-9a-f]{32}")
@@ -417,33 +405,47 @@ def plan_steps(plan: ErasurePlan) -> Iterator[ErasurePlan]:
 
 # -- hiding what a pending erasure will remove --------------------------------------
 
-_RECALL_TEXTS = {
-    "facts": ("subject", "predicate", "object", "statement", "quote", "context"),
-    "reports": ("title", "summary"),
-    "passages": ("quote", "source"),
-}
+
+def _names_any(texts: Iterable[str | None], keys: Collection[str]) -> bool:
+    return any(names_it(t, k) for t in texts for k in keys)
 
 
-def _item_names(kind: str, item: dict[str, Any], keys: Collection[str]) -> bool:
-    texts = [item.get(t) for t in _RECALL_TEXTS[kind]]
-    texts += list(item.get("path") or ())
-    return any(names_it(t if isinstance(t, str) else None, k) for t in texts for k in keys)
-
-
-def hide_pending(answer: dict[str, Any], keys: Collection[str]) -> dict[str, Any]:
+def hide_pending(answer: RecallAnswer, keys: Collection[str]) -> RecallAnswer:
     """A recall answer without any item that names an entity whose erasure is pending
     (by the erasure's own rule), `characters` counted again: until the worker has
     removed it, nothing about the entity is returned."""
     if not keys:
         return answer
-    out = dict(answer)
-    characters = 0
-    for kind in _RECALL_TEXTS:
-        kept = [i for i in answer.get(kind, []) if not _item_names(kind, i, keys)]
-        out[kind] = kept
-        characters += sum(item_characters(kind, i) for i in kept)
-    out["characters"] = characters
-    return out
+    facts = [
+        i
+        for i in answer.facts
+        if not _names_any(
+            (
+                i.fact.subject,
+                i.fact.predicate,
+                i.fact.object,
+                i.fact.statement,
+                i.fact.quote,
+                i.fact.context,
+                *i.path,
+            ),
+            keys,
+        )
+    ]
+    reports = [
+        i
+        for i in answer.reports
+        if not _names_any((i.report.title, i.report.summary, *i.report.path), keys)
+    ]
+    passages = [
+        i for i in answer.passages if not _names_any((i.passage.quote, i.passage.source), keys)
+    ]
+    characters = (
+        sum(fact_characters(i.fact, i.path) for i in facts)
+        + sum(report_characters(i.report) for i in reports)
+        + sum(passage_characters(i.passage) for i in passages)
+    )
+    return replace(answer, facts=facts, reports=reports, passages=passages, characters=characters)
 
 
 @dataclass(frozen=True, slots=True)

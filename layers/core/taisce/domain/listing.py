@@ -9,10 +9,11 @@ import binascii
 import json
 import re
 from dataclasses import dataclass, field
+from typing import Literal
 
 from .errors import InvalidRequest, NotFound
 from .ingest import ID_PATTERN
-from .model import ROLES, Fact, Message, Passage, Role
+from .model import Fact, Message, Passage, Role
 
 DEFAULT_PAGE = 50
 MAX_PAGE = 100
@@ -28,10 +29,6 @@ class EntityCounts:
     key: str
     name: str
     counts: dict[Role, int] = field(default_factory=dict)
-
-    def wire(self) -> dict[str, object]:
-        facts = {role: int(self.counts.get(role, 0)) for role in ROLES}
-        return {"key": self.key, "name": self.name, "facts": facts}
 
 
 def encode_cursor(kind: str, values: list[str]) -> str:
@@ -73,61 +70,82 @@ def check_message_id(message_id: str) -> None:
         raise NotFound("no message with that id (ids are 1-128 characters of A-Z a-z 0-9 ._:@-)")
 
 
-def message_wire(m: Message) -> dict[str, object]:
-    return {
-        "id": m.id,
-        "role": m.role,
-        "content": m.content,
-        "source": m.source,
-        "occurred_at": m.occurred_at,
-        "recorded_at": m.recorded_at,
-    }
+@dataclass(frozen=True, slots=True)
+class EntityPage:
+    """A page of entities by key; `next_cursor` None at the end."""
+
+    entities: list[EntityCounts]
+    next_cursor: str | None
 
 
-def passage_wire(p: Passage) -> dict[str, object]:
-    return {
-        "id": p.id,
-        "message_id": p.message_id,
-        "role": p.role,
-        "source": p.source,
-        "start": p.start,
-        "end": p.end,
-        "quote": p.quote,
-    }
+@dataclass(frozen=True, slots=True)
+class ShownMessage:
+    """A message as the reads show it, with its passages (by start) where they were
+    asked for (None: not asked)."""
+
+    message: Message
+    passages: list[Passage] | None = None
 
 
-def neighbourhood_wire(center: str, facts: list[tuple[Fact, int]]) -> dict[str, object]:
-    """Nodes and edges of the facts walked. An entity's node id is "e:<key>"; a fact
-    whose object is a value (not an entity) points at a node of its own, "v:<fact id>"."""
-    nodes: dict[str, dict[str, object]] = {}
+@dataclass(frozen=True, slots=True)
+class MessagePage:
+    """A page of messages, newest first; `next_cursor` None at the end."""
+
+    messages: list[ShownMessage]
+    next_cursor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class GraphNode:
+    """An entity ("e:<key>"), or the value a fact points at ("v:<fact id>", key None),
+    at the hop it was first reached."""
+
+    id: str
+    key: str | None
+    name: str
+    kind: Literal["entity", "value"]
+    hop: int
+
+
+@dataclass(frozen=True, slots=True)
+class GraphEdge:
+    """A fact walked, from its subject's node to its object's, at its hop."""
+
+    fact: Fact
+    source: str
+    target: str
+    hop: int
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbourhood:
+    """An entity's neighbourhood: `entity` is the key the name resolved to."""
+
+    entity: str
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+
+
+def neighbourhood_graph(center: str, facts: list[tuple[Fact, int]]) -> Neighbourhood:
+    """Nodes of the facts walked. An entity's node id is "e:<key>"; a fact whose object
+    is a value (not an entity) points at a node of its own, "v:<fact id>"."""
+    nodes: dict[str, GraphNode] = {}
 
     def node(node_id: str, key: str | None, name: str, hop: int) -> str:
-        kind = "entity" if key is not None else "value"
-        nodes.setdefault(
-            node_id, {"id": node_id, "key": key, "name": name, "kind": kind, "hop": hop}
-        )
+        if node_id not in nodes:
+            kind: Literal["entity", "value"] = "entity" if key is not None else "value"
+            nodes[node_id] = GraphNode(node_id, key, name, kind, hop)
         return node_id
 
     named = [f.subject for f, _ in facts if f.subject_key == center]
     named += [f.object for f, _ in facts if f.object_key == center]
     node(f"e:{center}", center, named[0] if named else center, 0)
-    edges: list[dict[str, object]] = []
+    edges: list[GraphEdge] = []
     for f, hop in facts:
         source = node(f"e:{f.subject_key}", f.subject_key, f.subject, hop)
         if f.object_key is None:
             target = node(f"v:{f.id}", None, f.object, hop)
         else:
             target = node(f"e:{f.object_key}", f.object_key, f.object, hop)
-        edges.append(
-            {
-                "id": f.id,
-                "source": source,
-                "target": target,
-                "predicate": f.predicate,
-                "statement": f.statement,
-                "source_role": f.source_role,
-                "valid_to": f.valid_to,
-                "hop": hop,
-            }
-        )
-    return {"entity": center, "nodes": list(nodes.values()), "edges": edges}
+        edges.append(GraphEdge(f, source, target, hop))
+    return Neighbourhood(center, list(nodes.values()), edges)

@@ -15,7 +15,16 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Literal, TypeVar
 
-from .aliases import PROPOSAL_FLOOR, PROPOSAL_NAMES, MergeRequest, merge_keys, propose_merges
+from .aliases import (
+    PROPOSAL_FLOOR,
+    PROPOSAL_NAMES,
+    Alias,
+    MergeProposals,
+    MergeRequest,
+    MergeResult,
+    merge_keys,
+    propose_merges,
+)
 from .controls import Limits, RecallRequest, resolve
 from .erasure import (
     ERASURE_ID,
@@ -49,19 +58,22 @@ from .ingest import (
 from .listing import (
     NEIGHBOURHOOD_FACTS,
     EntityCounts,
+    EntityPage,
+    MessagePage,
+    Neighbourhood,
+    ShownMessage,
     check_message_id,
     check_page,
     decode_cursor,
     encode_cursor,
-    message_wire,
-    neighbourhood_wire,
-    passage_wire,
+    neighbourhood_graph,
 )
 from .model import ROLES, ExtractionFailure, Fact, PendingVector, Role, VectorItem, VectorKind
 from .names import normalize_name
 from .ports.extractor import ExtractionError, Extractor
 from .ports.store import Store
 from .recall import Semantic, recall
+from .recalled import RecallAnswer
 from .reports import build_reports
 from .summaries import SummaryWriter
 from .words import forget_words
@@ -229,20 +241,21 @@ class Memory:
 
     # -- reads -----------------------------------------------------------------
 
-    def facts_about_subject(self, project: str, subject: str) -> list[dict[str, object]]:
+    def facts_of_subject(self, project: str, subject: str) -> list[Fact]:
+        """The facts whose subject is this name (an alias: its entity), in storing order."""
         key = normalize_name(subject)
         # An alias lists the facts of its entity (domain/aliases.py).
         key = self.store.resolve_names(project, [key]).get(key, key)
         view = _beside(self.store, lambda: self.pending_view(project))
         facts = self.store.facts_with_subject(project, key)
         hidden = view()
-        return [f.wire() for f in facts if not hidden.hides_fact(f)]
+        return [f for f in facts if not hidden.hides_fact(f)]
 
     # -- listings (the memory explorer; domain/listing.py) -------------------------
 
-    def list_entities(
+    def entity_page(
         self, project: str, search: str | None, limit: int | None, cursor: str | None
-    ) -> dict[str, object]:
+    ) -> EntityPage:
         """Entities (not aliases) by key, each with its live facts per role; `search`
         keeps those whose normalised name holds the normalised text."""
         size = check_page(limit)
@@ -258,10 +271,7 @@ class Memory:
             shown = self._left_of(project, shown, hidden)
         # A page can come out short while an erasure is pending; the cursor goes on
         # from the last entity read.
-        return {
-            "entities": [e.wire() for e in shown],
-            "next_cursor": encode_cursor("entities", [page[-1].key]) if more else None,
-        }
+        return EntityPage(shown, encode_cursor("entities", [page[-1].key]) if more else None)
 
     def _left_of(
         self, project: str, entities: list[EntityCounts], hidden: PendingView
@@ -286,7 +296,7 @@ class Memory:
                     counts[key][fact.source_role] += 1
         return [replace(e, counts=dict(counts[e.key])) for e in entities if counts[e.key]]
 
-    def list_messages(
+    def message_page(
         self,
         project: str,
         role: Role | None,
@@ -294,7 +304,7 @@ class Memory:
         limit: int | None,
         cursor: str | None,
         passages: bool = False,
-    ) -> dict[str, object]:
+    ) -> MessagePage:
         """Messages newest first (by recorded_at, then id), of one role and/or source;
         with `passages`, each with its passages (by start), read for the page at once."""
         size = check_page(limit)
@@ -313,27 +323,23 @@ class Memory:
         listed = []
         for m in page:
             shown, kept = hidden.message(m, held.get(m.id, []))
-            item = message_wire(shown)
-            if passages:
-                item["passages"] = [passage_wire(p) for p in kept]
-            listed.append(item)
-        return {
-            "messages": listed,
-            "next_cursor": (
-                encode_cursor("messages", [last.recorded_at, last.id]) if more and last else None
-            ),
-        }
+            listed.append(ShownMessage(shown, kept if passages else None))
+        return MessagePage(
+            listed,
+            encode_cursor("messages", [last.recorded_at, last.id]) if more and last else None,
+        )
 
-    def message_with_passages(self, project: str, message_id: str) -> dict[str, object]:
+    def shown_message(self, project: str, message_id: str) -> ShownMessage:
+        """One message with its passages (by start), as the pending erasures leave them."""
         check_message_id(message_id)
         view = _beside(self.store, lambda: self.pending_view(project))
         m = self.store.message(project, message_id)
         if m is None:
             raise NotFound(f"no message with id {message_id!r}")
         m, passages = view().message(m, self.store.passages_of(project, message_id))
-        return {"message": message_wire(m), "passages": [passage_wire(p) for p in passages]}
+        return ShownMessage(m, passages)
 
-    def neighbourhood(self, project: str, name: str, hops: int) -> dict[str, object]:
+    def neighbourhood_of(self, project: str, name: str, hops: int) -> Neighbourhood:
         """The facts (every role, live ones) naming an entity, and with hops 2 those
         of the entities they link to: at most NEIGHBOURHOOD_FACTS in all."""
         key = normalize_name(name)
@@ -357,9 +363,10 @@ class Memory:
                     project, further, ROLES, room, exclude=seen, filters=live
                 )
                 walked += [(f, 2) for f in more if not hidden.hides_fact(f)]
-        return neighbourhood_wire(key, walked)
+        return neighbourhood_graph(key, walked)
 
-    def recall(self, project: str, request: RecallRequest) -> dict[str, object]:
+    def recall_answer(self, project: str, request: RecallRequest) -> RecallAnswer:
+        """One recall (domain/recall.py), without what pending erasures will remove."""
         controls = resolve(request, self.limits)
         # The pending erasures are read beside the recall (one more read, in parallel
         # where the store reads in parallel): their names are hidden from the answer.
@@ -652,32 +659,26 @@ class Memory:
 
     # -- entities and aliases (domain/aliases.py) ----------------------------------
 
-    def merge_entities(self, project: str, request: MergeRequest) -> dict[str, object]:
+    def merge(self, project: str, request: MergeRequest) -> MergeResult:
         alias_key, into_key = merge_keys(request.alias, request.into)
-        result = self.store.merge_entities(
-            project, alias_key, request.alias, into_key, request.into
-        )
-        return result.wire()
+        return self.store.merge_entities(project, alias_key, request.alias, into_key, request.into)
 
-    def aliases(self, project: str) -> dict[str, object]:
-        return {"aliases": [a.wire() for a in self.store.aliases(project)]}
+    def alias_list(self, project: str) -> list[Alias]:
+        """Every alias of the project, by normalised alias."""
+        return list(self.store.aliases(project))
 
-    def merge_proposals(self, project: str) -> dict[str, object]:
-        """Pairs of names similar enough to be one entity; `degraded: ["proposals"]`
-        (and no pairs) when no model is configured or the model or index failed."""
-        answer: dict[str, object] = {"threshold": PROPOSAL_FLOOR, "proposals": [], "degraded": []}
+    def proposals(self, project: str) -> MergeProposals:
+        """Pairs of names similar enough to be one entity; degraded (and no pairs) when
+        no model is configured or the model or index failed."""
         if self.semantic is None:
-            answer["degraded"] = ["proposals"]
-            return answer
+            return MergeProposals(PROPOSAL_FLOOR, [], ["proposals"])
         names = self.store.entity_names(project, PROPOSAL_NAMES)
         try:
-            answer["proposals"] = propose_merges(
-                project, names, self.semantic.embedder, self.semantic.index
-            )
+            found = propose_merges(project, names, self.semantic.embedder, self.semantic.index)
         except Exception:  # a model or index failure degrades the answer, never fails it
             logger.exception("proposing merges failed")
-            answer["degraded"] = ["proposals"]
-        return answer
+            return MergeProposals(PROPOSAL_FLOOR, [], ["proposals"])
+        return MergeProposals(PROPOSAL_FLOOR, found, [])
 
     # -- extraction (messages -> facts) ----------------------------------------------
 

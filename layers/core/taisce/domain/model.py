@@ -38,26 +38,6 @@ class Fact:
     quote_start: int | None = None
     quote_end: int | None = None
 
-    def wire(self) -> dict[str, object]:
-        """The fact as the API returns it (keys are not part of the wire)."""
-        return {
-            "id": self.id,
-            "subject": self.subject,
-            "predicate": self.predicate,
-            "object": self.object,
-            "object_kind": self.object_kind,
-            "statement": self.statement,
-            "source_role": self.source_role,
-            "quote": self.quote,
-            "context": self.context,
-            "message_id": self.message_id,
-            "valid_from": self.valid_from,
-            "valid_to": self.valid_to,
-            "recorded_at": self.recorded_at,
-            "quote_start": self.quote_start,
-            "quote_end": self.quote_end,
-        }
-
 
 class FactPointer(NamedTuple):
     """What a recall reads of a fact near the question to follow it to its message
@@ -97,22 +77,11 @@ class Passage(NamedTuple):
     end: int
     quote: str
     # When its message occurred (stored form), where the store read it for a recall;
-    # not part of the wire.
+    # not part of the body.
     occurred_at: str | None = None
     # Its message's place in the project's storing order, where the store read it
-    # (MessageStore.put_messages, domain/ports/messages.py); not part of the wire.
+    # (MessageStore.put_messages, domain/ports/messages.py); not part of the body.
     position: int | None = None
-
-    def wire(self) -> dict[str, object]:
-        return {
-            "id": self.id,
-            "message_id": self.message_id,
-            "role": self.role,
-            "source": self.source,
-            "start": self.start,
-            "end": self.end,
-            "quote": self.quote,
-        }
 
 
 # -- the records the ports carry (domain/ports/) ------------------------------------

@@ -17,8 +17,9 @@ import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
-from .budget import Bundle, fact_characters, passage_characters
+from .budget import Bundle, fact_characters, passage_characters, report_characters
 from .controls import RecallControls
 from .fact_ranking import (
     POINTER_DEPTH,
@@ -53,6 +54,14 @@ from .ports.facts import FactStore
 from .ports.messages import MessageStore
 from .ports.store import Store
 from .ports.vectors import Embedder, VectorIndex
+from .recalled import (
+    FactWhy,
+    PassageWhy,
+    RecallAnswer,
+    RecalledFact,
+    RecalledPassage,
+    RecalledReport,
+)
 from .report_ranking import REPORT_DEPTH, hierarchy_of, nearest_reports, themed_reports
 from .similar_names import similar_names
 
@@ -114,7 +123,7 @@ def _fill_facts(
     bundle: Bundle,
     filters: FactFilter,
     meaning: _Meaning | None,
-    step: str = "exact_name",
+    step: Literal["exact_name", "similar_name"] = "exact_name",
     names: Sequence[str] = (),
     read: dict[str, Fact] | None = None,
 ) -> None:
@@ -181,23 +190,19 @@ def _fill_facts(
     )
     for scored in ranked:
         c = scored.candidate
-        item = c.fact.wire()
-        if c.path:
-            item["path"] = list(c.path)
+        why = None
         if controls.explain:
-            item["why"] = {
-                "step": step,
-                "matched": c.matched,
-                "hop": c.hop,
-                "words": round(scored.words, 4),
-                "similarity": None if scored.similarity is None else round(scored.similarity, 4),
-                "score": round(scored.score, 4),
-            }
-            if scored.path:
-                item["why"]["path"] = True
-                if c.hop == 2:
-                    value = scored.neutral
-                    item["why"]["neutral_similarity"] = None if value is None else round(value, 4)
+            why = FactWhy(
+                step,
+                c.matched,
+                c.hop,
+                scored.words,
+                scored.similarity,
+                scored.score,
+                scored.path,
+                scored.neutral,
+            )
+        item = RecalledFact(c.fact, c.path, why)
         if not bundle.add("facts", item, fact_characters(c.fact, c.path)):
             break
 
@@ -285,7 +290,7 @@ def recall(
     *,
     semantic: Semantic | None,
     now: str,
-) -> dict[str, object]:
+) -> RecallAnswer:
     """One recall; `now` (a stored-form timestamp) is when facts must hold unless
     the request sent `as_of`."""
     bundle = Bundle(controls.max_characters, controls.max_rows)
@@ -328,13 +333,15 @@ def recall(
         lost |= _semantic_steps(
             store, project, question, controls, bundle, matched, semantic, q, filters, said, read
         )
-    return {
-        "controls": controls.echo(),
-        "characters": bundle.characters,
-        "truncated": bundle.truncated,
-        "degraded": [s for s in surfaces if s in lost],
-        **bundle.items,
-    }
+    return RecallAnswer(
+        controls,
+        bundle.characters,
+        bundle.truncated,
+        [s for s in surfaces if s in lost],
+        bundle.facts,
+        bundle.reports,
+        bundle.passages,
+    )
 
 
 def _semantic_steps(
@@ -425,10 +432,11 @@ def _semantic_steps(
                     similarities.update(more or {})
             chosen = nearest_reports(question, held, similarities)
         for scored in chosen:
-            item = scored.report.wire()
+            why = None
             if controls.explain:
-                item["why"] = scored.why()
-            if not bundle.add("reports", item):
+                why = scored.why()
+            item = RecalledReport(scored.report, why)
+            if not bundle.add("reports", item, report_characters(scored.report)):
                 break
 
     # Step 4: passages, with whatever budget is left, by the question's meaning and
@@ -520,16 +528,15 @@ def _semantic_steps(
         vector_rank = {h.id: n for n, h in enumerate(nearest or (), 1)} if explained else {}
         word_rank = {h.id: n for n, h in enumerate(lexical or (), 1)} if explained else {}
         for passage in kept:
-            item = passage.wire()
+            why = None
             if explained:
-                item["why"] = {
-                    "step": "passage",
-                    "matched": None,
-                    "vector_rank": vector_rank.get(passage.id),
-                    "word_rank": word_rank.get(passage.id),
-                    "fact_rank": ranks.get(passage.message_id),
-                    **_passage_factors(passage, fused, spread, scores, asked, head),
-                }
+                why = PassageWhy(
+                    vector_rank.get(passage.id),
+                    word_rank.get(passage.id),
+                    ranks.get(passage.message_id),
+                    *_passage_factors(passage, fused, spread, scores, asked, head),
+                )
+            item = RecalledPassage(passage, why)
             if not bundle.add("passages", item, passage_characters(passage)):
                 break
     return lost
@@ -542,19 +549,19 @@ def _passage_factors(
     raised: Mapping[str, float],
     asked: AskedTime,
     head: set[str],
-) -> dict[str, float | None]:
-    """`why`'s factors of a passage's fused score (null where none applied): the share
+) -> tuple[float | None, float | None, float | None]:
+    """`why`'s factors of a passage's fused score (None where none applied): the share
     its message's passages ahead of it left it, the share of its raised score its
     neighbouring messages gave, and the asked time's factor."""
     share = spread[passage.id] / fused[passage.id] if fused[passage.id] else 1.0
     gain = raised[passage.id] - spread[passage.id]
     neighbour = gain / raised[passage.id] if gain > 0.0 else None
     factor = time_factor(passage, asked) if asked.dated or passage.id in head else 1.0
-    return {
-        "message_share": None if share == 1.0 else round(share, 4),
-        "neighbour_share": None if neighbour is None else round(neighbour, 4),
-        "time_factor": None if factor == 1.0 else round(factor, 4),
-    }
+    return (
+        None if share == 1.0 else share,
+        neighbour,
+        None if factor == 1.0 else factor,
+    )
 
 
 def _cited_messages(

@@ -26,6 +26,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from .fact_ranking import asked_words, word_scores
+from .recalled import ReportWhy
 from .reports import Report
 from .words import words
 
@@ -48,15 +49,9 @@ class ScoredReport:
     # The matched name's key the report was reached through (themes), else None.
     matched: str | None = None
 
-    def why(self) -> dict[str, object]:
-        """The `why` of an explained recall: the step and the signals that chose it."""
-        return {
-            "step": "report",
-            "matched": self.matched,
-            "words": round(self.words, 4),
-            "similarity": None if self.similarity is None else round(self.similarity, 4),
-            "score": round(self.score, 4),
-        }
+    def why(self) -> ReportWhy:
+        """The `why` of an explained recall: the signals that chose it."""
+        return ReportWhy(self.matched, self.words, self.similarity, self.score)
 
 
 def report_text(report: Report) -> str:

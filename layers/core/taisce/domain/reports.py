@@ -71,16 +71,6 @@ class Report:
     # The smallest entity key of the report's connected component (in its role's graph).
     component: str
 
-    def wire(self) -> dict[str, object]:
-        """The report as the API returns it."""
-        return {
-            "id": self.id,
-            "title": self.title,
-            "summary": self.summary,
-            "path": list(self.path),
-            "source_messages": list(self.source_messages),
-        }
-
 
 def report_id(role: Role, level: int, keys: Iterable[str]) -> str:
     """Stable id: the same role, level and members always give the same id."""

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..adapters.sqlite.facts import FACT_COLUMNS, fact_from_row
+from ..api.bodies import fact
 
 _MESSAGES = (
     "SELECT id, role, content, source, occurred_at, recorded_at FROM messages "
@@ -35,7 +36,7 @@ def export_records(path: Path, project: str) -> Iterator[dict[str, Any]]:
         for row in db.execute(_MESSAGES, (project,)):
             yield {"kind": "message", **{k: v for k, v in dict(row).items() if v is not None}}
         for row in db.execute(_FACTS, (project,)):
-            wire = fact_from_row(tuple(row)).wire()
+            wire = fact(fact_from_row(tuple(row)))
             yield {"kind": "fact", **{k: v for k, v in wire.items() if v is not None}}
     finally:
         db.close()
