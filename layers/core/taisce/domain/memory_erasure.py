@@ -1,0 +1,237 @@
+"""The memory's erasure use cases (the rules and the plan are domain/erasure.py): an
+erasure requested, held by one worker and completed in bounded steps, its status, and
+what reads and recalls hide while it is pending. Part of `Memory` (domain/memory.py)."""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import Callable, Collection, Sequence
+from datetime import datetime
+
+from .erasure import (
+    ERASURE_ID,
+    MAX_PASSES,
+    ErasureHeld,
+    ErasurePlan,
+    ErasureRecord,
+    ErasureStatus,
+    PendingErasure,
+    PendingView,
+    fact_keys,
+    plan_erasure,
+    plan_steps,
+    subject_hash,
+    tombstone_hashes,
+    zero_counts,
+)
+from .errors import NotFound
+from .ingest import timestamp
+from .model import Fact, VectorKind
+from .names import normalize_name
+from .ports.store import Store
+from .recall import Semantic
+from .words import forget_words
+
+# The worker starts an erasure step only with this much of its time left: a step is
+# at most STEP_FACTS facts or STEP_MESSAGES messages (domain/erasure.py), plus the
+# plan before it, which reads the project.
+ERASURE_STEP_SECONDS = 120.0
+
+# How long a holder with no time bound (the embedded store's request) holds an
+# erasure before another may take it over: far beyond an erasure's work there.
+ERASURE_HOLD_SECONDS = 900.0
+
+
+class ErasureCases:
+    """Memory's erasure use cases; Memory.__init__ sets what it holds."""
+
+    store: Store
+    semantic: Semantic | None
+    clock: Callable[[], datetime]
+
+    def erase(self, project: str, subject: str) -> dict[str, int]:
+        """Erase everything held about the entity `subject` now; returns what was removed.
+
+        Idempotent: erasing a name nothing is held about removes nothing (zero counts),
+        and a retry after a failure part-way finishes the job."""
+        return self.request_erasure(project, subject, defer=False).counts
+
+    def request_erasure(self, project: str, subject: str, *, defer: bool) -> ErasureStatus:
+        """Accept an erasure: its tombstones and its pending record first (durable, so
+        nothing is lost if the rest fails; recall hides the names from now on), then,
+        unless `defer`, complete it in this call. Deferred, the worker completes it
+        (complete_erasure) and the status says pending until then."""
+        key = normalize_name(subject)
+        # An entity is all its names: erasing an alias or the entity erases the entity
+        # and every alias merged into it (docs/API.md, "Erasure").
+        entity = self.store.resolve_names(project, [key]).get(key, key)
+        merged = {a.alias_key for a in self.store.aliases(project) if a.into_key == entity}
+        names = (key, *sorted(({entity} | merged) - {key}))
+        # The tombstones first: an extraction that checks them cannot re-create the
+        # entity while it is being erased.
+        for name in names:
+            self.store.erase(project, ErasurePlan(subject_hash(project, name)))
+        now = self.clock()
+        # Completed here: held by this request from the start, so that the worker
+        # (the local one polls) does not take it up beside it.
+        holder = None if defer else f"request_{uuid.uuid4().hex}"
+        pending = PendingErasure(
+            id=f"era_{uuid.uuid4().hex}",
+            project=project,
+            subject_hash=subject_hash(project, key),
+            names=names,
+            requested_at=timestamp(now),
+            holder=holder,
+            held_until=None if defer else now.timestamp() + ERASURE_HOLD_SECONDS,
+        )
+        self.store.begin_erasure(pending)
+        if defer:
+            return ErasureStatus(pending.id, "pending", zero_counts(), pending.requested_at)
+        status = self.complete_erasure(project, pending.id, holder=holder)
+        assert status is not None  # recorded just above
+        return status
+
+    def complete_erasure(
+        self,
+        project: str,
+        erasure_id: str,
+        seconds_left: Callable[[], float] | None = None,
+        *,
+        holder: str | None = None,
+    ) -> ErasureStatus | None:
+        """Do a pending erasure's work in bounded steps (plan_steps) and finish it.
+        Idempotent and resumable: each plan is made from what the store still holds,
+        so a retry, a duplicate message or a step that failed part-way erases what is
+        left and never brings anything back; the audit record is written once
+        (finish_erasure). With `seconds_left`, stops between steps when fewer than
+        ERASURE_STEP_SECONDS are left and returns the pending status (the caller
+        queues the rest). None for an id the project never had. Raises ErasureHeld if
+        another holder is working on it (claim_erasure): one at a time, so that no
+        step's counts are lost to another's finish."""
+        holder = holder or f"worker_{uuid.uuid4().hex}"
+        now = self.clock().timestamp()
+        hold = seconds_left() if seconds_left is not None else ERASURE_HOLD_SECONDS
+        held = self.store.claim_erasure(project, erasure_id, holder, now, now + hold)
+        # Read once held: with the counts of any holder before this one.
+        pending = self.store.pending_erasure(project, erasure_id)
+        if pending is None:  # finished already, or never this project's
+            return self.store.erasure_status(project, erasure_id)
+        if not held:
+            raise ErasureHeld(erasure_id)
+        try:
+            return self._complete_held(pending, holder, now, seconds_left)
+        except Exception:
+            # Let go, so that the retry (a message, the sweep, the local worker) need
+            # not wait out the hold; what was erased stays erased and counted.
+            with contextlib.suppress(Exception):
+                self.store.claim_erasure(project, erasure_id, holder, now, 0.0)
+            raise
+
+    def _complete_held(
+        self,
+        pending: PendingErasure,
+        holder: str,
+        now: float,
+        seconds_left: Callable[[], float] | None,
+    ) -> ErasureStatus | None:
+        """complete_erasure's work, once `holder` holds the erasure."""
+        project, erasure_id = pending.project, pending.id
+        counts = dict(pending.counts)
+        first = True
+
+        def out_of_time() -> bool:
+            return seconds_left is not None and seconds_left() < ERASURE_STEP_SECONDS
+
+        for name in pending.names:
+            for _ in range(MAX_PASSES):
+                plan = plan_erasure(self.store, project, name)
+                if plan.empty:
+                    break
+                # In bounded steps only where time is bounded (the Lambda worker); in one
+                # call otherwise: the embedded store then erases in one transaction, which
+                # its byte-level guarantee (no trace left in the file) was measured on.
+                steps = plan_steps(plan) if seconds_left is not None else [plan]
+                for step in steps:
+                    if out_of_time():
+                        # Let go at once: the message queued for the rest takes it up.
+                        self.store.claim_erasure(project, erasure_id, holder, now, 0.0)
+                        return ErasureStatus(erasure_id, "pending", counts, pending.requested_at)
+                    reports = self.store.erase(project, step)
+                    done = step.counts(reports)
+                    if not first:  # every step carries the entity keys; counted once
+                        done["entities"] = 0
+                    first = False
+                    self.store.add_erasure_counts(project, erasure_id, done)
+                    for kind, count in done.items():
+                        counts[kind] += count
+        self.store.remove_aliases(project, pending.names)
+        self.flush_erased_vectors(project)
+        forget_words()
+        finished_at = timestamp(self.clock())
+        record = ErasureRecord(
+            id=erasure_id,
+            project=project,
+            subject_hash=pending.subject_hash,
+            erased_at=finished_at,
+            **counts,
+        )
+        if self.store.finish_erasure(record, pending.requested_at):
+            return ErasureStatus(erasure_id, "done", counts, pending.requested_at, finished_at)
+        return self.store.erasure_status(project, erasure_id)
+
+    def erasure_status(self, project: str, erasure_id: str) -> ErasureStatus:
+        if not ERASURE_ID.fullmatch(erasure_id):
+            raise NotFound("no erasure with this id")
+        status = self.store.erasure_status(project, erasure_id)
+        if status is None:
+            raise NotFound("no erasure with this id")
+        return status
+
+    def erasing_names(self, project: str) -> set[str]:
+        """The names of this project's pending erasures (recall hides them)."""
+        return {n for p in self.store.pending_erasures(project) for n in p.names}
+
+    def pending_view(self, project: str) -> PendingView:
+        """How the reads show what the pending erasures will leave."""
+        return PendingView(tuple(sorted(self.erasing_names(project))))
+
+    def flush_erased_vectors(self, project: str) -> int:
+        """Delete from the vector index what erasures left recorded; raises if the index
+        fails (the ids stay recorded, so the next erasure retries them)."""
+        items = self.store.erased_vectors(project)
+        if not items:
+            return 0
+        if self.semantic is None:
+            # No index to delete from; kept, the ids (an entity's holds its name) would
+            # outlive the erasure.
+            self.store.clear_erased_vectors(project, items)
+            return 0
+        by_kind: dict[VectorKind, list[str]] = {}
+        for kind, item_id in items:
+            by_kind.setdefault(kind, []).append(item_id)
+        for kind, ids in by_kind.items():
+            self.semantic.index.delete(project, kind, ids)
+        self.store.clear_erased_vectors(project, items)
+        return len(items)
+
+    def erased_names(self, project: str, keys: Collection[str]) -> set[str]:
+        """Which of these normalised names have been erased (and not stored again)."""
+        hashes = tombstone_hashes(project, keys)
+        return {hashes[h] for h in self.store.erased(project, list(hashes))}
+
+    def drop_erased(self, project: str, facts: Sequence[Fact]) -> list[Fact]:
+        """The facts that name no erased entity, in order: extraction runs this before
+        storing, so a late extraction never brings an erased entity back. A fact names
+        an entity as erasure decides it: as subject or entity object, or as whole words
+        in its texts (names of up to 12 words; longer ones only as subject or object)."""
+        keys = [fact_keys(f) for f in facts]
+        erased = self.erased_names(project, set().union(*keys)) if facts else set()
+        return [f for f, named in zip(facts, keys, strict=True) if not named & erased]
+
+    def _lift_tombstones(self, project: str, facts: Sequence[Fact]) -> None:
+        ends = {k for f in facts for k in (f.subject_key, f.object_key) if k}
+        hashes = tombstone_hashes(project, ends)
+        erased = self.store.erased(project, list(hashes))
+        if erased:
+            self.store.clear_erased(project, erased)
