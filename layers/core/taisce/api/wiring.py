@@ -109,7 +109,7 @@ def open_opensearch_semantic(settings: Settings, store: object = None) -> Semant
 
 def _across_network(settings: Settings) -> bool:
     """Whether the model is a network call (Bedrock): a recall then asks it for the
-    question's vector beside the store's first reads (domain/recall.py, _Question)."""
+    question's vector beside the store's first reads (domain/question_vector.py, Question)."""
     return settings.embeddings == "bedrock"
 
 

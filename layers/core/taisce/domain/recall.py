@@ -13,25 +13,19 @@ recall still answers, and `degraded` names each surface in effect that was lost.
 
 from __future__ import annotations
 
-import logging
-import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
-from .budget import Bundle, fact_characters, passage_characters, report_characters
+from .budget import Bundle, passage_characters, report_characters
 from .controls import RecallControls
 from .fact_ranking import (
     POINTER_DEPTH,
-    Candidate,
-    asked_words,
     cited_message_ranks,
-    neutral_question,
     pointer_scores,
-    rank_facts,
 )
+from .fact_step import fill_facts
 from .filters import FactFilter, MessageFilter
-from .model import Fact, Hit, Passage, Role, VectorKind
+from .model import Fact, Hit, Passage, Role
 from .names import QuestionNames, candidate_spans
 from .passage_ranking import (
     PASSAGE_DEPTH,
@@ -54,23 +48,17 @@ from .ports.facts import FactStore
 from .ports.messages import MessageStore
 from .ports.store import Store
 from .ports.vectors import Embedder, VectorIndex
+from .question_vector import Meaning, Question, attempt
 from .recalled import (
-    FactWhy,
     PassageWhy,
     RecallAnswer,
-    RecalledFact,
     RecalledPassage,
     RecalledReport,
 )
 from .report_ranking import REPORT_DEPTH, hierarchy_of, nearest_reports, themed_reports
 from .similar_names import similar_names
 
-logger = logging.getLogger(__name__)
-
 SEMANTIC_SURFACES = ("reports", "passages")
-# Facts read per hop as candidates for the ranking: bounds a recall's work however
-# much the memory knows about the matched entities (storing order: the oldest first).
-FACT_POOL = 256
 # Passages read from the store at a time while the bundle fills.
 PASSAGE_CHUNK = 64
 
@@ -82,204 +70,9 @@ class Semantic:
     embedder: Embedder
     index: VectorIndex
     # A model across the network (Bedrock) is asked for the question's vector at the
-    # start of the recall, beside the store's first reads (_Question). A local model
+    # start of the recall, beside the store's first reads (Question). A local model
     # is not: it takes the same cores the reads need (measured: no gain, 2 cores).
     early_vector: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class _Link:
-    """How a hop-2 entity was reached: the names walked from the matched one, and
-    the matched entity's key."""
-
-    path: tuple[str, ...]
-    matched: str
-
-
-def _neighbours(hop1: list[Fact], matched: set[str]) -> dict[str, _Link]:
-    """Entities one link away from the matched names, in the order first reached."""
-    links: dict[str, _Link] = {}
-    for fact in hop1:
-        if fact.subject_key in matched and fact.object_key and fact.object_key not in matched:
-            links.setdefault(fact.object_key, _Link((fact.subject, fact.object), fact.subject_key))
-        elif fact.object_key in matched and fact.subject_key not in matched:
-            links.setdefault(
-                fact.subject_key, _Link((fact.object, fact.subject), str(fact.object_key))
-            )
-    return links
-
-
-def _reached_through(fact: Fact, order: dict[str, int]) -> str:
-    ends = [k for k in (fact.subject_key, fact.object_key) if k in order]
-    return min(ends, key=order.__getitem__)
-
-
-def _fill_facts(
-    store: FactStore,
-    project: str,
-    question: str,
-    matched: list[str],
-    controls: RecallControls,
-    bundle: Bundle,
-    filters: FactFilter,
-    meaning: _Meaning | None,
-    step: Literal["exact_name", "similar_name"] = "exact_name",
-    names: Sequence[str] = (),
-    read: dict[str, Fact] | None = None,
-) -> None:
-    """Fill the bundle with the matched entities' facts that bear on the question
-    (domain/fact_ranking.py). If the model or the index fails, words alone rank them,
-    and `degraded` does not list facts: step 1 ran (as without a model). Every fact
-    read (each passed the roles and filters) is put in `read` if given."""
-    # A fact the filters hide is neither a candidate nor walked, nor counted in the
-    # word statistics: only hop-1 facts that passed them name the entities of hop 2.
-    roles = controls.source_roles
-    hop1 = list(store.facts_about(project, matched, roles, limit=FACT_POOL, filters=filters))
-    if read is not None:
-        read.update((f.id, f) for f in hop1)
-    first = {key: i for i, key in enumerate(matched)}
-    candidates = [Candidate(f, 1, (), _reached_through(f, first)) for f in hop1]
-    said = [*matched, *names]
-    neutral_q: _Question | None = None
-    if controls.hops >= 2:
-        links = _neighbours(hop1, set(matched))
-        if links:
-            if meaning is not None and asked_words(question, said):
-                # For the paths: the question without its names. A model across the
-                # network is asked now, beside the hop-2 read; a local one only if
-                # hop 2 finds facts.
-                neutral_q = _Question(
-                    neutral_question(question, said),
-                    meaning.question.embedder,
-                    early=meaning.question.early,
-                )
-            order = {key: i for i, key in enumerate(links)}
-            hop2 = store.facts_about(
-                project,
-                list(links),
-                roles,
-                limit=FACT_POOL,
-                exclude={f.id for f in hop1},
-                filters=filters,
-            )
-            for fact in hop2:
-                if read is not None:
-                    read[fact.id] = fact
-                linked = _reached_through(fact, order)
-                link = links[linked]
-                candidates.append(Candidate(fact, 2, link.path, link.matched, linked))
-    if not candidates:
-        return
-    similarities: dict[str, float] | None = None
-    neutral: dict[str, float] | None = None
-    if meaning is not None:
-        similarities = meaning.similarities(project, "fact", [c.fact.id for c in candidates])
-        at_hop2 = [c.fact.id for c in candidates if c.hop == 2]
-        if at_hop2 and similarities is not None and neutral_q is not None:
-            # The paths' facts, by the question with its names taken out; if that
-            # fails, their words order them.
-            neutral = meaning.similarities(project, "fact", at_hop2, neutral_q) or {}
-    ranked = rank_facts(
-        question,
-        candidates,
-        similarities,
-        said,
-        model=meaning is not None,
-        neutral=neutral,
-        explain=controls.explain,
-    )
-    for scored in ranked:
-        c = scored.candidate
-        why = None
-        if controls.explain:
-            why = FactWhy(
-                step,
-                c.matched,
-                c.hop,
-                scored.words,
-                scored.similarity,
-                scored.score,
-                scored.path,
-                scored.neutral,
-            )
-        item = RecalledFact(c.fact, c.path, why)
-        if not bundle.add("facts", item, fact_characters(c.fact, c.path)):
-            break
-
-
-class _Question:
-    """The question's vector, made at most once per recall and only if a step needs it.
-
-    Made `early`, the model is asked in a thread from the start of the recall while the
-    store reads names and facts (neither needs the vector): on AWS both are network
-    waits, which then overlap."""
-
-    def __init__(self, text: str, embedder: Embedder, *, early: bool = False) -> None:
-        self.text = text
-        self.embedder = embedder
-        self._vector: Sequence[float] | None = None
-        self.failed = False
-        self.early = early
-        self._thread: threading.Thread | None = None
-        if early:
-            # A thread per recall, not a pool: nothing to go stale in a forked process.
-            self._thread = threading.Thread(target=self._embed, name="question-vector")
-            self._thread.start()
-
-    def _embed(self) -> None:
-        try:
-            self._vector = self.embedder.embed([self.text])[0]
-        except Exception:  # any model failure degrades the recall, never fails it
-            logger.exception("embedding the question failed")
-            self.failed = True
-
-    def vector(self) -> Sequence[float] | None:
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-        elif self._vector is None and not self.failed:
-            self._embed()
-        return self._vector
-
-    def nearest(
-        self, index: VectorIndex, project: str, kind: VectorKind, k: int, roles: Sequence[Role]
-    ) -> list[Hit] | None:
-        """The k items of `kind` nearest the question, or None if the model or the
-        index failed."""
-        vector = self.vector()
-        if vector is None:
-            return None
-        return _attempt(f"{kind} search", lambda: index.search(project, kind, vector, k, roles))
-
-
-@dataclass(frozen=True)
-class _Meaning:
-    """The question's vector and the index: the meaning signal of the fact ranking."""
-
-    question: _Question
-    index: VectorIndex
-
-    def similarities(
-        self, project: str, kind: VectorKind, ids: list[str], other: _Question | None = None
-    ) -> dict[str, float] | None:
-        """Cosine with the question (or with `other`) of each of these items that has a
-        vector, or None if the model or the index failed."""
-        vector = (other or self.question).vector()
-        if vector is None:
-            return None
-        try:
-            return self.index.similarities(project, kind, vector, ids)
-        except Exception:  # an index failure degrades the recall, never fails it
-            logger.exception("%s similarities failed during a recall", kind)
-            return None
-
-
-def _attempt(what: str, search: Callable[[], list[Hit]]) -> list[Hit] | None:
-    try:
-        return search()
-    except Exception:  # an index failure degrades the recall, never fails it
-        logger.exception("%s failed during a recall", what)
-        return None
 
 
 def recall(
@@ -298,7 +91,7 @@ def recall(
     filters = controls.fact_filter(now)
     q = None
     if semantic is not None:
-        q = _Question(question, semantic.embedder, early=semantic.early_vector)
+        q = Question(question, semantic.embedder, early=semantic.early_vector)
     names = QuestionNames(question)
     # Only names that facts of the asked roles use count: what was not asked for
     # cannot shape the answer (a tool's longer name cannot hide the user's).
@@ -308,14 +101,14 @@ def recall(
     matched = list(dict.fromkeys(found[k] for k in picked))
     # The names as the question wrote them (an alias too) are not asked words.
     said = [*matched, *picked]
-    meaning = _Meaning(q, semantic.index) if q is not None and semantic is not None else None
+    meaning = Meaning(q, semantic.index) if q is not None and semantic is not None else None
     lost: set[str] = set()
     # The facts steps 1 and 2 read: step 4 follows the facts nearest the question to
     # their messages, and two in three of those are facts already read (real
     # conversations), which it then need not read again.
     read: dict[str, Fact] = {}
     if matched and "facts" in surfaces:
-        _fill_facts(
+        fill_facts(
             store,
             project,
             question,
@@ -352,7 +145,7 @@ def _semantic_steps(
     bundle: Bundle,
     matched: list[str],
     semantic: Semantic,
-    q: _Question,
+    q: Question,
     filters: FactFilter,
     said: Sequence[str] = (),
     read: dict[str, Fact] | None = None,
@@ -380,9 +173,9 @@ def _semantic_steps(
             asked = question
             for m in similar.matches:
                 asked = asked.replace(m.span, m.key)
-            meaning = _Meaning(q if asked == question else _Question(asked, q.embedder), index)
+            meaning = Meaning(q if asked == question else Question(asked, q.embedder), index)
             spans = [m.span for m in similar.matches]
-            _fill_facts(
+            fill_facts(
                 store,
                 project,
                 asked,
@@ -400,7 +193,7 @@ def _semantic_steps(
     # question first (domain/report_ranking.py). A report sums up facts that a filter
     # cannot cut out of it, so a filtered recall returns none.
     if "reports" in surfaces and (not matched or controls.themes) and not controls.filtered:
-        meaning = _Meaning(q, index)
+        meaning = Meaning(q, index)
         if matched:
             reports, reached = hierarchy_of(
                 matched,
@@ -414,7 +207,7 @@ def _semantic_steps(
             chosen = themed_reports(question, reports, reached, similarities, [*said, *matched])
         else:
             nearest = q.nearest(index, project, "report", REPORT_DEPTH, roles)
-            lexical = _attempt(
+            lexical = attempt(
                 "report text search",
                 lambda: index.search_text(project, "report", question, REPORT_DEPTH, roles),
             )
@@ -444,8 +237,8 @@ def _semantic_steps(
     if "passages" in surfaces and not bundle.truncated:
         k = controls.max_rows + 1 - bundle.rows
         depth = max(k, PASSAGE_DEPTH)
-        # Words first: the question's vector may still be on its way (_Question).
-        lexical = _attempt(
+        # Words first: the question's vector may still be on its way (Question).
+        lexical = attempt(
             "passage text search",
             lambda: index.search_text(project, "passage", question, depth, roles),
         )
@@ -567,7 +360,7 @@ def _passage_factors(
 def _cited_messages(
     store: FactStore,
     project: str,
-    q: _Question,
+    q: Question,
     index: VectorIndex,
     roles: Sequence[Role],
     filters: FactFilter,
