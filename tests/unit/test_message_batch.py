@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from taisce.domain.message_batch import batch_to_store
+from taisce.domain.message_batch import batch_to_store, passages_by_message
 from tests.contract.factories import message, with_passages
 
 
@@ -12,10 +12,14 @@ def test_the_first_copy_of_each_message_with_the_passages_of_its_text() -> None:
     other = message("Other words.", id="o")
     messages, passages = with_passages(first, other, again, limit=10)
     batch = batch_to_store(messages, passages)
-    assert [(m.id, m.content) for m, _ in batch] == [("m", first.content), ("o", other.content)]
+    assert [(m.id, m.content) for m in batch.messages] == [
+        ("m", first.content),
+        ("o", other.content),
+    ]
     _, mine = with_passages(first, limit=10)
     _, theirs = with_passages(other, limit=10)
-    assert [kept for _, kept in batch] == [mine, theirs]
+    assert batch.passages == [*mine, *theirs]
+    assert passages_by_message(batch) == {"m": mine, "o": theirs}
 
 
 def test_each_passage_id_once_in_the_batch_and_one_passage_per_place() -> None:
@@ -25,10 +29,12 @@ def test_each_passage_id_once_in_the_batch_and_one_passage_per_place() -> None:
     same_place = two._replace(id="m#9")
     # An id already taken in the batch, though under another message with the text.
     borrowed = one._replace(message_id="n")
-    assert batch_to_store([m, n], [two, one, same_place, borrowed]) == [(m, [two, one]), (n, [])]
+    batch = batch_to_store([m, n], [two, one, same_place, borrowed])
+    assert batch == ([m, n], [two, one])
+    assert passages_by_message(batch) == {"m": [two, one], "n": []}
 
 
 def test_passages_of_no_message_in_the_batch_are_left_out() -> None:
     m = message("Kept.", id="m")
     _, stray = with_passages(message("Stray.", id="x"))
-    assert batch_to_store([m], stray) == [(m, [])]
+    assert batch_to_store([m], stray) == ([m], [])

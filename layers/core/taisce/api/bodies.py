@@ -3,8 +3,9 @@
 Each body is built through its model in api/responses.py (validated, then dumped), so
 the shape the OpenAPI document states is the shape sent: one description of each body.
 A key the server leaves out when it does not apply is left out of the model's input
-and dumped `exclude_unset`: absent, never null. The recall's body alone is written by
-hand, for speed (see below), and held to its model by tests/unit/test_bodies.py.
+and dumped `exclude_unset`: absent, never null. The bodies of the hot paths (a recall,
+the ids of a storing request) are written by hand, for speed (see below), and held to
+their models by tests/unit/test_bodies.py.
 """
 
 from __future__ import annotations
@@ -63,14 +64,17 @@ def _passage_fields(p: Passage) -> Body:
 
 
 # -- storing -------------------------------------------------------------------------
+# By hand, as the recall's: through the model they cost a storing request about 1% more
+# (50 us for 100 ids, measured), and storing is the hot write path. Held to their
+# models by tests/unit/test_bodies.py.
 
 
 def stored_facts(ids: Sequence[str]) -> Body:
-    return _through(responses.StoredFacts, {"facts": [{"id": i} for i in ids]})
+    return {"facts": [{"id": i} for i in ids]}
 
 
 def stored_messages(ids: Sequence[str]) -> Body:
-    return _through(responses.StoredMessages, {"messages": [{"id": i} for i in ids]})
+    return {"messages": [{"id": i} for i in ids]}
 
 
 # -- facts and listings ----------------------------------------------------------------

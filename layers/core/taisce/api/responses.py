@@ -4,9 +4,10 @@ document is generated (api/openapi.py).
 api/bodies.py builds each body from the domain's records through these models
 (validated, then dumped with only the keys that apply: absent, never null), except
 the recall's, written by hand there because validating it cost about 4% of a
-recall's p50. tests/unit/test_bodies.py checks that every body, the recall's
-included, comes back from its model unchanged, and the schemathesis run in
-tests/integration/test_openapi.py that the server keeps to them.
+recall's p50, and the stored ids (about 1% of a storing request).
+tests/unit/test_bodies.py checks that every body, the recall's included, comes back
+from its model unchanged, and the schemathesis run in tests/integration/test_openapi.py
+that the server keeps to them.
 Objects may gain fields in later versions, so none of them forbids unknown keys: a
 client ignores what it does not know.
 """

@@ -15,31 +15,41 @@ from typing import NamedTuple
 from .model import Message, Passage
 
 
-class MessageToStore(NamedTuple):
-    """A message of the batch as stored, with its passages in the order given."""
+class BatchToStore(NamedTuple):
+    """The messages to store (the first copy of each id, in batch order) and their
+    passages (in the order given). Flat, not grouped by message: the embedded store
+    writes each list in one go, on storing's hot path."""
 
-    message: Message
+    messages: list[Message]
     passages: list[Passage]
 
 
-def batch_to_store(
-    messages: Sequence[Message], passages: Sequence[Passage]
-) -> list[MessageToStore]:
-    """The first copy of each message id, in batch order, each with the passages of
-    the batch that belong to it (see the module)."""
-    firsts: dict[str, MessageToStore] = {}
+def batch_to_store(messages: Sequence[Message], passages: Sequence[Passage]) -> BatchToStore:
+    """What of the batch a store writes (see the module)."""
+    firsts: dict[str, Message] = {}
     for m in messages:
         if m.id not in firsts:
-            firsts[m.id] = MessageToStore(m, [])
+            firsts[m.id] = m
     ids: set[str] = set()
     places: set[tuple[str, int]] = set()
+    kept: list[Passage] = []
     for p in passages:
-        entry = firsts.get(p.message_id)
-        if entry is None or p.id in ids or (p.message_id, p.start) in places:
+        m = firsts.get(p.message_id)
+        if m is None or p.id in ids:
             continue
-        if entry.message.content[p.start : p.end] != p.quote:
-            continue  # a passage of another copy's text
+        place = (p.message_id, p.start)
+        if place in places or m.content[p.start : p.end] != p.quote:
+            continue  # a second passage at one place, or one of another copy's text
         ids.add(p.id)
-        places.add((p.message_id, p.start))
-        entry.passages.append(p)
-    return list(firsts.values())
+        places.add(place)
+        kept.append(p)
+    return BatchToStore(list(firsts.values()), kept)
+
+
+def passages_by_message(batch: BatchToStore) -> dict[str, list[Passage]]:
+    """The batch's passages under their message's id (every message listed), for a
+    store that writes a message and its passages together."""
+    grouped: dict[str, list[Passage]] = {m.id: [] for m in batch.messages}
+    for p in batch.passages:
+        grouped[p.message_id].append(p)
+    return grouped

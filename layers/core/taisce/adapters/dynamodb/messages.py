@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ...domain.filters import MessageFilter
-from ...domain.message_batch import batch_to_store
+from ...domain.message_batch import batch_to_store, passages_by_message
 from ...domain.model import Message, Passage
 from ...domain.validity import unsortable
 from .client import BATCH_GET_KEYS, TRANSACTION_BUDGET, TRANSACTION_ITEMS, error_code, parallel
@@ -54,11 +54,12 @@ class Messages(Listings, UnitWrites):
         """Store messages with their passages; returns the ids of messages new to the store."""
         token = secrets.token_hex(4)
         batch = batch_to_store(messages, passages)
+        kept = passages_by_message(batch)
         # Every message checked before positions are taken: bad input changes nothing.
-        built = [self._message_unit(project, m, kept, token) for m, kept in batch]
+        built = [self._message_unit(project, m, kept[m.id], token) for m in batch.messages]
         first = self._reserve_positions(project, len(built))
         units: list[Unit] = []
-        for n, ((m, _), unit) in enumerate(zip(batch, built, strict=True)):
+        for n, (m, unit) in enumerate(zip(batch.messages, built, strict=True)):
             # The claim and its passages share one position value (_message_unit).
             unit.claim["pos"]["N"] = str(first + n)
             # Passages first: mark_passages reads unit.items as the message's passages.
@@ -81,7 +82,7 @@ class Messages(Listings, UnitWrites):
         new = {u.claim["id"]["S"] for u in stored}
         # A retry or a duplicate stores nothing new: its range goes back if no request
         # took positions since (then the next batch follows on without a gap).
-        taken = max((n + 1 for n, (m, _) in enumerate(batch) if m.id in new), default=0)
+        taken = max((n + 1 for n, m in enumerate(batch.messages) if m.id in new), default=0)
         if taken < len(units):
             self._release_positions(project, first, len(units), taken)
         return new

@@ -46,8 +46,8 @@ class SqliteMessages(SqliteBase):
             first = int(row[0]) if row else 1
             new: dict[str, Message] = {}
             positions: dict[str, int] = {}
-            rows: list[tuple[object, ...]] = []
-            for m, kept in batch_to_store(messages, passages):
+            batch = batch_to_store(messages, passages)
+            for m in batch.messages:
                 position = first + len(new)
                 if not db.execute(
                     "INSERT INTO messages "
@@ -67,10 +67,11 @@ class SqliteMessages(SqliteBase):
                     continue  # stored already: it keeps its passages
                 new[m.id] = m
                 positions[m.id] = position
-                rows += [
-                    (project, p.id, p.message_id, p.role, p.source, p.start, p.end, p.quote)
-                    for p in kept
-                ]
+            rows = [
+                (project, p.id, p.message_id, p.role, p.source, p.start, p.end, p.quote)
+                for p in batch.passages
+                if p.message_id in new
+            ]
             if new:
                 db.execute(
                     "INSERT INTO message_positions (project, next) VALUES (?, ?) "
