@@ -15,6 +15,7 @@ store supplies only the queries.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -41,6 +42,9 @@ SINGLE_VALUED_PREDICATES = frozenset(
 )
 
 
+# Cached: a batch asks for it four times a fact (the contradiction prelude and plan),
+# and a memory's predicates are few; the bound keeps a stream of new ones from growing it.
+@functools.lru_cache(maxsize=4096)
 def predicate_key(predicate: str) -> str:
     return normalize_name(predicate)
 
