@@ -53,8 +53,18 @@ def _neighbours(hop1: list[Fact], matched: set[str]) -> dict[str, _Link]:
 
 
 def _reached_through(fact: Fact, order: dict[str, int]) -> str:
-    ends = [k for k in (fact.subject_key, fact.object_key) if k in order]
-    return min(ends, key=order.__getitem__)
+    """The end of the fact that `order` ranks first (the subject on a tie): the walk
+    reached the fact through it. Every candidate has an end in `order`. Written out,
+    not as min() over a list: a recall asks this of every candidate it reads."""
+    subject = order.get(fact.subject_key)
+    object_key = fact.object_key
+    if object_key is not None:
+        other = order.get(object_key)
+        if other is not None and (subject is None or other < subject):
+            return object_key
+    if subject is None:
+        raise ValueError(f"fact {fact.id} has no end in the walk")
+    return fact.subject_key
 
 
 def fill_facts(
