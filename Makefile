@@ -34,7 +34,7 @@ test: lint audit sam-install browser
 # The TypeScript client (clients/typescript, npm package taisce-client): its tests start a
 # real `taisce serve --demo` from this venv and check the generated types are current.
 test-ts: install
-	cd clients/typescript && npm ci --no-audit --no-fund && npm run build && npm test
+	cd clients/typescript && npm ci --no-audit --no-fund && npm run lint && npm run build && npm test
 
 # Headless Chromium for the browser tests (tests/browser): Debian's package, never a
 # browser downloaded by Playwright. Installing needs root (or sudo without a password);

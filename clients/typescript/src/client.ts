@@ -142,7 +142,8 @@ export class Taisce {
   /** Stores 1-100 messages; their ids, in order. A message without an id gets one here
    * (`msg_<uuid>`) before the first attempt, so a retry never stores it twice. */
   async storeMessages(messages: readonly NewMessage[]): Promise<string[]> {
-    const body = { messages: messages.map((m) => ({ ...m, id: m.id ?? `msg_${crypto.randomUUID()}` })) };
+    const withIds = messages.map((m) => ({ ...m, id: m.id ?? `msg_${crypto.randomUUID()}` }));
+    const body = { messages: withIds };
     const stored = await this.run(() => this.api.POST("/v1/messages", { body }));
     return stored.messages.map((m) => m.id);
   }
@@ -241,5 +242,3 @@ export class Taisce {
     return this.run(() => this.api.GET("/v1/erasures/{erasure_id}", { params: { path } }));
   }
 }
-
-

@@ -74,11 +74,16 @@ export function apiError(status: number, body: unknown): TaisceError {
   const error = isObject(body) ? body.error : undefined;
   if (isObject(error) && typeof error.code === "string") {
     // A code this client does not know yet is kept as the server sent it.
-    return new TaisceError(status, error.code as ErrorCode, String(error.message ?? `HTTP ${status}`), {
-      control: typeof error.control === "string" ? error.control : undefined,
-      requestId: typeof error.request_id === "string" ? error.request_id : undefined,
-      details: body,
-    });
+    return new TaisceError(
+      status,
+      error.code as ErrorCode,
+      String(error.message ?? `HTTP ${status}`),
+      {
+        control: typeof error.control === "string" ? error.control : undefined,
+        requestId: typeof error.request_id === "string" ? error.request_id : undefined,
+        details: body,
+      },
+    );
   }
   const gateway = isObject(body) && Object.keys(body).length === 1 ? body.message : undefined;
   if (typeof gateway === "string" && (status in GATEWAY_CODES || status >= 500)) {

@@ -104,7 +104,13 @@ describe("storing, listing and erasing", () => {
     assert.match(factIds[1]!, /^fact_[0-9a-f-]{36}$/);
     // The same id again keeps the stored fact: the answer still lists it.
     const again = await taisce.storeFacts([
-      { id: "ts-f1", subject: "Saoirse Byrne", predicate: "lives in", object: "Kerry", source_role: "user" },
+      {
+        id: "ts-f1",
+        subject: "Saoirse Byrne",
+        predicate: "lives in",
+        object: "Kerry",
+        source_role: "user",
+      },
     ]);
     assert.deepEqual(again, ["ts-f1"]);
     const facts: Fact[] = await taisce.factsAbout("Saoirse Byrne");
@@ -189,6 +195,37 @@ describe("storing, listing and erasing", () => {
     assert.ok(!message.content.includes("Saoirse") && message.content.includes("█"));
     // The demo's memory is untouched.
     assert.equal((await taisce.factsAbout("Atlas")).length, 2);
+  });
+
+  test("merge, aliases and the neighbourhood follow the merged name", async () => {
+    const merged = await taisce.merge("Liam", "Liam Walsh");
+    assert.deepEqual(merged, {
+      alias: "Liam",
+      into: "Liam Walsh",
+      facts_moved: 0,
+      aliases_moved: 0,
+    });
+    assert.deepEqual(await taisce.aliases(), [{ alias: "Liam", into: "Liam Walsh" }]);
+    const facts = await taisce.factsAbout("Liam");
+    assert.deepEqual(
+      facts.map((f) => f.statement),
+      ["Liam Walsh works at Northwind Labs"],
+    );
+    const around = await taisce.neighbourhood("Liam", 2);
+    assert.equal(around.entity, "liam walsh");
+    const edges = around.edges.map((e) => [e.hop, e.statement]);
+    assert.ok(
+      edges.some(([hop, s]) => hop === 1 && s === "Liam Walsh works at Northwind Labs"),
+      JSON.stringify(edges),
+    );
+    assert.ok(
+      edges.some(([hop, s]) => hop === 2 && s === "Northwind Labs is based in Lisbon"),
+      JSON.stringify(edges),
+    );
+    // Proposals need name vectors; this server has no embedding model.
+    const proposals = await taisce.proposals();
+    assert.deepEqual(proposals.proposals, []);
+    assert.deepEqual(proposals.degraded, ["proposals"]);
   });
 
   test("deleteFact deletes one fact; a second time is not_found", async () => {

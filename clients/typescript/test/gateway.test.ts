@@ -125,3 +125,36 @@ test("a request that outlives timeoutMs is a network error, not a refusal", asyn
     await new Promise<void>((resolve) => slow.close(() => resolve()));
   }
 });
+
+test("a pending erasure (a deploy's worker erases it) is read until done", async () => {
+  const taisce = new Taisce({ url, apiKey: "k", retries: 0 });
+  const id = `era_${"ab".repeat(16)}`;
+  const answer = (status: string, facts: number) =>
+    JSON.stringify({
+      id,
+      status,
+      status_url: `/v1/erasures/${id}`,
+      erased: { facts, entities: 0, messages: 0, passages: 0, reports: 0 },
+      requested_at: "2026-12-03T07:00:00.000000Z",
+      ...(status === "done" ? { finished_at: "2026-12-03T07:00:01.000000Z" } : {}),
+    });
+  answers = [
+    { status: 202, body: answer("pending", 0) },
+    { status: 200, body: answer("pending", 3) },
+    { status: 200, body: answer("done", 4) },
+  ];
+  const erased = await taisce.erase("Atlas", { waitMs: 5_000, pollMs: 10 });
+  assert.equal(erased.status, "done");
+  assert.equal(erased.erased.facts, 4);
+  assert.deepEqual(
+    received.map((r) => [r.method, r.url, r.body]),
+    [
+      ["POST", "/v1/erasures", '{"subject":"Atlas"}'],
+      ["GET", `/v1/erasures/${id}`, ""],
+      ["GET", `/v1/erasures/${id}`, ""],
+    ],
+  );
+  // Without waitMs the first answer comes back as it is.
+  answers = [{ status: 202, body: answer("pending", 0) }];
+  assert.equal((await taisce.erase("Atlas")).status, "pending");
+});

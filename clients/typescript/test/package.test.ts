@@ -31,7 +31,10 @@ test("npm pack holds dist (ESM and .d.ts), README and LICENSE, and nothing of th
   }
   // The licence file is copied from the repository's at pack time, where there is one.
   if (existsSync(join(PACKAGE, "LICENSE"))) assert.ok(files.includes("LICENSE"));
-  assert.ok(!files.some((f) => f.startsWith("dist-test/") || f.startsWith("src/")), files.join(", "));
+  assert.ok(
+    !files.some((f) => f.startsWith("dist-test/") || f.startsWith("src/")),
+    files.join(", "),
+  );
   const manifest = JSON.parse(readFileSync(join(PACKAGE, "package.json"), "utf8"));
   assert.equal(manifest.type, "module");
   assert.equal(manifest.license, "Apache-2.0");
