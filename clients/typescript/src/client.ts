@@ -118,7 +118,16 @@ export class Taisce {
   /** Sends `call` until it is answered without a retryable refusal; the data or a TaisceError. */
   private async run<T>(call: () => Promise<Result<T>>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
-      const { data, error, response } = await call();
+      let result: Result<T>;
+      try {
+        result = await call();
+      } catch (error) {
+        // The body is read after fetch returns: a timeout or a reset while reading it is
+        // still no answer. A body that is not JSON (SyntaxError) is not an outage.
+        if (error instanceof TaisceNetworkError || error instanceof SyntaxError) throw error;
+        throw new TaisceNetworkError(this.url, error);
+      }
+      const { data, error, response } = result;
       if (response.ok) return data as T;
       const retryable = response.status === 429 || response.status >= 500;
       if (!retryable || attempt >= this.retries) throw apiError(response.status, error);

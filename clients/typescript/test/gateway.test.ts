@@ -111,16 +111,27 @@ test("the retries end: the last refusal is thrown; a 400 is never retried", asyn
   assert.equal(received.length, 1);
 });
 
-test("a request that outlives timeoutMs is a network error, not a refusal", async () => {
+test("a request that outlives timeoutMs, head or body, is a network error", async () => {
   const slow = createServer(() => {
     // never answers
   });
   await new Promise<void>((resolve) => slow.listen(0, "127.0.0.1", resolve));
   const slowUrl = `http://127.0.0.1:${(slow.address() as AddressInfo).port}`;
+  const stalled = createServer((_request, response) => {
+    // the head, then a body that never ends
+    response.writeHead(200, { "Content-Type": "application/json" });
+    response.write('{"status": "ok", ');
+  });
+  await new Promise<void>((resolve) => stalled.listen(0, "127.0.0.1", resolve));
+  const stalledUrl = `http://127.0.0.1:${(stalled.address() as AddressInfo).port}`;
   try {
     const taisce = new Taisce({ url: slowUrl, timeoutMs: 200 });
     await assert.rejects(taisce.health(), { name: "TaisceNetworkError" });
+    const reading = new Taisce({ url: stalledUrl, timeoutMs: 200 });
+    await assert.rejects(reading.health(), { name: "TaisceNetworkError" });
   } finally {
+    stalled.closeAllConnections();
+    await new Promise<void>((resolve) => stalled.close(() => resolve()));
     slow.closeAllConnections();
     await new Promise<void>((resolve) => slow.close(() => resolve()));
   }
