@@ -6,7 +6,7 @@ DATA ?= data
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: install run test lint audit browser screenshots openapi bench bench-quick bench-quality bench-extraction bench-erasure bench-secure-delete bench-load bench-load-quick bench-recall-speed bench-fact-replay bench-recall-ab clean sam-install sam-validate sam cold-start
+.PHONY: install run test test-ts lint audit browser screenshots openapi bench bench-quick bench-quality bench-extraction bench-erasure bench-secure-delete bench-load bench-load-quick bench-recall-speed bench-fact-replay bench-recall-ab clean sam-install sam-validate sam cold-start
 
 install: $(VENV)/.installed
 
@@ -30,6 +30,11 @@ lint: install
 # The deploy-readiness test translates template.yaml with the SAM CLI's translator (.venv-sam).
 test: lint audit sam-install browser
 	$(BIN)/python -m pytest
+
+# The TypeScript client (clients/typescript, npm package taisce-client): its tests start a
+# real `taisce serve --demo` from this venv and check the generated types are current.
+test-ts: install
+	cd clients/typescript && npm ci --no-audit --no-fund && npm run lint && npm run build && npm test
 
 # Headless Chromium for the browser tests (tests/browser): Debian's package, never a
 # browser downloaded by Playwright. Installing needs root (or sudo without a password);
