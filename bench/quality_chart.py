@@ -122,9 +122,7 @@ def svg(figures: dict[int, dict[str, float]], facts: dict[str, str]) -> str:
     legend_y = height - 40
     x = float(left)
     for _, label, colour in METHODS:
-        out.append(
-            f'<rect x="{x:.1f}" y="{legend_y}" width="12" height="12" fill="{colour}"/>'
-        )
+        out.append(f'<rect x="{x:.1f}" y="{legend_y}" width="12" height="12" fill="{colour}"/>')
         out.append(
             f'<text x="{x + 16:.1f}" y="{legend_y + 10}" font-size="11" '
             f'fill="#111827">{escape(label)}</text>'
