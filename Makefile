@@ -52,7 +52,7 @@ screenshots: install browser
 
 # Security checks: bandit over the code (skips justified in pyproject.toml) and
 # pip-audit over the installed pins; .ci/audit_dependencies.py says plainly when the
-# vulnerability service could not be reached (README, "Abuse and secrets").
+# vulnerability service could not be reached (docs/reliability.md, "Abuse and secrets").
 audit: install
 	$(BIN)/bandit -q -c pyproject.toml -r layers functions clients
 	$(BIN)/python .ci/audit_dependencies.py $(BIN)/pip-audit
@@ -71,9 +71,9 @@ bench-quick: install
 bench-quality: install
 	$(BIN)/taisce bench quality --embeddings local --json bench/data/quality-results.json
 
-# Recall p50/p95 through the gateway against the dense baseline on the real LoCoMo
-# conversations (../shared/bench/locomo/, skipped where absent), in one run. ARGS is passed
-# on, e.g. ARGS="--answers before.json" then ARGS="--compare before.json" after a change.
+# Recall p50/p95 through the gateway against the dense baseline on the LoCoMo data set
+# (see docs/quality.md; skipped where absent), in one run. ARGS is passed on, e.g.
+# ARGS="--answers before.json" then ARGS="--compare before.json" after a change.
 bench-recall-speed: install
 	$(BIN)/python -m bench.recall_speed $(ARGS)
 

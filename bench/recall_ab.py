@@ -7,15 +7,16 @@ timed in the same loop, and every answer compared exactly.
 
 The base revision's `layers/core/taisce` is taken with `git archive REV` into a
 temporary folder and imported as `taisce_base` (its imports are relative). Each
-conversation of FILE (default ../shared/bench/locomo/locomo-dev-facts.json, read at run
-time, never copied) is stored once through this tree's gateway, as
-bench/recall_speed.py stores it; then both packages open the same store (their own
-wiring, same folder) and recall each question at each budget (Memory.recall: the domain
-and the adapters, not the gateway, which both share), alternating which side goes
-first. Both see the same load, and on one store the answers must be identical, server-
-made ids and reports included (two stores of the facts file differ: README, "Recall
-speed with question-aware ranking"). Prints p50/p95 of both and of the dense baseline
-(the question embedded, ranked), and the count of answers that differ.
+conversation of FILE (a dataset, docs/quality.md; by default the LoCoMo facts file
+where a checkout has it beside the project, read at run time, never copied) is stored
+once through this tree's gateway, as bench/recall_speed.py stores it; then both
+packages open the same store (their own wiring, same folder) and recall each question
+at each budget (Memory.recall: the domain and the adapters, not the gateway, which
+both share), alternating which side goes first. Both see the same load, and on one
+store the answers must be identical, server-made ids and reports included (two stores
+of the facts file differ: docs/benchmarks.md, "Recall speed with question-aware
+ranking"). Prints p50/p95 of both and of the dense baseline (the question embedded,
+ranked), and the count of answers that differ.
 """
 
 from __future__ import annotations
@@ -138,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budgets", type=_budgets, default=[1_000, 4_000, 16_000])
     args = parser.parse_args(argv)
     if not args.file.is_file():
-        print(f"skipped: {args.file} is absent (see the README, 'Retrieval quality')")
+        print(f"skipped: {args.file} is absent (docs/quality.md says how to make the dataset)")
         return 0
     report = run(args)
     print(

@@ -8,7 +8,7 @@ strongly consistent unit is 1 read request unit on demand, an eventually consist
 one 0.5. moto answers ReturnConsumedCapacity with placeholders (1.0 per Query, one per
 BatchGetItem key), so those are not used.
 
-Run as a script for the README's figures (the bench's synthetic graph, through the
+Run as a script for the figures of docs/dynamodb-recall.md (the bench's synthetic graph, through the
 domain as the recall handler runs it):
 
     .venv/bin/python -m tests.contract.test_dynamodb_costs [--facts 1000] [--recalls 200]

@@ -1,6 +1,6 @@
 """The retrieval-quality harness: evidence recall of Taisce and of baselines.
 
-For each conversation of a dataset (`../shared/bench/FORMAT.md`), in a fresh project of
+For each conversation of a dataset (docs/quality.md, "Dataset format"), in a fresh project of
 an in-process local gateway (the Lambda authorizer, then the Powertools handlers, as
 `taisce serve` runs them) on a temporary data folder:
 
