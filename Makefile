@@ -21,6 +21,8 @@ install: $(VENV)/.dev
 $(VENV)/.runtime: pyproject.toml clients/python/pyproject.toml $(PINNED)
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is needed (set PYTHON=...)")'
 	$(PYTHON) -m venv $(VENV)
+	@# The server's distribution was named taisce before it was taisce-server.
+	@$(BIN)/python -m pip uninstall -q -y taisce >/dev/null 2>&1 || true
 	$(PIP) $(addprefix -c ,$(PINNED)) -e . -e clients/python
 	@touch $@
 
