@@ -23,7 +23,9 @@ $(VENV)/.runtime: pyproject.toml clients/python/pyproject.toml $(PINNED)
 	$(PYTHON) -m venv $(VENV)
 	@# The server's distribution was named taisce before it was taisce-server.
 	@$(BIN)/python -m pip uninstall -q -y taisce >/dev/null 2>&1 || true
-	$(PIP) $(addprefix -c ,$(PINNED)) -e . -e clients/python
+	@# --no-compile: Python caches the bytecode of the modules it imports when it first
+	@# runs them, rather than pip compiling every file of every package (52 MB, tests too).
+	$(PIP) --no-compile $(addprefix -c ,$(PINNED)) -e . -e clients/python
 	@touch $@
 
 $(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt
