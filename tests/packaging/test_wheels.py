@@ -264,6 +264,21 @@ def test_the_local_server_needs_no_aws_sdk(venv: Path, served: Served) -> None:
     )
     assert _run(python, "-c", probe).strip() == "[]"
     assert served.secret
+    # Asking for the AWS store there says what to install, in one line.
+    done = subprocess.run(
+        [venv / "bin" / "taisce", "credentials", "list", "--store", "dynamodb", "--table", "t"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=venv.parent,
+        env=_environ(AWS_DEFAULT_REGION="eu-west-1"),
+    )
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.strip().splitlines() == [
+        "error: boto3 is not installed; the DynamoDB store, Bedrock and OpenSearch need the "
+        "AWS libraries: pip install 'taisce-server[aws]'"
+    ]
 
 
 def _python310() -> str | None:

@@ -66,8 +66,9 @@ def cmd_credentials(args: argparse.Namespace) -> int:
             return 2
         print(_create_credential(args.project, args.label))
     elif args.action == "list":
+        credentials = store.list_credentials(args.project)
         print("id\tproject\tcreated_at\tstate\tlabel")
-        for c in store.list_credentials(args.project):
+        for c in credentials:
             state = f"revoked {c.revoked_at}" if c.revoked_at else "live"
             print(f"{c.id}\t{c.project}\t{c.created_at}\t{state}\t{c.label or ''}")
     else:
@@ -317,10 +318,23 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+# The [aws] extra's modules: the local server never imports them (docs/packages.md).
+_AWS_MODULES = frozenset({"boto3", "botocore", "opensearchpy", "urllib3"})
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return int(args.run(args))
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in _AWS_MODULES:
+            raise
+        print(
+            f"error: {exc.name} is not installed; the DynamoDB store, Bedrock and OpenSearch "
+            "need the AWS libraries: pip install 'taisce-server[aws]'",
+            file=sys.stderr,
+        )
+        return 2
     except SettingsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
