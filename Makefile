@@ -8,18 +8,31 @@ PORT ?= 8080
 
 .PHONY: install run test test-ts lint audit browser screenshots openapi bench bench-quick bench-quality bench-extraction bench-erasure bench-secure-delete bench-load bench-load-quick bench-recall-speed bench-fact-replay bench-recall-ab clean sam-install sam-validate sam cold-start
 
-install: $(VENV)/.installed
+# Two steps, each with its stamp: .venv/.runtime is what `make run` needs (the two
+# packages, editable, with their runtime dependencies at the pinned versions, no AWS SDK
+# and no tools); .venv/.dev adds the tools and the AWS SDKs (`make install`, which every
+# other target uses). docs/packages.md has both sizes.
+PIP := $(BIN)/python -m pip install -q --disable-pip-version-check
+PINNED := layers/core/requirements.txt layers/local-model/requirements.txt requirements-local.txt
+
+install: $(VENV)/.dev
 
 # clients/python (the Python client and MCP server) is a package of its own: not in the layer.
-$(VENV)/.installed: pyproject.toml layers/core/requirements.txt layers/local-model/requirements.txt requirements-local.txt requirements-dev.txt clients/python/pyproject.toml
+$(VENV)/.runtime: pyproject.toml clients/python/pyproject.toml $(PINNED)
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is needed (set PYTHON=...)")'
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --disable-pip-version-check -r layers/core/requirements.txt -r layers/local-model/requirements.txt -r requirements-local.txt -r requirements-dev.txt
-	$(BIN)/python -m pip install -q --disable-pip-version-check --no-deps -e .
-	$(BIN)/python -m pip install -q --disable-pip-version-check --no-deps -e clients/python
+	@# The server's distribution was named taisce before it was taisce-server.
+	@$(BIN)/python -m pip uninstall -q -y taisce >/dev/null 2>&1 || true
+	@# --no-compile: Python caches the bytecode of the modules it imports when it first
+	@# runs them, rather than pip compiling every file of every package (52 MB, tests too).
+	$(PIP) --no-compile $(addprefix -c ,$(PINNED)) -e . -e clients/python
 	@touch $@
 
-run: install
+$(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt
+	$(PIP) $(addprefix -r ,$(PINNED)) -r requirements-dev.txt
+	@touch $@
+
+run: $(VENV)/.runtime
 	$(BIN)/taisce serve --host $(HOST) --port $(PORT) --data $(DATA) --demo
 
 lint: install

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Iterable, Mapping
 from types import TracebackType
-from typing import Any, TypeVar, Unpack
+from typing import Any, TypeVar
 
 import httpx
 
 from . import calls, transport
 from .calls import Call
 from .models import Fact, Health, NewFact, NewMessage, Recall, RecallControls
+
+if sys.version_info >= (3, 11):
+    from typing import Unpack
+else:  # the client supports Python 3.10
+    from typing_extensions import Unpack
 
 T = TypeVar("T")
 

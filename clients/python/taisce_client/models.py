@@ -6,9 +6,15 @@ an older client keeps working against a newer server; `wire()` gives the JSON ba
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
-from typing import Any, Literal, Self, TypedDict
+from typing import Any, Literal, TypedDict
+
+if sys.version_info >= (3, 11):
+    from typing import Self
+else:  # the client supports Python 3.10
+    from typing_extensions import Self
 
 Role = Literal["user", "assistant", "system", "tool"]
 Surface = Literal["facts", "reports", "passages"]
