@@ -139,10 +139,19 @@ def test_list_shows_ids_and_projects_but_never_secrets(data: Path) -> None:
     done = taisce("credentials", "list", "--data", str(data))
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    lines = out.strip().splitlines()
+    header, *lines = out.strip().splitlines()
+    assert header.split("\t") == ["id", "project", "created_at", "state", "label"]
     assert len(lines) == 2
     line_a = next(line for line in lines if id_a in line)
     line_b = next(line for line in lines if id_b in line)
+    # Each line has the header's columns, in its order.
+    assert dict(zip(header.split("\t"), line_a.split("\t"), strict=True)) | {"created_at": "-"} == {
+        "id": id_a,
+        "project": "list-alpha",
+        "created_at": "-",
+        "state": "live",
+        "label": "alpha laptop",
+    }
     assert "list-alpha" in line_a and "alpha laptop" in line_a
     assert "list-beta" in line_b
     for secret in (secret_a, secret_b):
@@ -156,10 +165,10 @@ def test_list_shows_ids_and_projects_but_never_secrets(data: Path) -> None:
     assert id_b in only_beta.stdout and id_a not in only_beta.stdout
 
 
-def test_list_on_a_fresh_data_dir_is_empty(data: Path) -> None:
+def test_list_on_a_fresh_data_dir_is_the_header_alone(data: Path) -> None:
     done = taisce("credentials", "list", "--data", str(data))
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == ""
+    assert done.stdout == "id\tproject\tcreated_at\tstate\tlabel\n"
 
 
 # -- revoke -----------------------------------------------------------------------------------
