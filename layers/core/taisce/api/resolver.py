@@ -59,7 +59,10 @@ def field_response(errors: Sequence[Error], root: type[BaseModel] | None = None)
 
 
 def body_model(app: APIGatewayHttpResolver) -> type[BaseModel] | None:
-    """The model the current route reads its body into, if it takes one."""
+    """The model the current route reads its body into, if it takes one: what an
+    unknown field's did-you-mean is drawn from. Powertools keeps the matched route in
+    its context while it resolves; should that change, fields are still named, only
+    without a guess (tests/integration/test_http_error_words.py would fail)."""
     route = app.context.get("_route")
     params = getattr(getattr(route, "dependant", None), "body_params", None) or ()
     for param in params:
