@@ -150,6 +150,14 @@ def test_list_shows_ids_and_projects_but_never_secrets(data: Path) -> None:
     assert all(len(line.split("\t")) == 5 for line in lines)
     line_a = next(line for line in lines if id_a in line)
     line_b = next(line for line in lines if id_b in line)
+    # Each line has the header's columns, in its order.
+    assert dict(zip(header.split("\t"), line_a.split("\t"), strict=True)) | {"created_at": "-"} == {
+        "id": id_a,
+        "project": "list-alpha",
+        "created_at": "-",
+        "state": "live",
+        "label": "alpha laptop",
+    }
     assert "list-alpha" in line_a and "alpha laptop" in line_a
     assert "list-beta" in line_b
     for secret in (secret_a, secret_b):

@@ -198,7 +198,7 @@ def build_server(url: str | None = None, api_key: str | None = None) -> MCPServe
     )
     async def forget(subject: str) -> CallToolResult:
         async def use(client: AsyncClient) -> Any:
-            return await client.erase(subject, wait=FORGET_WAIT_SECONDS)
+            return (await client.erase(subject, wait=FORGET_WAIT_SECONDS)).wire()
 
         return await call(use)
 
