@@ -383,7 +383,7 @@ export interface components {
              * Code
              * @enum {string}
              */
-            code: "invalid_request" | "invalid_recall_controls" | "unauthorized" | "not_found" | "payload_too_large" | "internal";
+            code: "invalid_request" | "invalid_recall_controls" | "unauthorized" | "not_found" | "method_not_allowed" | "payload_too_large" | "internal";
             /**
              * Message
              * @description What was wrong, in plain words; never a trace.
