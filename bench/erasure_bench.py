@@ -36,12 +36,12 @@ from pathlib import Path
 from typing import Any
 
 from taisce.adapters.sqlite.store import SqliteStore
-from taisce.api.memory import Memory
 from taisce.domain.controls import Limits
 from taisce.domain.ingest import split_passages
 from taisce.domain.model import ROLES, Fact, Message
 from taisce.domain.names import normalize_name
 from taisce.evaluation.machine import describe_machine
+from taisce.service.memory import Memory
 
 NAME = "Atlas Example"
 PROJECT = "bench-erasure"

@@ -10,7 +10,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body
 from taisce.api import bodies, make_handler, make_resolver, project_of, services
 from taisce.api.responses import ErasureAnswer, described
 from taisce.domain.erasure import ErasureRequest
-from taisce.domain.work import announce
+from taisce.service.work import announce
 
 app = make_resolver()
 

@@ -11,7 +11,7 @@ Scheduled event (no "Records"): queue a pass for every project with marks that n
 message announced (a send that failed after a write, a message dead-lettered).
 
 Time: a pass starts an extraction only while the invocation has time left for the
-worst case of one (domain/work.py, `Budget`); what it could not start keeps its marks and
+worst case of one (service/work.py, `Budget`); what it could not start keeps its marks and
 a pass is queued to go on. So no pass is cut off by the function's timeout, whatever
 the batch holds.
 """
@@ -36,7 +36,7 @@ from aws_lambda_powertools.utilities.idempotency import (
 from taisce.api import services
 from taisce.api.logs import logger
 from taisce.api.wiring import extraction_worst_case
-from taisce.domain.work import Budget, WorkMessage, sweep, work_on
+from taisce.service.work import Budget, WorkMessage, sweep, work_on
 from taisce.settings import SettingsError
 
 # Idempotency records live in the memory table under one partition of their own

@@ -10,13 +10,14 @@ import pytest
 from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.adapters.sqlite.store import SqliteStore
 from taisce.adapters.sqlite.vectors import SqliteVectorIndex
-from taisce.api.memory import Memory
+from taisce.api import bodies
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.erasure import plan_erasure, subject_hash
 from taisce.domain.ingest import FactsRequest
 from taisce.domain.model import VectorItem
 from taisce.domain.names import candidate_spans
 from taisce.domain.reports import build_reports
+from taisce.service.memory import Memory
 from tests.contract.factories import fact, message, unique, with_passages
 from tests.moto_server import shared_moto
 
@@ -52,7 +53,7 @@ def recall(memory: Memory, project: str, question: str, hops: int = 2) -> dict[s
     request = RecallRequest.model_validate(
         {"question": question, "hops": hops, "source_roles": ALL_ROLES}
     )
-    return memory.recall(project, request)
+    return bodies.recall(memory.recall(project, request))
 
 
 def seed(store: Any, project: str) -> dict[str, Any]:

@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from taisce.api.memory import Memory
+from taisce.api import bodies
 from taisce.domain.controls import RecallRequest
 from taisce.domain.ingest import FactsRequest
+from taisce.service.memory import Memory
 from tests.contract.factories import unique
 
 # Three components of the user's graph, each one report: music, gardening, work.
@@ -48,7 +49,7 @@ def memory(semantic_memory: Memory) -> Iterator[tuple[Memory, str]]:
 
 def ask(memory: Memory, project: str, question: str, **controls: object) -> dict[str, Any]:
     body = {"question": question, "surfaces": ["reports"], **controls}
-    answer = memory.recall(project, RecallRequest.model_validate(body))
+    answer = bodies.recall(memory.recall(project, RecallRequest.model_validate(body)))
     assert answer["degraded"] == []
     return answer
 

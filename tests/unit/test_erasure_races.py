@@ -12,10 +12,10 @@ import pytest
 
 from taisce.adapters.sqlite.store import SqliteStore
 from taisce.adapters.sqlite.vectors import SqliteVectorIndex
-from taisce.api.memory import Memory
 from taisce.domain.controls import Limits
 from taisce.domain.ingest import FactsRequest, MessagesRequest
 from taisce.domain.recall import Semantic
+from taisce.service.memory import Memory
 
 DIMS = 4
 KINDS = ("entity", "passage", "report")

@@ -1,7 +1,7 @@
 """The local stand-in for the ingestion queue's worker: shortly after a write, off the
 request path, it embeds and indexes what was stored (passages, names new to a role),
 extracts facts from new messages (with an extractor configured) and rebuilds the
-reports of entities whose facts changed: the passes of domain/work.py, as the queue's
+reports of entities whose facts changed: the passes of service/work.py, as the queue's
 worker takes them, over every project with work."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import threading
 import time
 
 from ..api.logs import logger
-from ..domain.memory import Memory
-from ..domain.work import STEPS, Step, has_work, one_pass, projects_with_work
+from ..service.memory import Memory
+from ..service.work import STEPS, Step, has_work, one_pass, projects_with_work
 
 # The steps of a pass between two report rebuilds (run() paces those).
 WITHOUT_REPORTS: tuple[Step, ...] = ("erasures", "extractions", "vectors")

@@ -20,23 +20,23 @@ from typing import TYPE_CHECKING, Annotated, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from .erasure import ErasureHeld
-from .extraction import EXTRACTION_ATTEMPTS
-from .ingest import MAX_BATCH, Id
-from .model import WorkKind
-from .ports.queue import WorkQueue
+from ..domain.erasure import ErasureHeld
+from ..domain.extraction import EXTRACTION_ATTEMPTS
+from ..domain.ingest import MAX_BATCH, Id
+from ..domain.model import WorkKind
+from ..domain.ports.queue import WorkQueue
 
 if TYPE_CHECKING:
-    from .erasure import ErasureStatus
-    from .ports.extractor import Extractor
-    from .ports.store import Store
-    from .recall import Semantic
+    from ..domain.erasure import ErasureStatus
+    from ..domain.ports.extractor import Extractor
+    from ..domain.ports.store import Store
+    from ..domain.recall import Semantic
 
 logger = logging.getLogger(__name__)
 
 
 class WorkingMemory(Protocol):
-    """What a pass needs of domain.memory.Memory, which calls this module: typed by
+    """What a pass needs of service.memory.Memory, which calls this module: typed by
     this protocol so that the two modules do not import each other."""
 
     store: Store

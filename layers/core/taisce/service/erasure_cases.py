@@ -1,6 +1,6 @@
 """The memory's erasure use cases (the rules and the plan are domain/erasure.py): an
 erasure requested, held by one worker and completed in bounded steps, its status, and
-what reads and recalls hide while it is pending. Part of `Memory` (domain/memory.py)."""
+what reads and recalls hide while it is pending. Part of `Memory` (service/memory.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Callable, Collection, Sequence
 from datetime import datetime
 
-from .erasure import (
+from ..domain.erasure import (
     ERASURE_ID,
     MAX_PASSES,
     ErasureHeld,
@@ -25,13 +25,13 @@ from .erasure import (
     tombstone_hashes,
     zero_counts,
 )
-from .errors import NotFound
-from .ingest import timestamp
-from .model import Fact, VectorKind
-from .names import normalize_name
-from .ports.store import Store
-from .recall import Semantic
-from .words import forget_words
+from ..domain.errors import NotFound
+from ..domain.ingest import timestamp
+from ..domain.model import Fact, VectorKind
+from ..domain.names import normalize_name
+from ..domain.ports.store import Store
+from ..domain.recall import Semantic
+from ..domain.words import forget_words
 
 # The worker starts an erasure step only with this much of its time left: a step is
 # at most STEP_FACTS facts or STEP_MESSAGES messages (domain/erasure.py), plus the
