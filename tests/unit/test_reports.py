@@ -19,15 +19,9 @@ from hypothesis import strategies as st
 from taisce.api.bodies import report
 from taisce.domain import reports as reports_module
 from taisce.domain.ingest import FactIn, make_fact
-from taisce.domain.model import ROLES, Fact
+from taisce.domain.model import ROLES, Fact, Report
 from taisce.domain.names import normalize_name
-from taisce.domain.reports import (
-    Report,
-    affected_components,
-    build_reports,
-    louvain,
-    report_id,
-)
+from taisce.domain.reports import affected_components, build_reports, louvain, report_id
 
 RECORDED_AT = "2024-05-01T12:00:00Z"
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,11 +15,20 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..domain.aliases import Alias, MergeProposals, MergeResult
+from ..domain.aliases import MergeProposals
 from ..domain.controls import FILTERS, RecallControls
-from ..domain.erasure import COUNTS, ErasureStatus
 from ..domain.listing import EntityPage, MessagePage, Neighbourhood, ShownMessage
-from ..domain.model import ROLES, Fact, Message, Passage
+from ..domain.model import (
+    COUNTS,
+    ROLES,
+    Alias,
+    ErasureStatus,
+    Fact,
+    MergeResult,
+    Message,
+    Passage,
+    Report,
+)
 from ..domain.recalled import (
     FactWhy,
     RecallAnswer,
@@ -28,7 +37,6 @@ from ..domain.recalled import (
     RecalledReport,
     ReportWhy,
 )
-from ..domain.reports import Report
 from . import responses
 
 Body = dict[str, Any]

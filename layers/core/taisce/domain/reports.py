@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .model import ROLES, Fact, Role
+from .model import ROLES, Fact, Report, Role
 
 SUMMARY_CHARACTERS = 600
 SEED = 7
@@ -51,25 +51,6 @@ TITLE_NAMES = 3
 _SENTENCE_ENDS = (".", "!", "?", "\u2026", "\u3002", "\uff01", "\uff1f", "\uff61")
 _JOIN = "; "
 _JOIN_AFTER_SENTENCE = " "
-
-
-@dataclass(frozen=True, slots=True)
-class Report:
-    id: str
-    role: Role
-    # 0: a community; 1: a whole connected component grouping 2 or more communities.
-    level: int
-    parent_id: str | None
-    title: str
-    summary: str
-    # Titles from the top of the hierarchy down to this report (this report's title last).
-    path: tuple[str, ...]
-    # The message ids of exactly the facts whose statements are in the summary, in order.
-    source_messages: tuple[str, ...]
-    # The normalised keys of the member entities, sorted.
-    entity_keys: tuple[str, ...]
-    # The smallest entity key of the report's connected component (in its role's graph).
-    component: str
 
 
 def report_id(role: Role, level: int, keys: Iterable[str]) -> str:

@@ -13,21 +13,23 @@ from ..domain.erasure import (
     ERASURE_ID,
     MAX_PASSES,
     ErasureHeld,
-    ErasurePlan,
-    ErasureRecord,
-    ErasureStatus,
-    PendingErasure,
     PendingView,
     fact_keys,
     plan_erasure,
     plan_steps,
     subject_hash,
     tombstone_hashes,
-    zero_counts,
 )
 from ..domain.errors import NotFound
 from ..domain.ingest import timestamp
-from ..domain.model import Fact, VectorKind
+from ..domain.model import (
+    ErasureRecord,
+    ErasureStatus,
+    Fact,
+    PendingErasure,
+    VectorKind,
+    zero_counts,
+)
 from ..domain.names import normalize_name
 from ..domain.ports.store import Store
 from ..domain.recall import Semantic
@@ -57,11 +59,16 @@ class ErasureCases:
         and a retry after a failure part-way finishes the job."""
         return self.request_erasure(project, subject, defer=False).counts
 
-    def request_erasure(self, project: str, subject: str, *, defer: bool) -> ErasureStatus:
+    def request_erasure(
+        self, project: str, subject: str, *, defer: bool | None = None
+    ) -> ErasureStatus:
         """Accept an erasure: its tombstones and its pending record first (durable, so
         nothing is lost if the rest fails; recall hides the names from now on), then,
-        unless `defer`, complete it in this call. Deferred, the worker completes it
-        (complete_erasure) and the status says pending until then."""
+        unless deferred, complete it in this call. Deferred, the worker completes it
+        (complete_erasure) and the status says pending until then. `defer` None: as
+        the store's capabilities say (defers_erasure)."""
+        if defer is None:
+            defer = self.store.capabilities.defers_erasure
         key = normalize_name(subject)
         # An entity is all its names: erasing an alias or the entity erases the entity
         # and every alias merged into it (docs/API.md, "Erasure").
@@ -70,8 +77,7 @@ class ErasureCases:
         names = (key, *sorted(({entity} | merged) - {key}))
         # The tombstones first: an extraction that checks them cannot re-create the
         # entity while it is being erased.
-        for name in names:
-            self.store.erase(project, ErasurePlan(subject_hash(project, name)))
+        self.store.add_tombstones(project, [subject_hash(project, name) for name in names])
         now = self.clock()
         # Completed here: held by this request from the start, so that the worker
         # (the local one polls) does not take it up beside it.

@@ -15,10 +15,8 @@ from typing import TypeVar
 from ..domain.aliases import (
     PROPOSAL_FLOOR,
     PROPOSAL_NAMES,
-    Alias,
     MergeProposals,
     MergeRequest,
-    MergeResult,
     merge_keys,
     propose_merges,
 )
@@ -37,7 +35,6 @@ from ..domain.ingest import (
 )
 from ..domain.listing import (
     NEIGHBOURHOOD_FACTS,
-    EntityCounts,
     EntityPage,
     MessagePage,
     Neighbourhood,
@@ -48,7 +45,7 @@ from ..domain.listing import (
     encode_cursor,
     neighbourhood_graph,
 )
-from ..domain.model import ROLES, Fact, Role
+from ..domain.model import ROLES, Alias, EntityCounts, Fact, MergeResult, Role
 from ..domain.names import normalize_name
 from ..domain.ports.extractor import Extractor
 from ..domain.ports.store import Store
@@ -72,7 +69,7 @@ _BESIDE = ThreadPoolExecutor(max_workers=4, thread_name_prefix="beside")
 def _beside(store: Store, read: Callable[[], _T]) -> Callable[[], _T]:
     """Start `read` now, in a thread if the store reads in parallel (its calls are
     round trips), else when asked; returns how to get its result."""
-    if getattr(store, "parallel_reads", False):
+    if store.capabilities.parallel_reads:
         future = _BESIDE.submit(read)
         return future.result
     return read

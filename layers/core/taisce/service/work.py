@@ -27,7 +27,7 @@ from ..domain.model import WorkKind
 from ..domain.ports.queue import WorkQueue
 
 if TYPE_CHECKING:
-    from ..domain.erasure import ErasureStatus
+    from ..domain.model import ErasureStatus
     from ..domain.ports.extractor import Extractor
     from ..domain.ports.store import Store
     from ..domain.recall import Semantic
