@@ -11,12 +11,12 @@ import time
 
 from ..api.logs import logger
 from ..service.memory import Memory
-from ..service.work import STEPS, Step, has_work, one_pass, projects_with_work
+from ..service.work import STEP_NAMES, has_work, one_pass, projects_with_work
 
 # The steps of a pass between two report rebuilds (run() paces those).
-WITHOUT_REPORTS: tuple[Step, ...] = ("erasures", "extractions", "vectors")
+WITHOUT_REPORTS: tuple[str, ...] = ("erasures", "extractions", "vectors")
 # The work a model does: what a pass without reports answers for.
-MODELS: tuple[Step, ...] = ("extractions", "vectors")
+MODELS: tuple[str, ...] = ("extractions", "vectors")
 # The loop waits this many times the last rebuild's duration before the next one.
 REPORT_DUTY = 19
 
@@ -52,7 +52,7 @@ class Worker(threading.Thread):
         """One pass over every project with work (reports too, unless `reports` is
         False); False if it left work it could not do."""
         memory = self.memory
-        steps = STEPS if reports else WITHOUT_REPORTS
+        steps = STEP_NAMES if reports else WITHOUT_REPORTS
         try:
             work = projects_with_work(memory, steps)
         except Exception:
@@ -64,14 +64,14 @@ class Worker(threading.Thread):
                 # Extracted facts mark their entities' reports: rebuilt in this pass.
                 needs.add("reports")
             done = one_pass(memory, project, needs, best_effort=True)
-            report_seconds += done.report_seconds
+            report_seconds += done.seconds.get("reports", 0.0)
         if reports:
             self.report_seconds = report_seconds
         try:
             if not any(needs - {"erasures"} for needs in work.values()):
                 return True
             # Without reports, they wait for their turn: only work left by a model counts.
-            return not has_work(memory, STEPS if reports else MODELS)
+            return not has_work(memory, STEP_NAMES if reports else MODELS)
         except Exception:
             return False
 

@@ -27,7 +27,7 @@ from ..domain.ports.store import Store
 from ..domain.recall import Semantic
 from ..domain.reports import build_reports
 from ..domain.summaries import SummaryWriter
-from .work import EXTRACTION_BATCH, VECTOR_BATCH, has_work
+from .work import EXTRACTION_BATCH, VECTOR_BATCH
 
 logger = logging.getLogger(__name__)
 
@@ -116,10 +116,6 @@ class BackgroundWork:
             # Their text was written after the erasure (or deletion) that took them had
             # purged the index: purged again, so no trace of it stays in storage.
             self.semantic.index.purge()
-
-    def work_pending(self) -> bool:
-        """Whether any project has work for the worker (service/work.py says which)."""
-        return has_work(self)
 
     def _component_facts(self, project: str, role: Role, keys: Collection[str]) -> list[Fact]:
         """The facts of one role's connected components around these entities."""

@@ -54,6 +54,7 @@ from ..domain.recall import recall as recall_steps
 from ..domain.recalled import RecallAnswer
 from .background import BackgroundWork
 from .erasure_cases import ErasureCases
+from .work import has_work
 
 logger = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -105,6 +106,10 @@ class Memory(ErasureCases, BackgroundWork):
         # how the summaries of this process's rebuilds were written (domain/summaries.py).
         self.summary_model = summary_model
         self.summary_counts: Counter[str] = Counter()
+
+    def work_pending(self) -> bool:
+        """Whether any project has work for the worker (service/work.py says which)."""
+        return has_work(self)
 
     # -- writes ----------------------------------------------------------------
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Literal, Protocol, TypeVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
@@ -27,39 +27,11 @@ from ..domain.model import WorkKind
 from ..domain.ports.queue import WorkQueue
 
 if TYPE_CHECKING:
-    from ..domain.model import ErasureStatus
-    from ..domain.ports.extractor import Extractor
     from ..domain.ports.store import Store
-    from ..domain.recall import Semantic
+    from .memory import Memory
 
 logger = logging.getLogger(__name__)
 
-
-class WorkingMemory(Protocol):
-    """What a pass needs of service.memory.Memory, which calls this module: typed by
-    this protocol so that the two modules do not import each other."""
-
-    store: Store
-    extractor: Extractor | None
-    semantic: Semantic | None
-
-    def index_pending(self, project: str, batch: int = ...) -> int: ...
-
-    def rebuild_reports(self, project: str) -> int: ...
-
-    def complete_erasure(
-        self,
-        project: str,
-        erasure_id: str,
-        seconds_left: Callable[[], float] | None = None,
-        *,
-        holder: str | None = None,
-    ) -> ErasureStatus | None: ...
-
-    def extract_message(self, project: str, message_id: str) -> object: ...
-
-
-_T = TypeVar("_T")
 
 # Texts embedded per model call by the worker.
 VECTOR_BATCH = 256
@@ -67,20 +39,6 @@ VECTOR_BATCH = 256
 EXTRACTION_BATCH = 50
 # Seconds a pass keeps, after its last extraction, for vectors and reports.
 FINISH_SECONDS = 60.0
-
-Step = Literal["erasures", "extractions", "vectors", "reports"]
-# A pass's steps in the order it takes them: erasures first (an extraction then finds
-# their tombstones), extraction before vectors and reports (the facts it stores are
-# indexed and reported in the same pass).
-STEPS: tuple[Step, ...] = ("erasures", "extractions", "vectors", "reports")
-# The steps a queue message asks for. Every pass indexes and rebuilds reports: marks
-# found are done, whichever write left them.
-STEPS_OF: dict[WorkKind, tuple[Step, ...]] = {
-    "sweep": STEPS,
-    "erasure": ("erasures", "vectors", "reports"),
-    "messages": ("extractions", "vectors", "reports"),
-    "facts": ("vectors", "reports"),
-}
 
 
 class WorkMessage(BaseModel):
@@ -96,37 +54,157 @@ class WorkLeft(Exception):
     or the extractor failed): the message is retried, later, by SQS."""
 
 
+# -- the steps of a pass ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StepDone:
+    """What one step of a pass did: how many it handled, and whether it ran short of
+    time (the rest keeps its marks)."""
+
+    count: int
+    deferred: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PassContext:
+    """What a step is given besides the memory: the project, the message ids a queue
+    message announced, the pass's time and the queue to continue on."""
+
+    project: str
+    message_ids: Sequence[str] = ()
+    allowance: TimeAllowance | None = None
+    queue: WorkQueue | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkStep:
+    """One kind of background work, everything the worker needs to know of it: adding
+    a step is adding one of these to STEPS (and, where it calls one, its Memory
+    method; its marks are written by the store with the records that need it)."""
+
+    # As queue messages, the local worker and the logs name it.
+    name: str
+    # Its count in a pass's answer (Pass.counts).
+    counted_as: str
+    # The queue messages that ask for it (a sweep asks for every step).
+    asked_by: frozenset[WorkKind]
+    # The projects with marks for it.
+    projects: Callable[[Store], list[str]]
+    # Do it for one project.
+    run: Callable[[Memory, PassContext], StepDone]
+    # Logged when it fails in a best-effort pass.
+    failed: str
+    # Whether this memory can do it at all (a model, an extractor): without, its marks
+    # are not work.
+    available: Callable[[Memory], bool] = lambda memory: True
+    # Runs in the time a pass keeps for its end (FINISH_SECONDS), after the steps
+    # that may stop for time; `marks` are what a queue's pass must not leave behind
+    # of what it found (WorkLeft).
+    finishing: bool = False
+    marks: Callable[[Memory, str], set[tuple[str, ...]]] | None = None
+    # Ran short of time: it queued its own continuation and the pass ends here (else
+    # the pass goes on to the finishing steps and queues a sweep pass for the rest).
+    ends_pass_when_deferred: bool = False
+
+
+def _erasures(memory: Memory, context: PassContext) -> StepDone:
+    return StepDone(*complete_erasures(memory, context.project, context.allowance, context.queue))
+
+
+def _extractions(memory: Memory, context: PassContext) -> StepDone:
+    return StepDone(*extract_facts(memory, context.project, context.message_ids, context.allowance))
+
+
+def _vector_marks(memory: Memory, project: str) -> set[tuple[str, ...]]:
+    if memory.semantic is None:
+        return set()
+    pending = memory.store.pending_vectors(project, VECTOR_BATCH)
+    return {("vector", v.kind, v.id, v.text) for v in pending}
+
+
+def _report_marks(memory: Memory, project: str) -> set[tuple[str, ...]]:
+    return {("dirty", *m) for m in memory.store.dirty_entities(project)}
+
+
+ALL_KINDS: frozenset[WorkKind] = frozenset(get_args(WorkKind))
+
+# A pass's steps in the order it takes them: erasures first (an extraction then finds
+# their tombstones), extraction before vectors and reports (the facts it stores are
+# indexed and reported in the same pass). Every pass indexes and rebuilds reports:
+# marks found are done, whichever write left them.
+STEPS: tuple[WorkStep, ...] = (
+    WorkStep(
+        name="erasures",
+        counted_as="erasures",
+        asked_by=frozenset({"sweep", "erasure"}),
+        projects=lambda store: store.erasing_projects(),
+        run=_erasures,
+        failed="completing an erasure failed",
+        ends_pass_when_deferred=True,
+    ),
+    WorkStep(
+        name="extractions",
+        counted_as="extracted",
+        asked_by=frozenset({"sweep", "messages"}),
+        projects=lambda store: store.extraction_projects(),
+        run=_extractions,
+        failed="extracting facts failed",
+        available=lambda memory: memory.extractor is not None,
+    ),
+    WorkStep(
+        name="vectors",
+        counted_as="indexed",
+        asked_by=ALL_KINDS,
+        projects=lambda store: store.vector_projects(),
+        run=lambda memory, context: StepDone(memory.index_pending(context.project)),
+        failed="indexing vectors failed",
+        available=lambda memory: memory.semantic is not None,
+        finishing=True,
+        marks=_vector_marks,
+    ),
+    WorkStep(
+        name="reports",
+        counted_as="reports",
+        asked_by=ALL_KINDS,
+        projects=lambda store: store.dirty_projects(),
+        run=lambda memory, context: StepDone(memory.rebuild_reports(context.project)),
+        failed="rebuilding reports failed",
+        finishing=True,
+        marks=_report_marks,
+    ),
+)
+STEP_NAMES: tuple[str, ...] = tuple(s.name for s in STEPS)
+# The steps each queue message asks for.
+STEPS_OF: dict[WorkKind, tuple[str, ...]] = {
+    kind: tuple(s.name for s in STEPS if kind in s.asked_by) for kind in sorted(ALL_KINDS)
+}
+
+
 # -- which projects have work ---------------------------------------------------------
 
 
-def _listers(memory: WorkingMemory) -> dict[Step, Callable[[], list[str]]]:
-    """How to list the projects needing each step this memory can take: vectors need
-    a model, extraction an extractor (without them their marks are not work)."""
-    store = memory.store
-    listers: dict[Step, Callable[[], list[str]]] = {"erasures": store.erasing_projects}
-    if memory.extractor is not None:
-        listers["extractions"] = store.extraction_projects
-    if memory.semantic is not None:
-        listers["vectors"] = store.vector_projects
-    listers["reports"] = store.dirty_projects
-    return listers
+def _listers(memory: Memory, steps: Collection[str]) -> list[tuple[str, Callable[[], list[str]]]]:
+    """How to list the projects needing each of these steps that this memory can take."""
+    return [
+        (s.name, lambda s=s: s.projects(memory.store))
+        for s in STEPS
+        if s.name in steps and s.available(memory)
+    ]
 
 
-def projects_with_work(
-    memory: WorkingMemory, steps: Collection[Step] = STEPS
-) -> dict[str, set[Step]]:
+def projects_with_work(memory: Memory, steps: Collection[str] = STEP_NAMES) -> dict[str, set[str]]:
     """Each project with marks for these steps, sorted, with the steps it needs."""
-    found: dict[str, set[Step]] = {}
-    for step, listed in _listers(memory).items():
-        if step in steps:
-            for project in listed():
-                found.setdefault(project, set()).add(step)
+    found: dict[str, set[str]] = {}
+    for step, listed in _listers(memory, steps):
+        for project in listed():
+            found.setdefault(project, set()).add(step)
     return {project: found[project] for project in sorted(found)}
 
 
-def has_work(memory: WorkingMemory, steps: Collection[Step] = STEPS) -> bool:
+def has_work(memory: Memory, steps: Collection[str] = STEP_NAMES) -> bool:
     """Whether any project has marks for these steps (stops at the first list found)."""
-    return any(listed() for step, listed in _listers(memory).items() if step in steps)
+    return any(listed() for _, listed in _listers(memory, steps))
 
 
 # -- the time a pass may use -----------------------------------------------------------
@@ -141,10 +219,10 @@ def extraction_seconds(timeout: float, calls_per_attempt: int, retry_wait: float
     return EXTRACTION_ATTEMPTS * calls_per_attempt * timeout + waits
 
 
-class Budget:
-    """The time a pass may still use: `seconds_left` (the Lambda context's remaining
-    time) against the worst case of one extraction. None means no limit (tests,
-    the local worker)."""
+class TimeAllowance:
+    """The seconds a pass may still use: `seconds_left` (the Lambda context's remaining
+    time) against the worst case of one extraction. A pass given none has no limit
+    (tests, the local worker). Not domain/budget.py's Bundle, which counts characters."""
 
     def __init__(self, seconds_left: Callable[[], float], per_extraction: float) -> None:
         self.seconds_left = seconds_left
@@ -162,32 +240,25 @@ class Budget:
 
 @dataclass
 class Pass:
-    """What one pass did. `deferred`: it ran short of time and queued the rest."""
+    """What one pass did: each step's count and seconds, by step name. `deferred`: it
+    ran short of time and queued the rest."""
 
-    erasures: int = 0
-    extracted: int = 0
-    indexed: int = 0
-    reports: int = 0
+    done: dict[str, int] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
     deferred: bool = False
-    report_seconds: float = 0.0  # the local worker paces its rebuilds by this
 
     def counts(self) -> dict[str, int]:
-        return {
-            "erasures": self.erasures,
-            "extracted": self.extracted,
-            "indexed": self.indexed,
-            "reports": self.reports,
-            "deferred": int(self.deferred),
-        }
+        counted = {s.counted_as: self.done.get(s.name, 0) for s in STEPS}
+        return {**counted, "deferred": int(self.deferred)}
 
 
 def one_pass(
-    memory: WorkingMemory,
+    memory: Memory,
     project: str,
-    steps: Collection[Step] = STEPS,
+    steps: Collection[str] = STEP_NAMES,
     *,
     message_ids: Sequence[str] = (),
-    budget: Budget | None = None,
+    allowance: TimeAllowance | None = None,
     queue: WorkQueue | None = None,
     best_effort: bool = False,
 ) -> Pass:
@@ -197,81 +268,78 @@ def one_pass(
 
     A queue message's pass (best_effort False) raises the first failure, and WorkLeft
     if it could not do work that was waiting when it began (work that arrived
-    meanwhile has a message of its own): SQS retries the message. With a budget, a
-    pass that runs short of time leaves the rest of its work marked and queues a pass
-    to continue (`deferred`) rather than being cut off by Lambda's timeout; without a
-    queue the scheduled sweep finds the marks.
+    meanwhile has a message of its own): SQS retries the message. With an allowance,
+    a pass that runs short of time leaves the rest of its work marked and queues a
+    pass to continue (`deferred`) rather than being cut off by Lambda's timeout;
+    without a queue the scheduled sweep finds the marks.
 
     The local worker's pass (best_effort True) logs a step that fails and goes on
     with the next; the worker retries on its own timer."""
     done = Pass()
-    if "erasures" in steps:
-        done.erasures, done.deferred = _step(
-            best_effort,
-            "completing an erasure failed",
-            lambda: complete_erasures(memory, project, budget, queue),
-            (0, False),
-        )
-        if done.deferred:
-            return done
-    if "extractions" in steps:
-        done.extracted, done.deferred = _step(
-            best_effort,
-            "extracting facts failed",
-            lambda: extract_facts(memory, project, message_ids, budget),
-            (0, False),
-        )
-    if budget is not None and not budget.room_to_finish():
-        _continue(queue, project)
-        done.deferred = True
-        return done
-    before = set() if best_effort else _marks(memory, project)
-    if "vectors" in steps:
-        done.indexed = _step(
-            best_effort, "indexing vectors failed", lambda: memory.index_pending(project), 0
-        )
-    if "reports" in steps:
+    context = PassContext(project, message_ids, allowance, queue)
+    before: set[tuple[str, ...]] | None = None
+    for step in STEPS:
+        if step.finishing and before is None:
+            if allowance is not None and not allowance.room_to_finish():
+                _continue(queue, project)
+                done.deferred = True
+                return done
+            before = set() if best_effort else _marks(memory, project)
+        if step.name not in steps:
+            continue
         started = time.monotonic()
-        done.reports = _step(
-            best_effort, "rebuilding reports failed", lambda: memory.rebuild_reports(project), 0
-        )
-        done.report_seconds = time.monotonic() - started
-    if not best_effort and (stuck := before & _marks(memory, project)):
+        result = _step(best_effort, step.failed, lambda s=step: s.run(memory, context))
+        done.done[step.name] = result.count
+        done.seconds[step.name] = time.monotonic() - started
+        if result.deferred:
+            done.deferred = True
+            if step.ends_pass_when_deferred:
+                return done
+    if not best_effort and before and (stuck := before & _marks(memory, project)):
         raise WorkLeft(f"{len(stuck)} marks of this project are still waiting after a pass")
     if done.deferred:
         _continue(queue, project)
     return done
 
 
-def _step(best_effort: bool, failed: str, run: Callable[[], _T], otherwise: _T) -> _T:
-    """A step's result; in a best-effort pass a failure is logged and `otherwise` given."""
+def _step(best_effort: bool, failed: str, run: Callable[[], StepDone]) -> StepDone:
+    """A step's result; in a best-effort pass a failure is logged and nothing counted."""
     if not best_effort:
         return run()
     try:
         return run()
     except Exception:
         logger.exception(failed)
-        return otherwise
+        return StepDone(0)
+
+
+def _marks(memory: Memory, project: str) -> set[tuple[str, ...]]:
+    """The marks of the finishing steps that a queue's pass must leave none of."""
+    found: set[tuple[str, ...]] = set()
+    for step in STEPS:
+        if step.marks is not None:
+            found |= step.marks(memory, project)
+    return found
 
 
 def work_on(
-    memory: WorkingMemory,
+    memory: Memory,
     work: WorkMessage,
-    budget: Budget | None = None,
+    allowance: TimeAllowance | None = None,
     queue: WorkQueue | None = None,
 ) -> dict[str, int]:
     """The pass a queue message asks for (one_pass), as the worker's answer."""
     ids = work.ids if work.kind == "messages" else []
     steps = STEPS_OF[work.kind]
     return one_pass(
-        memory, work.project, steps, message_ids=ids, budget=budget, queue=queue
+        memory, work.project, steps, message_ids=ids, allowance=allowance, queue=queue
     ).counts()
 
 
 def complete_erasures(
-    memory: WorkingMemory,
+    memory: Memory,
     project: str,
-    budget: Budget | None = None,
+    allowance: TimeAllowance | None = None,
     queue: WorkQueue | None = None,
 ) -> tuple[int, bool]:
     """Complete the project's pending erasures, oldest first, before any other work (an
@@ -279,7 +347,7 @@ def complete_erasures(
     stopped for time): an erasure not finished keeps its pending record, and a message
     is queued to go on with it (the sweep finds it too, through erasing_projects)."""
     finished = 0
-    seconds_left = budget.seconds_left if budget is not None else None
+    seconds_left = allowance.seconds_left if allowance is not None else None
     for pending in memory.store.pending_erasures(project):
         try:
             status = memory.complete_erasure(project, pending.id, seconds_left)
@@ -298,27 +366,27 @@ def complete_erasures(
 
 
 def extract_facts(
-    memory: WorkingMemory, project: str, message_ids: Sequence[str], budget: Budget | None = None
+    memory: Memory, project: str, message_ids: Sequence[str], allowance: TimeAllowance | None = None
 ) -> tuple[int, bool]:
     """Extract the facts of these messages, then of any other message of the project
     still marked (one whose work message was lost). Idempotent: a message already
     extracted (or recorded as failed) is skipped without a model call.
 
-    Returns (messages handled, whether it stopped for time): with a budget, no
+    Returns (messages handled, whether it stopped for time): with an allowance, no
     extraction starts that could outlast the invocation; the rest keep their marks."""
     if memory.extractor is None:
         return 0, False
     done = 0
 
     def room() -> bool:
-        return budget is None or budget.room_for_extraction()
+        return allowance is None or allowance.room_for_extraction()
 
     for message_id in message_ids:
         if not room():
             return done, True
         memory.extract_message(project, message_id)
         done += 1
-    # The project's other marked messages, a page at a time, the budget checked
+    # The project's other marked messages, a page at a time, the time checked
     # before each one.
     seen: set[str] = set(message_ids)
     while pending := memory.store.pending_extractions(project, EXTRACTION_BATCH):
@@ -334,16 +402,6 @@ def extract_facts(
         if len(pending) < EXTRACTION_BATCH:
             break
     return done, False
-
-
-def _marks(memory: WorkingMemory, project: str) -> set[tuple[str, ...]]:
-    store = memory.store
-    found: set[tuple[str, ...]] = {("dirty", *m) for m in store.dirty_entities(project)}
-    if memory.semantic is not None:
-        found |= {
-            ("vector", v.kind, v.id, v.text) for v in store.pending_vectors(project, VECTOR_BATCH)
-        }
-    return found
 
 
 def _continue(queue: WorkQueue | None, project: str) -> None:
@@ -368,7 +426,7 @@ def announce(queue: WorkQueue | None, project: str, kind: WorkKind, ids: list[st
         logger.exception("could not queue work; the scheduled sweep will find it")
 
 
-def sweep(memory: WorkingMemory, queue: WorkQueue) -> int:
+def sweep(memory: Memory, queue: WorkQueue) -> int:
     """Queue a pass for every project with marks (the scheduled safety net). The passes
     go through the queue, so a project's work still runs one pass at a time."""
     projects = projects_with_work(memory)
