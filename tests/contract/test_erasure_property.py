@@ -193,7 +193,7 @@ def test_nothing_about_an_erased_name_is_recalled(store: Any) -> None:
             for a in asks
         ]
 
-        memory.erase(project, target)
+        memory.erase_now(project, target)
 
         for ask in asks:
             for question in (ask["question"], target, f"{ask['question']} {target}"):

@@ -59,7 +59,7 @@ def act(memory: Memory, project: str, action: tuple[Any, ...]) -> Any:
             )
         except TaisceError as refused:  # an unknown name, a merge into itself: refused
             return {"refused": refused.message}
-    return memory.erase(project, action[1])
+    return memory.erase_now(project, action[1])
 
 
 def test_no_answer_holds_another_projects_memory(store: Any) -> None:

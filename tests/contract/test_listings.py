@@ -140,7 +140,7 @@ def test_deleted_facts_merged_aliases_and_erased_entities_leave_the_listing(
     store.merge_entities(project, "maya", "Maya", "maya okafor", "Maya Okafor")
     keys = [e["key"] for e in entities_of(memory, project)]
     assert "maya" not in keys and "maya okafor" in keys
-    memory.erase(project, "Atlas")
+    memory.erase_now(project, "Atlas")
     listed = entities_of(memory, project)
     assert "atlas" not in [e["key"] for e in listed]
     assert "Atlas" not in repr(listed)
@@ -203,7 +203,7 @@ def test_a_message_comes_with_its_passages_and_erasure_rewrites_the_listing(
         bodies.message_with_passages(memory.message_with_passages(project, "missing"))
     with pytest.raises(NotFound):
         bodies.message_with_passages(memory.message_with_passages(unique("other"), "mx"))
-    memory.erase(project, "Atlas")
+    memory.erase_now(project, "Atlas")
     listed = messages_of(memory, project)
     assert [x["id"] for x in listed] == ["mx"]
     assert "Atlas" not in listed[0]["content"]

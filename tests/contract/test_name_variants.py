@@ -70,7 +70,7 @@ def test_every_spelling_is_one_entity_and_erasure_masks_them_all(store: Any) -> 
     for spelling in ["Xanthe Morrow", *VARIANTS]:
         assert _recall(memory, project, f"What about {spelling}?") == every, spelling
 
-    counts = memory.erase(project, "Xanthe Morrow")
+    counts = memory.erase_now(project, "Xanthe Morrow")
     assert counts["facts"] == len(VARIANTS)
     assert counts["messages"] == len(VARIANTS)
 

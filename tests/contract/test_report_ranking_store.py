@@ -95,7 +95,7 @@ def test_roles_choose_the_candidates_and_hidden_ones_do_not_shape_the_order(
     # With the tool's reports gone, the user's answer (scores included) is the same:
     # what the recall did not ask for never shaped it.
     for name in ("Heron Quartet", "Opera House", "Belfast"):
-        m.erase(project, name)
+        m.erase_now(project, name)
     m.rebuild_reports(project)
     m.flush_erased_vectors(project)
     assert not any(
@@ -141,7 +141,7 @@ def test_explain_names_the_signals_of_unmatched_reports(memory: tuple[Memory, st
 
 def test_an_erased_entity_takes_its_report_with_it(memory: tuple[Memory, str]) -> None:
     m, project = memory
-    m.erase(project, "Galway Symphony Orchestra")
+    m.erase_now(project, "Galway Symphony Orchestra")
     m.rebuild_reports(project)
     m.index_pending(project)
     m.flush_erased_vectors(project)

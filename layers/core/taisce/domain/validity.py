@@ -69,7 +69,7 @@ def contradiction_key(fact: Fact) -> ContradictionKey | None:
 def sortable(moment: str) -> str:
     """A stored timestamp in a form whose string order is time order.
 
-    Stored timestamps are `ingest.timestamp` output: "YYYY-MM-DDTHH:MM:SSZ" or with
+    Stored timestamps are `timestamps.timestamp` output: "YYYY-MM-DDTHH:MM:SSZ" or with
     six fraction digits; "…:00Z" sorts after "…:00.5Z" as text, so the short form
     gains ".000000". Anything else is returned as it is."""
     if len(moment) == 20 and moment.endswith("Z"):

@@ -20,13 +20,13 @@ from ..domain.extraction import (
     parse_output,
 )
 from ..domain.filters import FactFilter
-from ..domain.ingest import timestamp
 from ..domain.model import ExtractionFailure, Fact, PendingVector, Role, VectorItem, VectorKind
 from ..domain.ports.extractor import ExtractionError, Extractor
 from ..domain.ports.store import Store
 from ..domain.recall import Semantic
 from ..domain.reports import build_reports
 from ..domain.summaries import SummaryWriter
+from ..domain.timestamps import timestamp
 from .work import EXTRACTION_BATCH, VECTOR_BATCH
 
 logger = logging.getLogger(__name__)

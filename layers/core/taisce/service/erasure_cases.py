@@ -21,7 +21,6 @@ from ..domain.erasure import (
     tombstone_hashes,
 )
 from ..domain.errors import NotFound
-from ..domain.ingest import timestamp
 from ..domain.model import (
     ErasureRecord,
     ErasureStatus,
@@ -33,6 +32,7 @@ from ..domain.model import (
 from ..domain.names import normalize_name
 from ..domain.ports.store import Store
 from ..domain.recall import Semantic
+from ..domain.timestamps import timestamp
 from ..domain.words import forget_words
 
 # The worker starts an erasure step only with this much of its time left: a step is
@@ -52,7 +52,7 @@ class ErasureCases:
     semantic: Semantic | None
     clock: Callable[[], datetime]
 
-    def erase(self, project: str, subject: str) -> dict[str, int]:
+    def erase_now(self, project: str, subject: str) -> dict[str, int]:
         """Erase everything held about the entity `subject` now; returns what was removed.
 
         Idempotent: erasing a name nothing is held about removes nothing (zero counts),

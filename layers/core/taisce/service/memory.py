@@ -31,7 +31,6 @@ from ..domain.ingest import (
     make_fact,
     make_message,
     split_passages,
-    timestamp,
 )
 from ..domain.listing import (
     NEIGHBOURHOOD_FACTS,
@@ -52,6 +51,7 @@ from ..domain.ports.store import Store
 from ..domain.recall import Semantic
 from ..domain.recall import recall as recall_steps
 from ..domain.recalled import RecallAnswer
+from ..domain.timestamps import timestamp
 from .background import BackgroundWork
 from .erasure_cases import ErasureCases
 from .work import has_work
