@@ -49,10 +49,6 @@ def predicate_key(predicate: str) -> str:
     return normalize_name(predicate)
 
 
-def is_single_valued(predicate: str) -> bool:
-    return predicate_key(predicate) in SINGLE_VALUED_PREDICATES
-
-
 ContradictionKey = tuple[str, Role, str]
 
 
