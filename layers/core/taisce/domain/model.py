@@ -67,7 +67,7 @@ class Message:
 class Passage(NamedTuple):
     """A span of a message that recall may return. A plain tuple, not a frozen
     dataclass: a recall reads 64 to ~800 (all of them when the question names a month
-    or day), and a tuple is made in about a fifth of the time."""
+    or day), and a tuple is much cheaper to make."""
 
     id: str
     message_id: str
@@ -141,7 +141,7 @@ class VectorItem:
 class Hit(NamedTuple):
     """One item a search found. A plain tuple, not a frozen dataclass: a recall makes
     ~1,000 (400 passages by vector, up to 400 by words, 200 facts), and a tuple is
-    made in about half the time."""
+    cheaper to make."""
 
     id: str
     score: float

@@ -30,8 +30,8 @@ class Worker(threading.Thread):
         # big project), however many writes marked them. Under steady writes the loop
         # rebuilds at most every `report_interval` seconds, and waits REPORT_DUTY
         # times as long as the last rebuild took, so that reports take at most ~5% of
-        # the time and leave the CPU (and the GIL) to requests: recall p95 under load
-        # was 79 ms with rebuilds every pass, 28 ms without any (bench/load_bench.py).
+        # the time and leave the CPU (and the GIL) to requests (bench/load_bench.py;
+        # docs/measured-choices.md).
         self.report_interval = report_interval
         self.report_seconds = 0.0  # how long the last rebuild took
         self._stopping = threading.Event()  # not `_stop`: that is Thread._stop, which join() calls
