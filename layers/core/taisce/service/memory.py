@@ -82,7 +82,8 @@ def _now() -> datetime:
 
 class Memory(ErasureCases, BackgroundWork):
     """Every use case a route or a worker calls (the erasure and background ones are
-    in service/erasure_cases.py and background.py)."""
+    in service/erasure_cases.py and background.py). Each answers with the domain's
+    records; a route's handler makes the body of them (api/bodies.py)."""
 
     def __init__(
         self,
