@@ -13,6 +13,7 @@ from taisce.api import bodies
 from taisce.domain import erasure
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.errors import NotFound
+from taisce.domain.model import PendingErasure, zero_counts
 from taisce.domain.names import candidate_spans
 from taisce.domain.words import _words
 from taisce.service.memory import Memory
@@ -75,7 +76,7 @@ def test_a_deferred_erasure_is_pending_hidden_then_done_once(
 
     accepted = memory.request_erasure(project, "ATLAS", defer=True)
     assert accepted.status == "pending" and erasure.ERASURE_ID.fullmatch(accepted.id)
-    assert accepted.counts == erasure.zero_counts()
+    assert accepted.counts == zero_counts()
     status = memory.erasure_status(project, accepted.id)
     assert status.status == "pending" and status.finished_at is None
     # Nothing was erased yet, but recall hides it already; the rest still answers.
@@ -237,10 +238,10 @@ def test_a_synchronous_erasure_is_held_by_its_request_from_the_start(
     store: Any, memory: Memory, project: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seed(store, project, facts=3, lines=2)
-    seen: list[erasure.PendingErasure] = []
+    seen: list[PendingErasure] = []
     begin = store.begin_erasure
 
-    def begin_and_look(pending: erasure.PendingErasure) -> None:
+    def begin_and_look(pending: PendingErasure) -> None:
         begin(pending)
         seen.append(store.pending_erasure(pending.project, pending.id))
         # A worker polling at this moment is refused.
