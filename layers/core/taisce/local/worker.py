@@ -11,12 +11,10 @@ import time
 
 from ..api.logs import logger
 from ..service.memory import Memory
-from ..service.work import STEP_NAMES, has_work, one_pass, projects_with_work
+from ..service.work import MODEL_STEPS, STEP_NAMES, has_work, one_pass, projects_with_work
 
 # The steps of a pass between two report rebuilds (run() paces those).
-WITHOUT_REPORTS: tuple[str, ...] = ("erasures", "extractions", "vectors")
-# The work a model does: what a pass without reports answers for.
-MODELS: tuple[str, ...] = ("extractions", "vectors")
+WITHOUT_REPORTS: tuple[str, ...] = tuple(s for s in STEP_NAMES if s != "reports")
 # The loop waits this many times the last rebuild's duration before the next one.
 REPORT_DUTY = 19
 
@@ -71,7 +69,7 @@ class Worker(threading.Thread):
             if not any(needs - {"erasures"} for needs in work.values()):
                 return True
             # Without reports, they wait for their turn: only work left by a model counts.
-            return not has_work(memory, STEP_NAMES if reports else MODELS)
+            return not has_work(memory, STEP_NAMES if reports else MODEL_STEPS)
         except Exception:
             return False
 

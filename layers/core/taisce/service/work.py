@@ -98,6 +98,9 @@ class WorkStep:
     # Whether this memory can do it at all (a model, an extractor): without, its marks
     # are not work.
     available: Callable[[Memory], bool] = lambda memory: True
+    # Its work is a model's (the local worker's passes between report rebuilds answer
+    # for these).
+    uses_model: bool = False
     # Runs in the time a pass keeps for its end (FINISH_SECONDS), after the steps
     # that may stop for time; `marks` are what a queue's pass must not leave behind
     # of what it found (WorkLeft).
@@ -151,6 +154,7 @@ STEPS: tuple[WorkStep, ...] = (
         run=_extractions,
         failed="extracting facts failed",
         available=lambda memory: memory.extractor is not None,
+        uses_model=True,
     ),
     WorkStep(
         name="vectors",
@@ -160,6 +164,7 @@ STEPS: tuple[WorkStep, ...] = (
         run=lambda memory, context: StepDone(memory.index_pending(context.project)),
         failed="indexing vectors failed",
         available=lambda memory: memory.semantic is not None,
+        uses_model=True,
         finishing=True,
         marks=_vector_marks,
     ),
@@ -175,6 +180,8 @@ STEPS: tuple[WorkStep, ...] = (
     ),
 )
 STEP_NAMES: tuple[str, ...] = tuple(s.name for s in STEPS)
+# The steps whose work is a model's.
+MODEL_STEPS: tuple[str, ...] = tuple(s.name for s in STEPS if s.uses_model)
 # The steps each queue message asks for.
 STEPS_OF: dict[WorkKind, tuple[str, ...]] = {
     kind: tuple(s.name for s in STEPS if kind in s.asked_by) for kind in sorted(ALL_KINDS)
