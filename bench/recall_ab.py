@@ -31,6 +31,7 @@ import sys
 import tarfile
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,18 @@ def _import_base(revision: str, folder: Path) -> None:
     sys.path.insert(0, str(folder))
 
 
+def _answering(memory: Any, package: str) -> Callable[[str, Any], object]:
+    """A side's recall as its body: a revision whose Memory.recall answers with the
+    domain's record has its body made by that revision's api/bodies.py."""
+    bodies = importlib.import_module(f"{package}.api.bodies")
+
+    def answer(project: str, request: Any) -> object:
+        found = memory.recall(project, request)
+        return found if isinstance(found, dict) else bodies.recall(found)
+
+    return answer
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from taisce.domain.controls import RecallRequest
 
@@ -87,8 +100,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             base = importlib.import_module("taisce_base.api.wiring").services()
             base_request = importlib.import_module("taisce_base.domain.controls").RecallRequest
             sides = {
-                "before": (base.memory, base_request),
-                "after": (built.memory, RecallRequest),
+                "before": (_answering(base.memory, "taisce_base"), base_request),
+                "after": (_answering(built.memory, "taisce"), RecallRequest),
             }
             cache = EmbeddingCache(embedder)
             embed = embed_question(embedder)
@@ -102,7 +115,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                             order = SIDES if turn % 2 else SIDES[::-1]
                             turn += 1
                             for side in order:
-                                memory, request_type = sides[side]
+                                answering, request_type = sides[side]
                                 request = request_type(
                                     question=question.question,
                                     max_characters=budget,
@@ -110,7 +123,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                                     hops=HOPS,
                                 )
                                 began = time.perf_counter()
-                                answer = memory.recall(project, request)
+                                answer = answering(project, request)
                                 times[side][budget].append((time.perf_counter() - began) * 1000)
                                 answers[side] = json.dumps(answer, sort_keys=True)
                             if answers["before"] != answers["after"]:

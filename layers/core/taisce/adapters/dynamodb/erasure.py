@@ -11,9 +11,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ...domain.erasure import ErasurePlan, ErasureRecord
 from ...domain.erasure_reports import report_marks, touched_by_erasure
-from ...domain.model import ROLES, Message, Role, VectorKind
+from ...domain.model import ROLES, ErasurePlan, ErasureRecord, Message, Role, VectorKind
 from .client import TRANSACTION_BUDGET, TRANSACTION_ITEMS, cancellation, parallel
 from .codec import erasure_record_of, item_size, message_listing_item, message_of, passage_item
 from .keys import (
@@ -233,6 +232,10 @@ class Erasure(Reports, Messages):
             params["ExpressionAttributeNames"] = {"#p": "project"}
             params["ExpressionAttributeValues"][":p"] = {"S": project}
         return [erasure_record_of(i) for i in self._query(**params)]
+
+    def add_tombstones(self, project: str, hashes: Collection[str]) -> None:
+        for h in dict.fromkeys(hashes):
+            self.client.put_item(TableName=self.table_name, Item=tombstone_key(project, h))
 
     def erased(self, project: str, hashes: Collection[str]) -> set[str]:
         items = self._batch_get([tombstone_key(project, h) for h in dict.fromkeys(hashes)])

@@ -11,8 +11,8 @@ record in one transaction, on the condition that the pending item is there.
 
 from __future__ import annotations
 
-from ...domain.erasure import COUNTS, ErasureRecord, ErasureStatus, PendingErasure
 from ...domain.erasure_status import erasure_status
+from ...domain.model import COUNTS, ErasureRecord, ErasureStatus, PendingErasure
 from .client import cancellation, error_code
 from .codec import audit_item, pending_erasure_attributes, pending_erasure_of
 from .keys import ERASING, Item, erasing_pk, erasure_pk, erasure_work_key, item_key

@@ -11,8 +11,7 @@ from collections.abc import Iterator, Sequence
 from itertools import chain
 from typing import Any
 
-from ...domain.listing import EntityCounts
-from ...domain.model import ROLES, Fact, Message, Role
+from ...domain.model import ROLES, EntityCounts, Fact, Message, Role
 from .client import MIN_PAGE, TableClient, chunks, parallel
 from .codec import ALIAS_OF, count_attribute, fact_of, message_of
 from .keys import (

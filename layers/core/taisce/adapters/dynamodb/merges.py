@@ -9,10 +9,10 @@ import secrets
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ...domain.aliases import MergePlan, MergeResult, NameState, plan_merge
+from ...domain.aliases import MergePlan, NameState, plan_merge
 from ...domain.entity_counts import moved_counts, new_to_role
 from ...domain.errors import InvalidRequest
-from ...domain.model import ROLES, Fact, Role
+from ...domain.model import ROLES, Fact, MergeResult, Role
 from .client import ATTEMPTS, DROP_FAILED_AT_ONCE, Members, backoff, cancellation
 from .codec import ALIAS_OF, fact_of, live_count, text_of
 from .keys import (

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Sequence
 
-from ...domain.aliases import Alias, EntityName, rekeyed, resolve
-from ...domain.model import Fact, Role
+from ...domain.aliases import rekeyed, resolve
+from ...domain.model import Alias, EntityName, Fact, Role
 from ...domain.names import normalize_name
 from .codec import ALIAS_OF, count_attribute, has_live_facts
 from .keys import (

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...domain.model import StoreCapabilities
 from .document_ids import DocumentIds
 from .erasure import Erasure
 from .erasure_requests import ErasureRequests
@@ -45,10 +46,9 @@ from .reindex import Reindex
 class DynamoDbStore(Facts, Merges, Reindex, Erasure, ErasureRequests, Extractions, DocumentIds):
     """Store and CredentialStore over one DynamoDB table (see docs/dynamodb.md)."""
 
-    # Each call is a round trip, safe from several threads: Memory reads beside a recall.
-    parallel_reads = True
-    # Erasures are accepted (202) and completed by the worker (docs/API.md, "Erasure").
-    defers_erasure = True
+    # Each call is a round trip, safe from several threads; planning an erasure reads
+    # the whole project over the network, so the worker completes it.
+    capabilities = StoreCapabilities(parallel_reads=True, defers_erasure=True)
 
     def __init__(
         self,

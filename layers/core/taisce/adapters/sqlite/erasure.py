@@ -11,10 +11,19 @@ import uuid
 from collections.abc import Iterator
 
 from ...domain.entity_counts import end_counts
-from ...domain.erasure import COUNTS, ErasurePlan, ErasureRecord, ErasureStatus, PendingErasure
 from ...domain.erasure_reports import report_marks, touched_by_erasure
 from ...domain.erasure_status import erasure_status
-from ...domain.model import ROLES, Fact, Message, Role
+from ...domain.model import (
+    COUNTS,
+    ROLES,
+    ErasurePlan,
+    ErasureRecord,
+    ErasureStatus,
+    Fact,
+    Message,
+    PendingErasure,
+    Role,
+)
 from . import vectors as sqlite_vectors
 from .base import SqliteBase
 from .facts import FACT_COLUMNS, fact_from_row

@@ -8,10 +8,9 @@ import sqlite3
 import uuid
 from collections.abc import Collection
 
-from ...domain.aliases import Alias, EntityName, MergeResult, NameState, plan_merge, resolve
+from ...domain.aliases import NameState, plan_merge, resolve
 from ...domain.entity_counts import moved_counts, new_to_role
-from ...domain.listing import EntityCounts
-from ...domain.model import ROLES, Role
+from ...domain.model import ROLES, Alias, EntityCounts, EntityName, MergeResult, Role
 from .base import SqliteBase
 from .marks import MARK_DIRTY, MARK_VECTOR
 from .sql import MARKS, Execute, rows_in

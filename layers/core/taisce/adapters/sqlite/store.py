@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ...domain.model import StoreCapabilities
 from .credentials import SqliteCredentials
 from .erasure import SqliteErasure
 from .facts import SqliteFacts
@@ -36,6 +37,10 @@ class SqliteStore(
     SqliteCredentials,
 ):
     """Store and CredentialStore over one SQLite file."""
+
+    # Reads are local and cheap in line; an erasure is completed in the request, in
+    # one transaction.
+    capabilities = StoreCapabilities()
 
     def __init__(
         self, path: Path | str, *, mark_vectors: bool = True, mark_extractions: bool = False

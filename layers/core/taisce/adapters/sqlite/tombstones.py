@@ -24,6 +24,13 @@ def erased_hashes(execute: Execute, project: str, hashes: list[str]) -> set[str]
 
 
 class SqliteTombstones(SqliteBase):
+    def add_tombstones(self, project: str, hashes: Collection[str]) -> None:
+        with self._write() as db:
+            db.executemany(
+                "INSERT OR IGNORE INTO erased_subjects (project, hash) VALUES (?, ?)",
+                [(project, h) for h in dict.fromkeys(hashes)],
+            )
+
     def erased(self, project: str, hashes: Collection[str]) -> set[str]:
         return erased_hashes(self._db().execute, project, list(hashes))
 
