@@ -60,19 +60,26 @@ class Turn:
         return json.loads(self.content)
 
 
-def new_messages(prefix: str, source: str, turns: Sequence[Turn]) -> list[NewMessage]:
-    """The turns as messages with ids that sort in their order (see the module's note)."""
+def new_messages(
+    prefix: str, source: str, turns: Sequence[Turn], keys: Sequence[str] | None = None
+) -> list[NewMessage]:
+    """The turns as messages with ids that sort in their order (see the module's note).
+
+    With `keys` (one per turn, from the framework's own message ids) the ids are the
+    same each time the same turns are sent, so a node that runs again stores nothing
+    twice (the API keeps an id once); without, they start with the time."""
     now = time.time_ns()
-    return [
-        NewMessage(
-            role=turn.role,
-            content=turn.content,
-            id=f"{prefix}.{now:020d}.{index:05d}.{uuid.uuid4().hex[:12]}"
-            + (".j" if turn.structured else ".t"),
-            source=source,
+    messages = []
+    for index, turn in enumerate(turns):
+        if keys is None:
+            middle = f"{now:020d}.{index:05d}.{uuid.uuid4().hex[:12]}"
+        else:
+            middle = f"{index:05d}.{keys[index]}"
+        kind = "j" if turn.structured else "t"
+        messages.append(
+            NewMessage(turn.role, turn.content, id=f"{prefix}.{middle}.{kind}", source=source)
         )
-        for index, turn in enumerate(turns)
-    ]
+    return messages
 
 
 def batches(messages: list[NewMessage]) -> Iterator[list[NewMessage]]:
@@ -121,17 +128,27 @@ async def aread_turns(client: AsyncClient, source: str, limit: int | None = None
     return [turn_of(stored) for stored in reversed(kept)]
 
 
-def write_turns(client: Client, prefix: str, source: str, turns: Sequence[Turn]) -> list[str]:
+def write_turns(
+    client: Client,
+    prefix: str,
+    source: str,
+    turns: Sequence[Turn],
+    keys: Sequence[str] | None = None,
+) -> list[str]:
     ids: list[str] = []
-    for batch in batches(new_messages(prefix, source, turns)):
+    for batch in batches(new_messages(prefix, source, turns, keys)):
         ids.extend(client.store_messages(batch))
     return ids
 
 
 async def awrite_turns(
-    client: AsyncClient, prefix: str, source: str, turns: Sequence[Turn]
+    client: AsyncClient,
+    prefix: str,
+    source: str,
+    turns: Sequence[Turn],
+    keys: Sequence[str] | None = None,
 ) -> list[str]:
     ids: list[str] = []
-    for batch in batches(new_messages(prefix, source, turns)):
+    for batch in batches(new_messages(prefix, source, turns, keys)):
         ids.extend(await client.store_messages(batch))
     return ids
