@@ -12,13 +12,13 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
 from langchain_core.runnables.history import RunnableWithMessageHistory
 from taisce_client import Client
-
 from taisce_client.integrations.langchain import (
     NotErasable,
     TaisceChatMessageHistory,
     TaisceRetriever,
     recall_tool,
 )
+
 from tests.integrations.conftest import Memory
 
 

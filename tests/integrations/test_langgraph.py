@@ -15,13 +15,13 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from taisce_client import Client
-
 from taisce_client.integrations.langgraph import (
     MemoryState,
     recall_node,
     recall_tool,
     remember_node,
 )
+
 from tests.integrations.conftest import Memory
 
 

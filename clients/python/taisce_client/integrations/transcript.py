@@ -61,7 +61,7 @@ class Turn:
 
 
 def new_messages(
-    prefix: str, source: str, turns: Sequence[Turn], keys: Sequence[str] | None = None
+    prefix: str, source: str | None, turns: Sequence[Turn], keys: Sequence[str] | None = None
 ) -> list[NewMessage]:
     """The turns as messages with ids that sort in their order (see the module's note).
 
@@ -131,7 +131,7 @@ async def aread_turns(client: AsyncClient, source: str, limit: int | None = None
 def write_turns(
     client: Client,
     prefix: str,
-    source: str,
+    source: str | None,
     turns: Sequence[Turn],
     keys: Sequence[str] | None = None,
 ) -> list[str]:
@@ -144,7 +144,7 @@ def write_turns(
 async def awrite_turns(
     client: AsyncClient,
     prefix: str,
-    source: str,
+    source: str | None,
     turns: Sequence[Turn],
     keys: Sequence[str] | None = None,
 ) -> list[str]:
