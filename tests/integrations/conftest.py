@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,3 +88,11 @@ def offline(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+def settle(client: Client, seconds: float = 60) -> None:
+    """Wait until the server's worker has indexed what was stored (passages)."""
+    deadline = time.monotonic() + seconds
+    while client.health().work_pending:
+        assert time.monotonic() < deadline, "the worker did not finish in time"
+        time.sleep(0.1)

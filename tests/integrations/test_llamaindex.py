@@ -11,7 +11,7 @@ from llama_index.core.llms import MockLLM
 from llama_index.core.memory import Memory as ChatMemory
 from taisce_client.integrations.llamaindex import TaisceMemoryBlock
 
-from tests.integrations.conftest import Memory
+from tests.integrations.conftest import Memory, settle
 
 
 @pytest.mark.anyio
@@ -63,6 +63,8 @@ async def test_messages_flushed_from_the_short_term_queue_are_stored(memory: Mem
         for role, text in turns:
             await chat.aput(ChatMessage(role=role, content=text))
         stored = client.messages(source="li-flush")["messages"]
+        settle(client)
+        found = client.recall("What does Declan restore?", surfaces=["passages"])
     flushed = [(m["role"], m["content"]) for m in reversed(stored)]
     assert flushed, "nothing was flushed to Taisce"
     # The oldest turns went to Taisce, in order, with their roles; the newest stayed.
@@ -71,6 +73,4 @@ async def test_messages_flushed_from_the_short_term_queue_are_stored(memory: Mem
         == [("user" if r == MessageRole.USER else "assistant", t) for r, t in turns][: len(flushed)]
     )
     assert len(flushed) < len(turns)
-
-    found = client.recall("What does Declan restore?", surfaces=["passages"])
     assert any("motorbikes" in p.quote for p in found.passages)
