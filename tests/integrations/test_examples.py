@@ -43,7 +43,17 @@ def demo(integrations_server: LocalServer) -> dict[str, str]:
         client.store_facts(FACTS)
         settle(client)
     environ = {k: v for k, v in os.environ.items() if not k.startswith("TAISCE_")}
-    return {**environ, "TAISCE_URL": integrations_server.url, "TAISCE_API_KEY": secret}
+    # Offline, as the in-process tests are: any HTTP(S) request beyond this machine goes
+    # to a proxy that is not there and fails (a download, a hosted model, tracing).
+    nowhere = "http://127.0.0.1:9"
+    offline = {"HTTP_PROXY": nowhere, "HTTPS_PROXY": nowhere, "NO_PROXY": "127.0.0.1,localhost"}
+    offline |= {k.lower(): v for k, v in offline.items()}
+    return {
+        **environ,
+        **offline,
+        "TAISCE_URL": integrations_server.url,
+        "TAISCE_API_KEY": secret,
+    }
 
 
 @pytest.mark.parametrize("example", sorted(EXAMPLES))

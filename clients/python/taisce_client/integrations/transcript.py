@@ -19,6 +19,7 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from ..async_client import AsyncClient
@@ -92,6 +93,18 @@ def turn_of(stored: dict[str, Any]) -> Turn:
     return Turn(stored["role"], stored["content"], str(stored["id"]).endswith(".j"), stored["id"])
 
 
+def _oldest_first(newest_first: list[dict[str, Any]]) -> list[Turn]:
+    """Oldest first by the moment recorded, then id. The listing compares `recorded_at`
+    as text, and a time on a whole second is written without its fraction (`…:07Z`
+    sorts after `…:07.5Z`), so the order is taken from the parsed time."""
+    ordered = sorted(newest_first, key=lambda m: (_moment(m["recorded_at"]), m["id"]))
+    return [turn_of(stored) for stored in ordered]
+
+
+def _moment(recorded_at: str) -> datetime:
+    return datetime.fromisoformat(recorded_at.replace("Z", "+00:00"))
+
+
 def _page_size(limit: int | None, have: int) -> int:
     return BATCH if limit is None else max(1, min(BATCH, limit - have))
 
@@ -108,8 +121,7 @@ def read_turns(client: Client, source: str, limit: int | None = None) -> list[Tu
         cursor = page["next_cursor"]
         if not cursor:
             break
-    kept = newest_first if limit is None else newest_first[:limit]
-    return [turn_of(stored) for stored in reversed(kept)]
+    return _oldest_first(newest_first if limit is None else newest_first[:limit])
 
 
 async def aread_turns(client: AsyncClient, source: str, limit: int | None = None) -> list[Turn]:
@@ -124,8 +136,7 @@ async def aread_turns(client: AsyncClient, source: str, limit: int | None = None
         cursor = page["next_cursor"]
         if not cursor:
             break
-    kept = newest_first if limit is None else newest_first[:limit]
-    return [turn_of(stored) for stored in reversed(kept)]
+    return _oldest_first(newest_first if limit is None else newest_first[:limit])
 
 
 def write_turns(
