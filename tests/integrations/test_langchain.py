@@ -121,6 +121,20 @@ def test_more_than_one_page_of_turns_reads_back_in_order(taisce: Client) -> None
     assert contents == [f"turn {i}" for i in range(130)] + [f"answer {i}" for i in range(3)]
 
 
+def test_messages_another_writer_put_in_the_source_read_back_as_text(taisce: Client) -> None:
+    taisce.store_messages(
+        [
+            {"role": "user", "content": "Imported note", "source": "lc-mixed", "id": "imp-1.j"},
+            {"role": "tool", "content": "Handbook: hives weekly", "source": "lc-mixed"},
+        ]
+    )
+    read = TaisceChatMessageHistory(taisce, session_id="lc-mixed").messages
+    assert [(type(m), m.content) for m in read] == [
+        (HumanMessage, "Imported note"),
+        (ToolMessage, "Handbook: hives weekly"),
+    ]
+
+
 def test_clear_says_why_it_cannot_delete(taisce: Client) -> None:
     history = TaisceChatMessageHistory(taisce, session_id="lc-session-1")
     with pytest.raises(NotErasable, match="new session id"):

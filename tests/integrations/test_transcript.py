@@ -40,5 +40,8 @@ def test_reading_back_orders_by_the_moment_recorded() -> None:
         "content": '{"a": 1}',
         "recorded_at": "2026-12-04T10:00:08Z",
     }
-    (turn,) = _oldest_first([structured])
+    (turn,) = _oldest_first([structured], ("x",))
     assert turn.structured and turn.record() == {"a": 1}
+    # Another writer's message in the same source reads back as text, whatever its id.
+    (other,) = _oldest_first([structured], ("lc", "lg"))
+    assert not other.structured and other.content == '{"a": 1}'

@@ -47,8 +47,10 @@ TOOL_DESCRIPTION = (
     "Recall what is remembered about a question: facts, summaries and quotes from earlier "
     "conversations. Ask a full question naming who or what it is about."
 )
-# The prefix of the message ids a history makes (see transcript).
+# The prefix of the message ids a history makes (see transcript); a history parses the
+# structured turns its own and LangGraph's remember node made.
 ID_PREFIX = "lc"
+READS = ("lc", "lg")
 
 _ROLE_OF_TYPE: dict[str, Role] = {
     "human": "user",
@@ -139,12 +141,15 @@ class TaisceChatMessageHistory(BaseChatMessageHistory):
 
     @property
     def messages(self) -> list[BaseMessage]:  # type: ignore[override]
-        return [message_of_turn(t) for t in transcript.read_turns(self.client, self.session_id)]
+        return [
+            message_of_turn(t)
+            for t in transcript.read_turns(self.client, self.session_id, prefixes=READS)
+        ]
 
     async def aget_messages(self) -> list[BaseMessage]:
         if self.async_client is None:
             return await super().aget_messages()
-        turns = await transcript.aread_turns(self.async_client, self.session_id)
+        turns = await transcript.aread_turns(self.async_client, self.session_id, prefixes=READS)
         return [message_of_turn(t) for t in turns]
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:

@@ -97,10 +97,10 @@ class TaisceSession(SessionABC):
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
         limit = resolve_session_limit(limit, self.session_settings)
         if isinstance(self.client, AsyncClient):
-            turns = await transcript.aread_turns(self.client, self.session_id, limit)
+            turns = await transcript.aread_turns(self.client, self.session_id, limit, (ID_PREFIX,))
         else:
             turns = await asyncio.to_thread(
-                transcript.read_turns, self.client, self.session_id, limit
+                transcript.read_turns, self.client, self.session_id, limit, (ID_PREFIX,)
             )
         return [item_of_turn(t) for t in turns]
 

@@ -88,17 +88,21 @@ def batches(messages: list[NewMessage]) -> Iterator[list[NewMessage]]:
         yield messages[start : start + BATCH]
 
 
-def turn_of(stored: dict[str, Any]) -> Turn:
-    """A stored message (as the listing gives it) as a turn."""
-    return Turn(stored["role"], stored["content"], str(stored["id"]).endswith(".j"), stored["id"])
+def turn_of(stored: dict[str, Any], prefixes: tuple[str, ...] = ()) -> Turn:
+    """A stored message (as the listing gives it) as a turn. It is structured only when
+    its id is one this framework's integration made (`prefixes`) and marked `.j`: a
+    message another writer put in the same source reads back as text."""
+    made_here = str(stored["id"]).startswith(tuple(f"{p}." for p in prefixes))
+    structured = made_here and str(stored["id"]).endswith(".j")
+    return Turn(stored["role"], stored["content"], structured, stored["id"])
 
 
-def _oldest_first(newest_first: list[dict[str, Any]]) -> list[Turn]:
+def _oldest_first(newest_first: list[dict[str, Any]], prefixes: tuple[str, ...] = ()) -> list[Turn]:
     """Oldest first by the moment recorded, then id. The listing compares `recorded_at`
     as text, and a time on a whole second is written without its fraction (`…:07Z`
     sorts after `…:07.5Z`), so the order is taken from the parsed time."""
     ordered = sorted(newest_first, key=lambda m: (_moment(m["recorded_at"]), m["id"]))
-    return [turn_of(stored) for stored in ordered]
+    return [turn_of(stored, prefixes) for stored in ordered]
 
 
 def _moment(recorded_at: str) -> datetime:
@@ -109,8 +113,11 @@ def _page_size(limit: int | None, have: int) -> int:
     return BATCH if limit is None else max(1, min(BATCH, limit - have))
 
 
-def read_turns(client: Client, source: str, limit: int | None = None) -> list[Turn]:
-    """The source's turns oldest first; with `limit`, only the newest `limit`."""
+def read_turns(
+    client: Client, source: str, limit: int | None = None, prefixes: tuple[str, ...] = ()
+) -> list[Turn]:
+    """The source's turns oldest first; with `limit`, only the newest `limit`.
+    `prefixes`: the id prefixes whose `.j` turns this reader parses."""
     newest_first: list[dict[str, Any]] = []
     cursor = None
     while limit is None or len(newest_first) < limit:
@@ -121,10 +128,12 @@ def read_turns(client: Client, source: str, limit: int | None = None) -> list[Tu
         cursor = page["next_cursor"]
         if not cursor:
             break
-    return _oldest_first(newest_first if limit is None else newest_first[:limit])
+    return _oldest_first(newest_first if limit is None else newest_first[:limit], prefixes)
 
 
-async def aread_turns(client: AsyncClient, source: str, limit: int | None = None) -> list[Turn]:
+async def aread_turns(
+    client: AsyncClient, source: str, limit: int | None = None, prefixes: tuple[str, ...] = ()
+) -> list[Turn]:
     """`read_turns` for the async client."""
     newest_first: list[dict[str, Any]] = []
     cursor = None
@@ -136,7 +145,7 @@ async def aread_turns(client: AsyncClient, source: str, limit: int | None = None
         cursor = page["next_cursor"]
         if not cursor:
             break
-    return _oldest_first(newest_first if limit is None else newest_first[:limit])
+    return _oldest_first(newest_first if limit is None else newest_first[:limit], prefixes)
 
 
 def write_turns(
