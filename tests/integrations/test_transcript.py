@@ -5,6 +5,7 @@ the order recorded even where the listing's text order is not."""
 from __future__ import annotations
 
 from taisce_client.integrations.transcript import Turn, _oldest_first, new_messages
+from taisce_client.models import StoredMessage
 
 
 def test_ids_sort_in_the_order_written_and_mark_structured_turns() -> None:
@@ -33,15 +34,16 @@ def test_reading_back_orders_by_the_moment_recorded() -> None:
         {"id": "a", "role": "user", "content": "first", "recorded_at": "2026-12-04T10:00:06.9Z"},
         {"id": "c", "role": "user", "content": "third", "recorded_at": "2026-12-04T10:00:07.25Z"},
     ]
-    assert [t.content for t in _oldest_first(newest_first)] == ["first", "second", "third"]
+    stored = [StoredMessage.from_wire(m) for m in newest_first]
+    assert [t.content for t in _oldest_first(stored)] == ["first", "second", "third"]
     structured = {
         "id": "x.j",
         "role": "tool",
         "content": '{"a": 1}',
         "recorded_at": "2026-12-04T10:00:08Z",
     }
-    (turn,) = _oldest_first([structured], ("x",))
+    (turn,) = _oldest_first([StoredMessage.from_wire(structured)], ("x",))
     assert turn.structured and turn.record() == {"a": 1}
     # Another writer's message in the same source reads back as text, whatever its id.
-    (other,) = _oldest_first([structured], ("lc", "lg"))
+    (other,) = _oldest_first([StoredMessage.from_wire(structured)], ("lc", "lg"))
     assert not other.structured and other.content == '{"a": 1}'

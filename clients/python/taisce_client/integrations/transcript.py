@@ -19,13 +19,13 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from ..async_client import AsyncClient
 from ..client import Client
 from ..errors import TaisceError
-from ..models import NewMessage, Role
+from ..models import NewMessage, Role, StoredMessage
 
 # The API's largest batch of messages.
 BATCH = 100
@@ -88,24 +88,27 @@ def batches(messages: list[NewMessage]) -> Iterator[list[NewMessage]]:
         yield messages[start : start + BATCH]
 
 
-def turn_of(stored: dict[str, Any], prefixes: tuple[str, ...] = ()) -> Turn:
+def turn_of(stored: StoredMessage, prefixes: tuple[str, ...] = ()) -> Turn:
     """A stored message (as the listing gives it) as a turn. It is structured only when
     its id is one this framework's integration made (`prefixes`) and marked `.j`: a
     message another writer put in the same source reads back as text."""
-    made_here = str(stored["id"]).startswith(tuple(f"{p}." for p in prefixes))
-    structured = made_here and str(stored["id"]).endswith(".j")
-    return Turn(stored["role"], stored["content"], structured, stored["id"])
+    made_here = stored.id.startswith(tuple(f"{p}." for p in prefixes))
+    structured = made_here and stored.id.endswith(".j")
+    return Turn(stored.role, stored.content, structured, stored.id)
 
 
-def _oldest_first(newest_first: list[dict[str, Any]], prefixes: tuple[str, ...] = ()) -> list[Turn]:
+def _oldest_first(newest_first: list[StoredMessage], prefixes: tuple[str, ...] = ()) -> list[Turn]:
     """Oldest first by the moment recorded, then id. The listing compares `recorded_at`
     as text, and a time on a whole second is written without its fraction (`…:07Z`
     sorts after `…:07.5Z`), so the order is taken from the parsed time."""
-    ordered = sorted(newest_first, key=lambda m: (_moment(m["recorded_at"]), m["id"]))
+    ordered = sorted(newest_first, key=lambda m: (_moment(m.recorded_at), m.id))
     return [turn_of(stored, prefixes) for stored in ordered]
 
 
-def _moment(recorded_at: str) -> datetime:
+def _moment(recorded_at: str | None) -> datetime:
+    # The listing always carries recorded_at; the model lets it be absent.
+    if recorded_at is None:
+        return datetime.min.replace(tzinfo=timezone.utc)
     return datetime.fromisoformat(recorded_at.replace("Z", "+00:00"))
 
 
@@ -118,14 +121,14 @@ def read_turns(
 ) -> list[Turn]:
     """The source's turns oldest first; with `limit`, only the newest `limit`.
     `prefixes`: the id prefixes whose `.j` turns this reader parses."""
-    newest_first: list[dict[str, Any]] = []
+    newest_first: list[StoredMessage] = []
     cursor = None
     while limit is None or len(newest_first) < limit:
         page = client.messages(
             source=source, limit=_page_size(limit, len(newest_first)), cursor=cursor
         )
-        newest_first.extend(page["messages"])
-        cursor = page["next_cursor"]
+        newest_first.extend(page.messages)
+        cursor = page.next_cursor
         if not cursor:
             break
     return _oldest_first(newest_first if limit is None else newest_first[:limit], prefixes)
@@ -135,14 +138,14 @@ async def aread_turns(
     client: AsyncClient, source: str, limit: int | None = None, prefixes: tuple[str, ...] = ()
 ) -> list[Turn]:
     """`read_turns` for the async client."""
-    newest_first: list[dict[str, Any]] = []
+    newest_first: list[StoredMessage] = []
     cursor = None
     while limit is None or len(newest_first) < limit:
         page = await client.messages(
             source=source, limit=_page_size(limit, len(newest_first)), cursor=cursor
         )
-        newest_first.extend(page["messages"])
-        cursor = page["next_cursor"]
+        newest_first.extend(page.messages)
+        cursor = page.next_cursor
         if not cursor:
             break
     return _oldest_first(newest_first if limit is None else newest_first[:limit], prefixes)
