@@ -38,6 +38,7 @@ run: $(VENV)/.runtime
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/python .ci/complexity.py layers functions clients
 	$(BIN)/cfn-lint template.yaml
 
 # The deploy-readiness test translates template.yaml with the SAM CLI's translator (.venv-sam).

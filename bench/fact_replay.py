@@ -26,8 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from taisce.domain import fact_ranking
-from taisce.domain import recall as recall_module
+from taisce.domain import fact_ranking, fact_step
 from taisce.domain.budget import fact_characters, item_characters
 from taisce.evaluation.dataset import load_dataset
 from taisce.evaluation.harness import embedded_run, gateway_run, store_conversation
@@ -120,12 +119,12 @@ def _cited(ids: Any, dataset_id: Mapping[str, str]) -> set[str]:
 
 @contextmanager
 def _patched(recording: Callable[..., Any]) -> Iterator[None]:
-    original = recall_module.rank_facts
-    recall_module.rank_facts = recording  # type: ignore[assignment]
+    original = fact_step.rank_facts
+    fact_step.rank_facts = recording  # type: ignore[assignment]
     try:
         yield
     finally:
-        recall_module.rank_facts = original  # type: ignore[assignment]
+        fact_step.rank_facts = original  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)

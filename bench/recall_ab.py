@@ -3,7 +3,7 @@ revision's package against this tree's, question by question, with the dense bas
 timed in the same loop, and every answer compared exactly.
 
     .venv/bin/python -m bench.recall_ab [FILE] [--base REV] [--limit-conversations N]
-        [--rounds R] [--budgets 1000,4000,16000]
+        [--rounds R] [--budgets 1000,4000,16000] [--explain]
 
 The base revision's `layers/core/taisce` is taken with `git archive REV` into a
 temporary folder and imported as `taisce_base` (its imports are relative). Each
@@ -16,7 +16,8 @@ both share), alternating which side goes first. Both see the same load, and on o
 store the answers must be identical, server-made ids and reports included (two stores
 of the facts file differ: docs/benchmarks.md, "Recall speed with question-aware
 ranking"). Prints p50/p95 of both and of the dense baseline (the question embedded,
-ranked), and the count of answers that differ.
+ranked), and the count of answers that differ. With --explain every recall asks for
+`why`, so the signals each item carries are compared too.
 """
 
 from __future__ import annotations
@@ -121,6 +122,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                                     max_characters=budget,
                                     source_roles=list(ROLES),
                                     hops=HOPS,
+                                    explain=args.explain or None,
                                 )
                                 began = time.perf_counter()
                                 answer = answering(project, request)
@@ -150,6 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit-conversations", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--budgets", type=_budgets, default=[1_000, 4_000, 16_000])
+    parser.add_argument("--explain", action="store_true", help="ask every recall for `why`")
     args = parser.parse_args(argv)
     if not args.file.is_file():
         print(f"skipped: {args.file} is absent (docs/quality.md says how to make the dataset)")

@@ -12,8 +12,9 @@ from taisce.api import bodies
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.filters import FactFilter
 from taisce.domain.ingest import FactsRequest, MessagesRequest
+from taisce.domain.passage_step import _cited_messages
 from taisce.domain.question_vector import Question as _Question
-from taisce.domain.recall import Semantic, _cited_messages
+from taisce.domain.recall import Semantic
 from taisce.service.memory import Memory
 from tests.contract.factories import unique
 

@@ -49,7 +49,7 @@ from taisce.adapters.dynamodb.keys import LISTING_SHARDS
 from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.adapters.sqlite.vectors import SqliteVectorIndex
 from taisce.api import bodies
-from taisce.domain import recall
+from taisce.domain import passage_step
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.filters import MessageFilter
 from taisce.domain.ingest import FactsRequest, MessagesRequest
@@ -432,7 +432,7 @@ def test_a_dated_recall_reads_no_message_times(
     fast = dict(meter.sent)
     # Entries indexed before times were kept: the same answer, with the passages read
     # with their messages' times (one BatchGetItem per 100 messages).
-    monkeypatch.setattr(recall, "_hit_times", lambda *_: None)
+    monkeypatch.setattr(passage_step, "_hit_times", lambda *_: None)
     meter.reset()
     assert bodies.recall(memory.recall(project, request)) == body
     lazy = dict(meter.sent)

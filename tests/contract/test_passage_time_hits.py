@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from taisce.domain import recall
+from taisce.domain import passage_step
 from taisce.domain.model import VectorItem
 from taisce.service.memory import Memory
 from tests.contract.factories import unique
@@ -89,7 +89,7 @@ def test_a_dated_recall_orders_by_the_hits_times_as_the_lazy_path_does(
     # The asked time lifted a passage (the test would not tell the paths apart otherwise).
     assert any(p["why"]["time_factor"] for p in fast)
     reads.clear()
-    monkeypatch.setattr(recall, "_hit_times", lambda *_: None)  # as if no hit had a time
+    monkeypatch.setattr(passage_step, "_hit_times", lambda *_: None)  # as if no hit had a time
     lazy = _answer(m, project, question)
     assert reads and all(reads)
     assert fast == lazy  # the same passages, order and `why` (time_factor included)

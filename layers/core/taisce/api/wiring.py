@@ -16,7 +16,7 @@ from ..adapters.sqlite.vectors import SqliteVectorIndex
 from ..domain.ports.credentials import CredentialStore
 from ..domain.ports.extractor import Extractor
 from ..domain.ports.queue import WorkQueue
-from ..domain.recall import Semantic
+from ..domain.semantic import Semantic
 from ..service.memory import EXTRACTION_RETRY_WAIT, Memory
 from ..service.work import extraction_seconds
 from ..settings import Settings, SettingsError, load_settings

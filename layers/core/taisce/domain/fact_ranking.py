@@ -202,6 +202,25 @@ def rank_facts(
         # Every candidate has a cosine (and each hop-2 one a neutral cosine): words
         # would change nothing, so they are not computed.
         lexical = [0.0] * len(candidates)
+    every, kept = _scored(candidates, lexical, similarities, model)
+    if not model:
+        return kept
+    if kept:
+        # A fact well below the best says less than the passages the budget would hold.
+        kept = [s for s in kept if s.score >= kept[0].score - DROP][:MAX_FACTS]
+    if neutral is None:
+        return kept
+    return kept + _paths(every, neutral, {s.candidate.fact.id for s in kept})
+
+
+def _scored(
+    candidates: Sequence[Candidate],
+    lexical: Sequence[float],
+    similarities: Mapping[str, float] | None,
+    model: bool,
+) -> tuple[list[Scored], list[Scored]]:
+    """Every candidate scored (in the candidates' order), and those that reach their
+    floor, best first (then hop 1 first, then the candidates' order)."""
     every: list[Scored] = []
     scored: list[tuple[float, int, int, Scored]] = []
     for position, (candidate, w) in enumerate(zip(candidates, lexical, strict=True)):
@@ -213,15 +232,7 @@ def rank_facts(
         if score >= floor:
             scored.append((-score, candidate.hop, position, every[-1]))
     scored.sort(key=lambda s: s[:3])
-    kept = [s[3] for s in scored]
-    if not model:
-        return kept
-    if kept:
-        # A fact well below the best says less than the passages the budget would hold.
-        kept = [s for s in kept if s.score >= kept[0].score - DROP][:MAX_FACTS]
-    if neutral is None:
-        return kept
-    return kept + _paths(every, neutral, {s.candidate.fact.id for s in kept})
+    return every, [s[3] for s in scored]
 
 
 def _words_decide(

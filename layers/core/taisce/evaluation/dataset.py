@@ -171,43 +171,7 @@ def parse_dataset(data: Any, path: str | None = None) -> Dataset:
     conversations: list[Conversation] = []
     seen_conversations: set[str] = set()
     for c, raw in enumerate(data["conversations"]):
-        where = f"conversations[{c}]"
-        if not isinstance(raw, Mapping):
-            raise DatasetError(f"{where}: a conversation must be an object")
-        cid = _text_id(raw.get("id", c + 1), where)
-        if cid in seen_conversations:
-            raise DatasetError(f"{where}: conversation id {cid!r} is repeated")
-        seen_conversations.add(cid)
-        raw_messages = raw.get("messages") or []
-        raw_questions = raw.get("questions") or []
-        if not isinstance(raw_messages, list) or not isinstance(raw_questions, list):
-            raise DatasetError(f"{where}: messages and questions must be lists")
-        messages = [_message(m, i, f"{where}.messages[{i}]") for i, m in enumerate(raw_messages)]
-        ids = [m.id for m in messages]
-        if len(set(ids)) != len(ids):
-            repeated = sorted({i for i in ids if ids.count(i) > 1})[:5]
-            raise DatasetError(f"{where}: message ids repeat: {', '.join(repeated)}")
-        questions = [_question(q, f"{where}.questions[{i}]") for i, q in enumerate(raw_questions)]
-        known = set(ids)
-        missing = sorted({e for q in questions for e in q.evidence if e not in known})
-        if missing:
-            warnings.append(
-                f"conversation {cid}: {len(missing)} evidence id(s) name no message "
-                f"(e.g. {', '.join(missing[:3])}); no method can cover them"
-            )
-        facts = raw.get("facts")
-        if facts is not None and (
-            not isinstance(facts, list) or not all(isinstance(f, Mapping) for f in facts)
-        ):
-            raise DatasetError(f"{where}: facts must be a list of objects")
-        conversations.append(
-            Conversation(
-                id=cid,
-                messages=messages,
-                questions=questions,
-                facts=[dict(f) for f in facts] if facts else None,
-            )
-        )
+        conversations.append(_conversation(raw, c, seen_conversations, warnings))
     name = data.get("name")
     return Dataset(
         name=str(name) if name else Path(path or "dataset").stem,
@@ -215,6 +179,47 @@ def parse_dataset(data: Any, path: str | None = None) -> Dataset:
         path=path,
         warnings=warnings,
     )
+
+
+def _conversation(raw: Any, c: int, seen: set[str], warnings: list[str]) -> Conversation:
+    """The c-th conversation of a dataset (its id added to `seen`); a warning is added
+    for evidence that names no message."""
+    where = f"conversations[{c}]"
+    if not isinstance(raw, Mapping):
+        raise DatasetError(f"{where}: a conversation must be an object")
+    cid = _text_id(raw.get("id", c + 1), where)
+    if cid in seen:
+        raise DatasetError(f"{where}: conversation id {cid!r} is repeated")
+    seen.add(cid)
+    raw_messages = raw.get("messages") or []
+    raw_questions = raw.get("questions") or []
+    if not isinstance(raw_messages, list) or not isinstance(raw_questions, list):
+        raise DatasetError(f"{where}: messages and questions must be lists")
+    messages = [_message(m, i, f"{where}.messages[{i}]") for i, m in enumerate(raw_messages)]
+    ids = [m.id for m in messages]
+    if len(set(ids)) != len(ids):
+        repeated = sorted({i for i in ids if ids.count(i) > 1})[:5]
+        raise DatasetError(f"{where}: message ids repeat: {', '.join(repeated)}")
+    questions = [_question(q, f"{where}.questions[{i}]") for i, q in enumerate(raw_questions)]
+    known = set(ids)
+    missing = sorted({e for q in questions for e in q.evidence if e not in known})
+    if missing:
+        warnings.append(
+            f"conversation {cid}: {len(missing)} evidence id(s) name no message "
+            f"(e.g. {', '.join(missing[:3])}); no method can cover them"
+        )
+    return Conversation(
+        id=cid, messages=messages, questions=questions, facts=_facts(raw.get("facts"), where)
+    )
+
+
+def _facts(facts: Any, where: str) -> list[dict[str, Any]] | None:
+    """A conversation's facts as given (None for none)."""
+    if facts is not None and (
+        not isinstance(facts, list) or not all(isinstance(f, Mapping) for f in facts)
+    ):
+        raise DatasetError(f"{where}: facts must be a list of objects")
+    return [dict(f) for f in facts] if facts else None
 
 
 def load_dataset(path: str | Path) -> Dataset:

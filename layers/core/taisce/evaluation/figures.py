@@ -32,16 +32,11 @@ def _method_figures(
     by_category: dict[str, Any] = {}
     for category in categories:
         chosen = [r["results"][method][budget] for r in answerable if r["category"] == category]
-        by_category[category] = {
-            "questions": len(chosen),
-            "evidence_any": _share(sum(o["any"] for o in chosen), len(chosen)),
-            "evidence_all": _share(sum(o["all"] for o in chosen), len(chosen)),
-        }
+        by_category[category] = {"questions": len(chosen), **_evidence(chosen)}
     every = [r["results"][method][budget] for r in records]
     figures: dict[str, Any] = {
         "questions": len(outcomes),
-        "evidence_any": _share(sum(o["any"] for o in outcomes), len(outcomes)),
-        "evidence_all": _share(sum(o["all"] for o in outcomes), len(outcomes)),
+        **_evidence(outcomes),
         "by_category": by_category,
         "mean_characters": statistics.fmean(o["characters"] for o in outcomes)
         if outcomes
@@ -49,18 +44,31 @@ def _method_figures(
         "latency_ms": _percentiles([o["ms"] for o in every]),
     }
     if method == TAISCE:
-        items = [o["items"] for o in every if "items" in o]
-        figures["mean_items"] = {
+        figures.update(_taisce_figures(every))
+    return figures
+
+
+def _evidence(outcomes: Sequence[dict[str, Any]]) -> dict[str, float | None]:
+    """The shares of these outcomes that covered any and all of their evidence."""
+    return {
+        "evidence_any": _share(sum(o["any"] for o in outcomes), len(outcomes)),
+        "evidence_all": _share(sum(o["all"] for o in outcomes), len(outcomes)),
+    }
+
+
+def _taisce_figures(every: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """What only taisce's outcomes hold: items per kind, truncation, degradation, errors."""
+    items = [o["items"] for o in every if "items" in o]
+    degraded: Counter[str] = Counter(s for o in every for s in o.get("degraded", ()))
+    return {
+        "mean_items": {
             kind: statistics.fmean(i[n] for i in items) if items else None
             for n, kind in enumerate(("facts", "reports", "passages"))
-        }
-        figures["truncated_share"] = _share(
-            sum(o.get("truncated", False) for o in every), len(every)
-        )
-        degraded: Counter[str] = Counter(s for o in every for s in o.get("degraded", ()))
-        figures["degraded"] = dict(degraded)
-        figures["errors"] = sum(1 for o in every if "error" in o)
-    return figures
+        },
+        "truncated_share": _share(sum(o.get("truncated", False) for o in every), len(every)),
+        "degraded": dict(degraded),
+        "errors": sum(1 for o in every if "error" in o),
+    }
 
 
 def _no_answer_figures(records: Sequence[dict[str, Any]], method: str, budget: str) -> dict:

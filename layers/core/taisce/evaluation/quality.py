@@ -120,10 +120,52 @@ class _Run:
     totals: Counter[str] = field(default_factory=Counter)
 
 
+@dataclass(frozen=True)
+class _Baselines:
+    """The baselines' rankers of one conversation, built once."""
+
+    sizes: list[int]
+    bm25: BM25Ranker
+    dense: DenseRanker | None
+    recent: list[int]
+
+
 def _run_conversation(run: _Run, index: int, conversation: Conversation) -> list[dict[str, Any]]:
-    options = run.options
     client = run.session.client(f"quality-{index}")
-    messages, notes = stored_messages(conversation, options.speaker)
+    messages, by_server_id = _store(run, client, conversation)
+    # Work the API leaves to the ingestion queue (reports rebuilt after facts change) is
+    # done now, as the local server's worker would do it shortly after the writes.
+    if run.session.settle is not None:
+        started = time.perf_counter()
+        run.session.settle()
+        run.totals["settle_seconds"] += time.perf_counter() - started
+    baselines = _baselines(run, messages)
+    records: list[dict[str, Any]] = []
+    for question in conversation.questions:
+        evidence = list(question.evidence)
+        results: dict[str, dict[str, Any]] = {m: {} for m in run.methods}
+        for budget in run.options.budgets:
+            results[TAISCE][str(budget)] = _taisce_outcome(
+                run, client, question.question, budget, evidence, by_server_id
+            )
+        _baseline_outcomes(run, baselines, messages, question.question, evidence, results)
+        records.append(
+            {
+                "conversation": conversation.id,
+                "id": question.id,
+                "question": question.question,
+                "category": question.category,
+                "evidence": evidence,
+                "results": results,
+            }
+        )
+    return records
+
+
+def _store(run: _Run, client: Any, conversation: Conversation) -> tuple[list[Any], dict[str, str]]:
+    """The conversation's messages stored (and its facts, if it has any): the messages
+    the API kept, and each kept message's dataset id by its server id."""
+    messages, notes = stored_messages(conversation, run.options.speaker)
     run.notes.extend(f"conversation {conversation.id}: {n}" for n in notes)
 
     started = time.perf_counter()
@@ -147,15 +189,10 @@ def _run_conversation(run: _Run, index: int, conversation: Conversation) -> list
         run.totals["facts"] += len(facts) - refused
         run.totals["conversations_with_facts"] += 1
         run.totals["store_facts_seconds"] += time.perf_counter() - started
+    return messages, by_server_id
 
-    # Work the API leaves to the ingestion queue (reports rebuilt after facts change) is
-    # done now, as the local server's worker would do it shortly after the writes.
-    if run.session.settle is not None:
-        started = time.perf_counter()
-        run.session.settle()
-        run.totals["settle_seconds"] += time.perf_counter() - started
 
-    # The baselines' rankers, built once per conversation.
+def _baselines(run: _Run, messages: Sequence[Any]) -> _Baselines:
     started = time.perf_counter()
     texts = [m.text for m in messages]
     sizes = [m.characters for m in messages]
@@ -165,65 +202,90 @@ def _run_conversation(run: _Run, index: int, conversation: Conversation) -> list
         dense = DenseRanker(run.cache.matrix(texts), embed_question(run.embedder))
     recent = recency_order(messages)
     run.totals["baseline_index_seconds"] += time.perf_counter() - started
+    return _Baselines(sizes, bm25, dense, recent)
 
-    records: list[dict[str, Any]] = []
-    budgets = list(options.budgets)
-    for question in conversation.questions:
-        evidence = list(question.evidence)
-        results: dict[str, dict[str, Any]] = {m: {} for m in run.methods}
-        for budget in budgets:
-            request = {
-                "question": question.question,
-                "max_characters": budget,
-                "source_roles": list(ROLES),
-                "hops": HOPS,
-            }
-            status, answer, seconds = client.post("/v1/recalls", request)
-            if status != 200:
-                run.totals["taisce_errors"] += 1
-                outcome = _outcome(evidence, set(), 0, seconds * 1000)
-                outcome["error"] = f"{status} {json.dumps(answer)[:200]}"
-            else:
-                covered = {by_server_id.get(i, i) for i in _bundle_messages(answer)}
-                outcome = _outcome(evidence, covered, answer["characters"], seconds * 1000)
-                outcome["items"] = [
-                    len(answer.get(k) or ()) for k in ("facts", "reports", "passages")
-                ]
-                outcome["truncated"] = bool(answer.get("truncated"))
-                outcome["degraded"] = list(answer.get("degraded") or ())
-            results[TAISCE][str(budget)] = outcome
 
-        rankings: dict[str, tuple[list[int], float]] = {}
+def _taisce_outcome(
+    run: _Run,
+    client: Any,
+    question: str,
+    budget: int,
+    evidence: list[str],
+    by_server_id: dict[str, str],
+) -> dict[str, Any]:
+    """One recall through the API at one budget, scored against the evidence."""
+    request = {
+        "question": question,
+        "max_characters": budget,
+        "source_roles": list(ROLES),
+        "hops": HOPS,
+    }
+    status, answer, seconds = client.post("/v1/recalls", request)
+    if status != 200:
+        run.totals["taisce_errors"] += 1
+        outcome = _outcome(evidence, set(), 0, seconds * 1000)
+        outcome["error"] = f"{status} {json.dumps(answer)[:200]}"
+        return outcome
+    covered = {by_server_id.get(i, i) for i in _bundle_messages(answer)}
+    outcome = _outcome(evidence, covered, answer["characters"], seconds * 1000)
+    outcome["items"] = [len(answer.get(k) or ()) for k in ("facts", "reports", "passages")]
+    outcome["truncated"] = bool(answer.get("truncated"))
+    outcome["degraded"] = list(answer.get("degraded") or ())
+    return outcome
+
+
+def _baseline_outcomes(
+    run: _Run,
+    baselines: _Baselines,
+    messages: Sequence[Any],
+    question: str,
+    evidence: list[str],
+    results: dict[str, dict[str, Any]],
+) -> None:
+    """Each baseline's ranking of the question, packed at each budget and scored."""
+    rankings: dict[str, tuple[list[int], float]] = {}
+    started = time.perf_counter()
+    lexical = baselines.bm25.rank(question)
+    rankings["bm25"] = (lexical, time.perf_counter() - started)
+    if baselines.dense is not None:
         started = time.perf_counter()
-        lexical = bm25.rank(question.question)
-        rankings["bm25"] = (lexical, time.perf_counter() - started)
-        if dense is not None:
+        semantic = baselines.dense.rank(question)
+        rankings["dense"] = (semantic, time.perf_counter() - started)
+        started = time.perf_counter()
+        fused = fuse([lexical, semantic])
+        fusing = time.perf_counter() - started
+        rankings["hybrid"] = (fused, rankings["bm25"][1] + rankings["dense"][1] + fusing)
+    rankings["recency"] = (baselines.recent, 0.0)
+    for method, (ranking, ranked_in) in rankings.items():
+        for budget in run.options.budgets:
             started = time.perf_counter()
-            semantic = dense.rank(question.question)
-            rankings["dense"] = (semantic, time.perf_counter() - started)
-            started = time.perf_counter()
-            fused = fuse([lexical, semantic])
-            fusing = time.perf_counter() - started
-            rankings["hybrid"] = (fused, rankings["bm25"][1] + rankings["dense"][1] + fusing)
-        rankings["recency"] = (recent, 0.0)
-        for method, (ranking, ranked_in) in rankings.items():
-            for budget in budgets:
-                started = time.perf_counter()
-                taken, used = pack(ranking, sizes, budget, run.max_rows)
-                seconds = ranked_in + time.perf_counter() - started
-                covered = {messages[i].dataset_id for i in taken}
-                results[method][str(budget)] = _outcome(evidence, covered, used, seconds * 1000)
-        records.append(
-            {
-                "conversation": conversation.id,
-                "id": question.id,
-                "question": question.question,
-                "category": question.category,
-                "evidence": evidence,
-                "results": results,
-            }
+            taken, used = pack(ranking, baselines.sizes, budget, run.max_rows)
+            seconds = ranked_in + time.perf_counter() - started
+            covered = {messages[i].dataset_id for i in taken}
+            results[method][str(budget)] = _outcome(evidence, covered, used, seconds * 1000)
+
+
+def _methods(options: Options, notes: list[str]) -> tuple[Any | None, tuple[str, ...]]:
+    """The embedder of the run (loaded and warmed) and the methods it compares; what
+    the run leaves out is noted."""
+    embedder = options.embedder
+    if embedder is None and options.embeddings != "none":
+        embedder = make_local_embedder(options.embeddings)
+        if embedder is None:
+            raise HarnessError(f"--embeddings {options.embeddings}: Taisce has no such model")
+    if embedder is None:
+        notes.append(
+            "embeddings none: Taisce runs step 1 only, and the dense and hybrid "
+            "baselines are skipped (they need the embedder)"
         )
-    return records
+        return None, (TAISCE, "bm25", "recency")
+    embedder.embed(["warm-up"])  # the model loads here, not in the first timing
+    if options.embeddings == "none":
+        notes.append(
+            "embeddings none: Taisce runs step 1 only; the dense and hybrid baselines "
+            f"use the embedder given ({getattr(embedder, 'name', type(embedder).__name__)})"
+        )
+    return embedder, (TAISCE, *BASELINES)
 
 
 def run_quality(dataset: Dataset, options: Options) -> dict[str, Any]:
@@ -242,26 +304,8 @@ def run_quality(dataset: Dataset, options: Options) -> dict[str, Any]:
     if options.limit_conversations is not None:
         conversations = conversations[: options.limit_conversations]
 
-    embedder = options.embedder
     notes: list[str] = list(dataset.warnings)
-    if embedder is None and options.embeddings != "none":
-        embedder = make_local_embedder(options.embeddings)
-        if embedder is None:
-            raise HarnessError(f"--embeddings {options.embeddings}: Taisce has no such model")
-    if embedder is not None:
-        embedder.embed(["warm-up"])  # the model loads here, not in the first timing
-        methods = (TAISCE, *BASELINES)
-        if options.embeddings == "none":
-            notes.append(
-                "embeddings none: Taisce runs step 1 only; the dense and hybrid baselines "
-                f"use the embedder given ({getattr(embedder, 'name', type(embedder).__name__)})"
-            )
-    else:
-        methods = (TAISCE, "bm25", "recency")
-        notes.append(
-            "embeddings none: Taisce runs step 1 only, and the dense and hybrid "
-            "baselines are skipped (they need the embedder)"
-        )
+    embedder, methods = _methods(options, notes)
 
     records: list[dict[str, Any]] = []
     with embedded_run("taisce-quality-", options.embeddings, budgets[-1]):

@@ -31,7 +31,7 @@ from ..domain.model import (
 )
 from ..domain.names import normalize_name
 from ..domain.ports.store import Store
-from ..domain.recall import Semantic
+from ..domain.semantic import Semantic
 from ..domain.timestamps import timestamp
 from ..domain.words import forget_words
 

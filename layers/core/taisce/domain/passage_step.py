@@ -1,0 +1,298 @@
+"""Recall step 4: passages, with whatever budget is left, by the question's meaning and
+words fused by reciprocal rank, raised by the messages the nearest facts cite, spread
+across messages and their neighbours, ordered by the time the question asks about,
+near-duplicates dropped (domain/passage_ranking.py). Passages are read in order, a
+chunk at a time, until the bundle closes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+from .budget import passage_characters
+from .fact_ranking import POINTER_DEPTH, cited_message_ranks, pointer_scores
+from .filters import FactFilter, MessageFilter
+from .model import Fact, Hit, Passage, Role
+from .names import candidate_spans
+from .passage_ranking import (
+    PASSAGE_DEPTH,
+    RRF_K,
+    AskedTime,
+    add_neighbours,
+    asked_time,
+    best_first,
+    distinct_passages,
+    doubling_chunks,
+    fused_scores,
+    order_by_times,
+    order_passages,
+    order_passages_lazily,
+    reorder_head,
+    spread_messages,
+    time_factor,
+)
+from .ports.facts import FactStore
+from .ports.messages import MessageStore
+from .ports.vectors import VectorIndex
+from .question_vector import Meaning, Question, attempt
+from .recall_context import RecallContext
+from .recalled import PassageWhy, RecalledPassage
+
+# Passages read from the store at a time while the bundle fills.
+PASSAGE_CHUNK = 64
+
+
+@dataclass(frozen=True, slots=True)
+class _Hits:
+    """The two rankings: by vector (None if the model or the index failed) and by
+    words (None if the text search failed)."""
+
+    nearest: list[Hit] | None
+    lexical: list[Hit] | None
+
+    def all(self) -> tuple[Hit, ...]:
+        return (*(self.nearest or ()), *(self.lexical or ()))
+
+
+@dataclass(frozen=True, slots=True)
+class _Scores:
+    """A passage's score at each stage, each its own dict: `fused`, the two rankings
+    fused by reciprocal rank plus what the facts' pointers add (the score
+    spread_messages spreads, and what `message_share` is a share of); `spread`, after
+    a message's later passages yielded; `raised`, after the neighbouring messages gave
+    theirs (the order's score before the asked time's factor)."""
+
+    fused: dict[str, float]
+    spread: dict[str, float]
+    raised: dict[str, float]
+
+
+@dataclass(frozen=True, slots=True)
+class _Pool:
+    """What may shape the order. `found`: with a message filter or `subjects` (the
+    recall is restricted), every candidate the filters admit, read first, so that a
+    message the filters hide gives its neighbours nothing; None otherwise. `positions`:
+    each candidate's storing position, which its hits carry (the index keeps it with
+    the vector), so the neighbour signal costs no read."""
+
+    wanted: MessageFilter | None
+    found: list[Passage] | None
+    positions: dict[str, int]
+
+
+def passage_step(ctx: RecallContext, meaning: Meaning) -> set[str]:
+    """Step 4; returns {"passages"} if the vectors' part was lost (listed even when
+    words still find something: what was found is still returned)."""
+    if not ctx.wants("passages") or ctx.bundle.truncated:
+        return set()
+    hits = _search(ctx, meaning)
+    # The facts nearest the question point at the messages they cite
+    # (domain/fact_ranking.py): a third ranking, over the passages found.
+    ranks = _cited_messages(
+        ctx.store, ctx.project, meaning.question, meaning.index, ctx.roles, ctx.filters, ctx.read
+    )
+    fused = _fused(hits, ranks)
+    # A message's later passages yield to other messages (domain/passage_ranking.py).
+    spread = spread_messages(fused)
+    asked = asked_time(ctx.question)
+    pool = _pool(ctx, hits, spread, asked)
+    scores = _Scores(fused, spread, add_neighbours(spread, pool.positions))
+    # The passages the "when" factor was applied to (all of them when dated).
+    head: set[str] = set()
+    ordered = _ordered(ctx, hits, pool, scores.raised, asked, head)
+    _fill(ctx, distinct_passages(ordered), hits, ranks, scores, asked, head)
+    return set() if hits.nearest is not None else {"passages"}
+
+
+def _search(ctx: RecallContext, meaning: Meaning) -> _Hits:
+    """Both rankings, as deep as the rows left need (PASSAGE_DEPTH at least)."""
+    depth = max(ctx.controls.max_rows + 1 - ctx.bundle.rows, PASSAGE_DEPTH)
+    index = meaning.index
+    # Words first: the question's vector may still be on its way (Question).
+    lexical = attempt(
+        "passage text search",
+        lambda: index.search_text(ctx.project, "passage", ctx.question, depth, ctx.roles),
+    )
+    nearest = meaning.question.nearest(index, ctx.project, "passage", depth, ctx.roles)
+    return _Hits(nearest, lexical)
+
+
+def _fused(hits: _Hits, ranks: Mapping[str, int]) -> dict[str, float]:
+    """The rankings fused by reciprocal rank, plus what the cited messages' ranks add
+    to their passages."""
+    fused = fused_scores(hits.nearest or [], hits.lexical or [])
+    for pid, added in pointer_scores(list(fused), ranks, RRF_K).items():
+        fused[pid] += added
+    return fused
+
+
+def _pool(ctx: RecallContext, hits: _Hits, spread: Mapping[str, float], asked: AskedTime) -> _Pool:
+    """The candidates' positions and, for a restricted recall, the candidates the
+    filters admit (read with times if a named month or day reorders by each message's
+    time)."""
+    messages = ctx.controls.message_filter()
+    wanted = messages if messages.active else None
+    positions = {h.id: h.position for h in hits.all() if h.position is not None}
+    subjects = ctx.filters.subjects
+    if wanted is None and subjects is None:
+        return _Pool(None, None, positions)
+    found = ctx.store.passages_by_ids(ctx.project, sorted(spread), wanted, times=asked.dated)
+    if subjects is not None:
+        found = [p for p in found if _names_one(p, subjects)]
+    return _Pool(wanted, found, {p.id: positions[p.id] for p in found if p.id in positions})
+
+
+def _ordered(
+    ctx: RecallContext,
+    hits: _Hits,
+    pool: _Pool,
+    raised: Mapping[str, float],
+    asked: AskedTime,
+    head: set[str],
+) -> Iterable[Passage]:
+    """The passages in the order they go in. The fused order is read a chunk at a time
+    as the bundle fills ("when" reorders the first chunk's passages only:
+    domain/passage_ranking.py)."""
+    if asked.dated:
+        return _dated_order(ctx, hits, pool, raised, asked)
+    ordered: Iterable[Passage]
+    if pool.found is not None:
+        ordered = sorted(pool.found, key=lambda p: (-raised[p.id], p.id))
+    else:
+        ids = [pid for _, pid in best_first(raised)]
+        ordered = _passages_in_order(ctx.store, ctx.project, ids, pool.wanted)
+    if asked.when:
+        ordered = reorder_head(ordered, raised, asked, head)
+    return ordered
+
+
+def _dated_order(
+    ctx: RecallContext, hits: _Hits, pool: _Pool, raised: Mapping[str, float], asked: AskedTime
+) -> Iterable[Passage]:
+    """The order when the question names a month or day: every candidate reordered by
+    its message's time."""
+    if pool.found is not None:
+        return order_passages(pool.found, raised, asked)
+    times = None if asked.when else _hit_times(raised, hits.nearest, hits.lexical)
+    if times:
+        # Each hit carries its message's time (the index keeps it with the vector): the
+        # order is known before any read, and passages are read in it as the bundle
+        # fills. Their times come from the hits too (for `explain`'s factor).
+        ids = order_by_times(raised, times, asked)
+        return (
+            p._replace(occurred_at=times[p.id] or None)
+            for p in _passages_in_order(ctx.store, ctx.project, ids, None)
+        )
+    # The same order where a hit lacks its time (indexed before times were kept) or
+    # "when" needs each passage's text: read with times, a growing chunk at a time,
+    # until no unread passage can pass those read.
+    return order_passages_lazily(
+        [pid for _, pid in best_first(raised)],
+        lambda ids: ctx.store.passages_by_ids(ctx.project, ids, None, times=True),
+        raised,
+        asked,
+        PASSAGE_CHUNK,
+    )
+
+
+def _fill(
+    ctx: RecallContext,
+    kept: Iterable[Passage],
+    hits: _Hits,
+    ranks: Mapping[str, int],
+    scores: _Scores,
+    asked: AskedTime,
+    head: set[str],
+) -> None:
+    """The passages into the bundle, in order, until it closes."""
+    # Ranks for `explain` only (800 entries at depth 400: not built otherwise).
+    explained = ctx.controls.explain
+    vector_rank = {h.id: n for n, h in enumerate(hits.nearest or (), 1)} if explained else {}
+    word_rank = {h.id: n for n, h in enumerate(hits.lexical or (), 1)} if explained else {}
+    for passage in kept:
+        why = None
+        if explained:
+            why = PassageWhy(
+                vector_rank.get(passage.id),
+                word_rank.get(passage.id),
+                ranks.get(passage.message_id),
+                *_passage_factors(passage, scores, asked, head),
+            )
+        item = RecalledPassage(passage, why)
+        if not ctx.bundle.add("passages", item, passage_characters(passage)):
+            break
+
+
+def _passage_factors(
+    passage: Passage, scores: _Scores, asked: AskedTime, head: set[str]
+) -> tuple[float | None, float | None, float | None]:
+    """`why`'s factors of a passage's fused score (None where none applied): the share
+    its message's passages ahead of it left it (of the fused score with the pointers'
+    part, which spread_messages spread: 0.5 per passage), the share of its raised score
+    its neighbouring messages gave, and the asked time's factor."""
+    pid = passage.id
+    fused, spread, raised = scores.fused[pid], scores.spread[pid], scores.raised[pid]
+    share = spread / fused if fused else 1.0
+    gain = raised - spread
+    neighbour = gain / raised if gain > 0.0 else None
+    factor = time_factor(passage, asked) if asked.dated or pid in head else 1.0
+    return (
+        None if share == 1.0 else share,
+        neighbour,
+        None if factor == 1.0 else factor,
+    )
+
+
+def _cited_messages(
+    store: FactStore,
+    project: str,
+    q: Question,
+    index: VectorIndex,
+    roles: Sequence[Role],
+    filters: FactFilter,
+    read: Mapping[str, Fact],
+) -> dict[str, int]:
+    """The messages cited by the visible facts nearest the question, ranked by the
+    first fact citing each (empty if the model or the index failed: the passages are
+    then ranked as without facts, and nothing more is degraded). A fact in `read` (read
+    by this recall, through the same roles and filters) is not read again."""
+    hits = q.nearest(index, project, "fact", POINTER_DEPTH, roles)
+    if not hits:
+        return {}
+    # The store's facts, as the recall may see them: a fact deleted, erased, of a role
+    # not asked for or hidden by a filter points at nothing.
+    unread = [h.id for h in hits if h.id not in read]
+    pointers = {p.id: p for p in store.fact_pointers(project, unread)} if unread else {}
+    facts = (read.get(h.id) or pointers.get(h.id) for h in hits)
+    return cited_message_ranks(
+        f for f in facts if f is not None and f.source_role in roles and filters.admits(f)
+    )
+
+
+def _passages_in_order(
+    store: MessageStore, project: str, ids: list[str], messages: MessageFilter | None
+) -> Iterator[Passage]:
+    """The passages of these ids that pass the filter, in the ids' order, read a chunk
+    at a time: the bundle usually closes long before the last of hundreds of ids. The
+    chunks double (64, 128, 256...): a large budget needs two reads, not three."""
+    for chunk, _ in doubling_chunks(ids, PASSAGE_CHUNK):
+        yield from store.passages_by_ids(project, chunk, messages)
+
+
+def _hit_times(
+    scores: Mapping[str, float], nearest: Sequence[Hit] | None, lexical: Sequence[Hit] | None
+) -> dict[str, str] | None:
+    """Each candidate's message time as its hits carry it ("" for a message that holds
+    none); None if a candidate's hits carry none (indexed before times were kept)."""
+    times = {
+        h.id: h.occurred_at
+        for hits in (nearest or (), lexical or ())
+        for h in hits
+        if h.occurred_at is not None
+    }
+    return times if all(pid in times for pid in scores) else None
+
+
+def _names_one(passage: Passage, subjects: frozenset[str]) -> bool:
+    """Whether the passage names one of these entities, found as in a question."""
+    return any(span.key in subjects for span in candidate_spans(passage.quote))

@@ -1,0 +1,21 @@
+"""What recall steps 2-4 need of a deployment: a model for the question and an index to
+search. Its own module: the memory, the worker and the wiring carry it without the
+recall's steps."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .ports.vectors import Embedder, VectorIndex
+
+
+@dataclass(frozen=True)
+class Semantic:
+    """What steps 2-4 need: a model for the question and an index to search."""
+
+    embedder: Embedder
+    index: VectorIndex
+    # A model across the network (Bedrock) is asked for the question's vector at the
+    # start of the recall, beside the store's first reads (Question). A local model
+    # is not: it takes the same cores the reads need (measured: no gain, 2 cores).
+    early_vector: bool = False
