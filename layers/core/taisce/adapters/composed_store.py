@@ -4,8 +4,8 @@ methods delegated to it by hand, so that the domain calls `store.facts_about(...
 the whole store. A part that needs another is given it when it is built; no part
 inherits from another (tests/unit/test_adapter_layout.py checks both).
 
-Each delegation is one plain method: no __getattr__, and a hot read costs one more
-Python call than calling its part (a recall makes a few dozen of them).
+Each delegation is one plain method, no __getattr__: a call costs one more Python call
+than calling the part (about 65 ns), and a recall makes a handful of store calls.
 """
 
 from __future__ import annotations
