@@ -60,6 +60,7 @@ def _moved(facts: Iterable[Fact], alias: str) -> dict[Role, int]:
 
 
 def alias_targets(table: TableClient, project: str, keys: Collection[str]) -> dict[str, str]:
+    """The entity each of these keys is an alias of (keys that are none left out)."""
     items = names_of(table, project, keys)
     return {k: i[ALIAS_OF]["S"] for k, i in items.items() if ALIAS_OF in i}
 
@@ -73,6 +74,7 @@ def resolve_aliases(table: TableClient, project: str, facts: Sequence[Fact]) -> 
 
 
 def listed_aliases(table: TableClient, project: str) -> list[Item]:
+    """The project's alias listing (erasure forgets aliases through it too)."""
     return list(
         table._query(
             KeyConditionExpression="PK = :pk AND begins_with(SK, :a)",

@@ -44,6 +44,8 @@ from .keys import (
 
 
 def work_projects(table: TableClient, kind: str) -> list[str]:
+    """The projects listed in the index of projects with work of this kind (the erasure
+    requests' sweep reads it too)."""
     items = table._query(
         KeyConditionExpression="PK = :pk AND begins_with(SK, :k)",
         ExpressionAttributeValues={":pk": {"S": WORK_PK}, ":k": {"S": f"{kind}#"}},
