@@ -6,20 +6,33 @@ DATA ?= data
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: install run test lint audit browser screenshots openapi bench bench-quick bench-quality bench-extraction bench-erasure bench-secure-delete bench-load bench-load-quick bench-recall-speed bench-fact-replay bench-recall-ab clean sam-install sam-validate sam cold-start
+.PHONY: install run test test-ts lint audit browser screenshots openapi bench bench-quick bench-quality bench-extraction bench-erasure bench-secure-delete bench-load bench-load-quick bench-recall-speed bench-fact-replay bench-recall-ab clean sam-install sam-validate sam cold-start
 
-install: $(VENV)/.installed
+# Two steps, each with its stamp: .venv/.runtime is what `make run` needs (the two
+# packages, editable, with their runtime dependencies at the pinned versions, no AWS SDK
+# and no tools); .venv/.dev adds the tools and the AWS SDKs (`make install`, which every
+# other target uses). docs/packages.md has both sizes.
+PIP := $(BIN)/python -m pip install -q --disable-pip-version-check
+PINNED := layers/core/requirements.txt layers/local-model/requirements.txt requirements-local.txt
+
+install: $(VENV)/.dev
 
 # clients/python (the Python client and MCP server) is a package of its own: not in the layer.
-$(VENV)/.installed: pyproject.toml layers/core/requirements.txt layers/local-model/requirements.txt requirements-local.txt requirements-dev.txt clients/python/pyproject.toml
+$(VENV)/.runtime: pyproject.toml clients/python/pyproject.toml $(PINNED)
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11+ is needed (set PYTHON=...)")'
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --disable-pip-version-check -r layers/core/requirements.txt -r layers/local-model/requirements.txt -r requirements-local.txt -r requirements-dev.txt
-	$(BIN)/python -m pip install -q --disable-pip-version-check --no-deps -e .
-	$(BIN)/python -m pip install -q --disable-pip-version-check --no-deps -e clients/python
+	@# The server's distribution was named taisce before it was taisce-server.
+	@$(BIN)/python -m pip uninstall -q -y taisce >/dev/null 2>&1 || true
+	@# --no-compile: Python caches the bytecode of the modules it imports when it first
+	@# runs them, rather than pip compiling every file of every package (52 MB, tests too).
+	$(PIP) --no-compile $(addprefix -c ,$(PINNED)) -e . -e clients/python
 	@touch $@
 
-run: install
+$(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt
+	$(PIP) $(addprefix -r ,$(PINNED)) -r requirements-dev.txt
+	@touch $@
+
+run: $(VENV)/.runtime
 	$(BIN)/taisce serve --host $(HOST) --port $(PORT) --data $(DATA) --demo
 
 lint: install
@@ -30,6 +43,11 @@ lint: install
 # The deploy-readiness test translates template.yaml with the SAM CLI's translator (.venv-sam).
 test: lint audit sam-install browser
 	$(BIN)/python -m pytest
+
+# The TypeScript client (clients/typescript, npm package taisce-client): its tests start a
+# real `taisce serve --demo` from this venv and check the generated types are current.
+test-ts: install
+	cd clients/typescript && npm ci --no-audit --no-fund && npm run lint && npm run build && npm test
 
 # Headless Chromium for the browser tests (tests/browser): Debian's package, never a
 # browser downloaded by Playwright. Installing needs root (or sudo without a password);
@@ -47,7 +65,7 @@ screenshots: install browser
 
 # Security checks: bandit over the code (skips justified in pyproject.toml) and
 # pip-audit over the installed pins; .ci/audit_dependencies.py says plainly when the
-# vulnerability service could not be reached (README, "Abuse and secrets").
+# vulnerability service could not be reached (docs/reliability.md, "Abuse and secrets").
 audit: install
 	$(BIN)/bandit -q -c pyproject.toml -r layers functions clients
 	$(BIN)/python .ci/audit_dependencies.py $(BIN)/pip-audit
@@ -66,9 +84,9 @@ bench-quick: install
 bench-quality: install
 	$(BIN)/taisce bench quality --embeddings local --json bench/data/quality-results.json
 
-# Recall p50/p95 through the gateway against the dense baseline on the real LoCoMo
-# conversations (../shared/bench/locomo/, skipped where absent), in one run. ARGS is passed
-# on, e.g. ARGS="--answers before.json" then ARGS="--compare before.json" after a change.
+# Recall p50/p95 through the gateway against the dense baseline on the LoCoMo data set
+# (see docs/quality.md; skipped where absent), in one run. ARGS is passed on, e.g.
+# ARGS="--answers before.json" then ARGS="--compare before.json" after a change.
 bench-recall-speed: install
 	$(BIN)/python -m bench.recall_speed $(ARGS)
 

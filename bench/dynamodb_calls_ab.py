@@ -69,9 +69,9 @@ def record(out: Path, side: str) -> None:
 
     from taisce.adapters.dynamodb.reads import DirectReads
     from taisce.adapters.dynamodb.store import DynamoDbStore
-    from taisce.api.memory import Memory
     from taisce.domain.controls import Limits, RecallRequest
-    from taisce.domain.work import one_pass
+    from taisce.service.memory import Memory
+    from taisce.service.work import one_pass
     from tests.contract.factories import fact, message, with_passages
     from tests.moto_server import start_moto
 
@@ -129,7 +129,7 @@ def record(out: Path, side: str) -> None:
         store.mark_everything(p)
         store.set_document_ids(p, "passage", {"m1#0": ["d1"]})
         store.document_ids(p, "passage", ["m1#0"])
-        memory.erase(p, "Atlas")
+        memory.erase_now(p, "Atlas")
         store.delete_fact(p, "f5")
         store.erasures(p)
         store.vector_projects()

@@ -10,7 +10,7 @@ naming it (four to a message); the rest of the project holds `--background` fact
 and as many passages that do not name it, so the scans have something to read past.
 Reports are built (as the worker would) before the erasure, so it drops them too.
 Then, with embeddings off, the embedded store's erasure is timed as its request runs
-it (`Memory.erase`, answered 200). `--dynamodb` also runs it once on DynamoDB through
+it (`Memory.erase_now`, answered 200). `--dynamodb` also runs it once on DynamoDB through
 moto's server over HTTP, as AWS runs it: the request is accepted (`request_erasure`,
 deferred: tombstones and the pending record, answered 202) and the worker completes
 it (`complete_erasure`, in bounded steps), each timed with its DynamoDB calls counted,
@@ -36,12 +36,12 @@ from pathlib import Path
 from typing import Any
 
 from taisce.adapters.sqlite.store import SqliteStore
-from taisce.api.memory import Memory
 from taisce.domain.controls import Limits
 from taisce.domain.ingest import split_passages
 from taisce.domain.model import ROLES, Fact, Message
 from taisce.domain.names import normalize_name
 from taisce.evaluation.machine import describe_machine
+from taisce.service.memory import Memory
 
 NAME = "Atlas Example"
 PROJECT = "bench-erasure"
@@ -131,7 +131,7 @@ class _Calls:
 
 def run(open_store: Callable[[], Any], args: argparse.Namespace) -> dict[str, Any]:
     """One erasure in a fresh store. The embedded store erases in the request
-    (`Memory.erase`); on DynamoDB the request is accepted (`request_erasure`, deferred,
+    (`Memory.erase_now`); on DynamoDB the request is accepted (`request_erasure`, deferred,
     as the erasures function runs it) and then completed as the worker does
     (`complete_erasure`, its bounded steps), each timed and its calls counted."""
     store = open_store()
@@ -154,7 +154,7 @@ def run(open_store: Callable[[], Any], args: argparse.Namespace) -> dict[str, An
         result["counts"] = done.counts
     else:
         started = time.perf_counter()
-        result["counts"] = memory.erase(PROJECT, NAME)
+        result["counts"] = memory.erase_now(PROJECT, NAME)
         result["complete_s"] = time.perf_counter() - started
     close = getattr(store, "close", None)
     if close:

@@ -3,7 +3,7 @@
     .venv/bin/python -m bench.make_quality_dataset --seed 7 --out bench/data/dev.json
                                                    [--small testdata/quality-small.json]
 
-Writes conversations in the format of `../shared/bench/FORMAT.md`, from templates and
+Writes conversations in the dataset format of docs/quality.md, from templates and
 a fixed seed (the same seed gives the same file, byte for byte). Each conversation is a
 small world: three or four people who share the user role of one assistant, people
 they talk about, organisations, cities and projects. Over fifteen sessions (a year of

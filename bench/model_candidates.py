@@ -2,9 +2,10 @@
 
     .venv/bin/python -m bench.model_candidates e5-speed
     .venv/bin/python -m bench.model_candidates e5-query|e5-asymmetric quality \
-        ../shared/bench/locomo/locomo-dev.json --embeddings local --limit-conversations 2
+        LOCOMO.json --embeddings local --limit-conversations 2
 
-Runs `taisce bench quality` unchanged except that every embedder Taisce and the
+LOCOMO.json is the LoCoMo data set in the dataset format (docs/quality.md says how to
+make it). Runs `taisce bench quality` unchanged except that every embedder Taisce and the
 dense/hybrid baselines make for `local` is the candidate (the quality bench builds
 Taisce's embedder through `make_embedder`, so the candidate is swapped in there and
 nowhere else). `e5-speed` prints per-call timings of the candidate and the shipped

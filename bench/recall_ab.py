@@ -7,15 +7,16 @@ timed in the same loop, and every answer compared exactly.
 
 The base revision's `layers/core/taisce` is taken with `git archive REV` into a
 temporary folder and imported as `taisce_base` (its imports are relative). Each
-conversation of FILE (default ../shared/bench/locomo/locomo-dev-facts.json, read at run
-time, never copied) is stored once through this tree's gateway, as
-bench/recall_speed.py stores it; then both packages open the same store (their own
-wiring, same folder) and recall each question at each budget (Memory.recall: the domain
-and the adapters, not the gateway, which both share), alternating which side goes
-first. Both see the same load, and on one store the answers must be identical, server-
-made ids and reports included (two stores of the facts file differ: README, "Recall
-speed with question-aware ranking"). Prints p50/p95 of both and of the dense baseline
-(the question embedded, ranked), and the count of answers that differ.
+conversation of FILE (a dataset, docs/quality.md; by default the LoCoMo facts file
+where a checkout has it beside the project, read at run time, never copied) is stored
+once through this tree's gateway, as bench/recall_speed.py stores it; then both
+packages open the same store (their own wiring, same folder) and recall each question
+at each budget (Memory.recall: the domain and the adapters, not the gateway, which
+both share), alternating which side goes first. Both see the same load, and on one
+store the answers must be identical, server-made ids and reports included (two stores
+of the facts file differ: docs/benchmarks.md, "Recall speed with question-aware
+ranking"). Prints p50/p95 of both and of the dense baseline (the question embedded,
+ranked), and the count of answers that differ.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import sys
 import tarfile
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +62,18 @@ def _import_base(revision: str, folder: Path) -> None:
     sys.path.insert(0, str(folder))
 
 
+def _answering(memory: Any, package: str) -> Callable[[str, Any], object]:
+    """A side's recall as its body: a revision whose Memory.recall answers with the
+    domain's record has its body made by that revision's api/bodies.py."""
+    bodies = importlib.import_module(f"{package}.api.bodies")
+
+    def answer(project: str, request: Any) -> object:
+        found = memory.recall(project, request)
+        return found if isinstance(found, dict) else bodies.recall(found)
+
+    return answer
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from taisce.domain.controls import RecallRequest
 
@@ -86,8 +100,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             base = importlib.import_module("taisce_base.api.wiring").services()
             base_request = importlib.import_module("taisce_base.domain.controls").RecallRequest
             sides = {
-                "before": (base.memory, base_request),
-                "after": (built.memory, RecallRequest),
+                "before": (_answering(base.memory, "taisce_base"), base_request),
+                "after": (_answering(built.memory, "taisce"), RecallRequest),
             }
             cache = EmbeddingCache(embedder)
             embed = embed_question(embedder)
@@ -101,7 +115,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                             order = SIDES if turn % 2 else SIDES[::-1]
                             turn += 1
                             for side in order:
-                                memory, request_type = sides[side]
+                                answering, request_type = sides[side]
                                 request = request_type(
                                     question=question.question,
                                     max_characters=budget,
@@ -109,7 +123,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                                     hops=HOPS,
                                 )
                                 began = time.perf_counter()
-                                answer = memory.recall(project, request)
+                                answer = answering(project, request)
                                 times[side][budget].append((time.perf_counter() - began) * 1000)
                                 answers[side] = json.dumps(answer, sort_keys=True)
                             if answers["before"] != answers["after"]:
@@ -138,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budgets", type=_budgets, default=[1_000, 4_000, 16_000])
     args = parser.parse_args(argv)
     if not args.file.is_file():
-        print(f"skipped: {args.file} is absent (see the README, 'Retrieval quality')")
+        print(f"skipped: {args.file} is absent (docs/quality.md says how to make the dataset)")
         return 0
     report = run(args)
     print(

@@ -42,6 +42,7 @@ from typing import Any
 
 from bench.corpus import make_corpus, make_questions
 from taisce.adapters.sqlite.store import SqliteStore
+from taisce.api.bodies import recall as recall_body
 from taisce.api.wiring import services
 from taisce.credentials import new_credential_id, new_secret, secret_hash
 from taisce.domain.controls import RecallRequest
@@ -164,7 +165,7 @@ def _recall_figures(
     headers = client.headers
     for i, (body, request) in enumerate(zip(bodies, requests, strict=True)):
         started = time.perf_counter()
-        direct = memory.recall(PROJECT, request)
+        direct = recall_body(memory.recall(PROJECT, request))
         domain = time.perf_counter() - started
         started, cpu = time.perf_counter(), time.thread_time()
         reply = handle("POST", "/v1/recalls", headers, body, SOURCE_IP)
@@ -172,7 +173,7 @@ def _recall_figures(
         if reply.status != 200:
             raise RuntimeError(f"recall: {reply.status} {reply.body[:300]!r}")
         answer = json.loads(reply.body)
-        if len(answer["facts"]) != len(direct["facts"]):  # type: ignore[arg-type]
+        if len(answer["facts"]) != len(direct["facts"]):
             raise RuntimeError(f"gateway and domain disagree on {questions[i]!r}")
         if i < warmup:
             continue

@@ -5,8 +5,10 @@ baseline, in the same run, and the answers themselves for before/after checks.
         [--budgets 1000,4000,16000] [--embeddings local] [--answers OUT.json]
         [--compare BEFORE.json] [--profile]
 
-FILE defaults to ../shared/bench/locomo/locomo-dev.json (read at run time, never copied
-into the repository; the run says so and stops where it is absent). Each conversation is
+FILE is a dataset (docs/quality.md: the LoCoMo data set converted by `taisce bench
+convert-locomo`); by default the LoCoMo messages file where a checkout has it beside the
+project (read at run time, never copied into the repository; the run says so and stops
+where it is absent). Each conversation is
 stored in its own project through the local gateway, as `taisce bench quality` stores it
 (taisce/evaluation/harness.py: messages, facts, then the worker's pending work); then
 every question is recalled at each budget through the gateway (authorizer, Powertools
@@ -168,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args(argv)
     if not args.file.is_file():
-        print(f"skipped: {args.file} is absent (see the README, 'Retrieval quality')")
+        print(f"skipped: {args.file} is absent (docs/quality.md says how to make the dataset)")
         return 0
     report = run(args)
     answers = report.pop("answers")

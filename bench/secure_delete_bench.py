@@ -115,7 +115,7 @@ def run_once(gateway: Gateway, corpus: Corpus, mode: str) -> dict[str, float]:
         memory.rebuild_reports(PROJECT)
         rebuild = time.perf_counter() - started
         started = time.perf_counter()
-        counts = memory.erase(PROJECT, _most_connected(corpus))
+        counts = memory.erase_now(PROJECT, _most_connected(corpus))
         erase = time.perf_counter() - started
         wal = (folder / "taisce.sqlite3-wal").stat().st_size / 1e6
         index.close()

@@ -16,7 +16,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parents[1] / "events"
 PROJECT = "demo"
 # A made-up credential: events/env.json points at a local table where
-# `taisce credentials create` (README, "sam local invoke") stores a real one.
+# `taisce credentials create` (docs/aws.md, "sam local invoke") stores a real one.
 BEARER = "Bearer tsk_replace-with-a-credential"
 TIME = "03/Dec/2026:06:00:00 +0000"
 EPOCH = 1796364000000
@@ -221,7 +221,7 @@ EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
 
 # `sam local invoke --env-vars events/env.json`: "Parameters" applies to every function
 # (only variables the template declares are passed). The endpoints point at a moto
-# server on the host (`python -m moto.server -p 5000`); README, "sam local invoke".
+# server on the host (`python -m moto.server -p 5000`); docs/aws.md, "sam local invoke".
 HOST = "http://host.docker.internal:5000"
 ENV = {
     "Parameters": {

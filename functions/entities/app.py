@@ -5,7 +5,7 @@ from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
-from taisce.api import make_handler, make_resolver, project_of, services
+from taisce.api import bodies, make_handler, make_resolver, project_of, services
 from taisce.api.responses import (
     Aliases,
     EntityList,
@@ -30,7 +30,9 @@ def list_entities(
     limit: Annotated[int | None, Query(ge=1, le=MAX_PAGE)] = None,
     cursor: Annotated[str | None, Query(min_length=1, max_length=MAX_CURSOR_CHARACTERS)] = None,
 ) -> dict[str, Any]:
-    return services().memory.list_entities(project_of(app), search, limit, cursor)
+    return bodies.entity_list(
+        services().memory.list_entities(project_of(app), search, limit, cursor)
+    )
 
 
 @app.get(
@@ -42,7 +44,7 @@ def neighbourhood(
     name: Annotated[str, Query(min_length=1, max_length=500)],
     hops: Annotated[int, Query(ge=1, le=2)] = 1,
 ) -> dict[str, Any]:
-    return services().memory.neighbourhood(project_of(app), name, hops)
+    return bodies.neighbourhood(services().memory.neighbourhood(project_of(app), name, hops))
 
 
 @app.post(
@@ -51,7 +53,7 @@ def neighbourhood(
     responses=described(200, Merged, "Merged (or already merged)"),
 )
 def merge(request: Annotated[MergeRequest, Body(embed=False)]) -> dict[str, Any]:
-    return services().memory.merge_entities(project_of(app), request)
+    return bodies.merged(services().memory.merge_entities(project_of(app), request))
 
 
 @app.get(
@@ -60,7 +62,7 @@ def merge(request: Annotated[MergeRequest, Body(embed=False)]) -> dict[str, Any]
     responses=described(200, Aliases, "The aliases, by normalised alias"),
 )
 def aliases() -> dict[str, Any]:
-    return services().memory.aliases(project_of(app))
+    return bodies.aliases(services().memory.aliases(project_of(app)))
 
 
 @app.get(
@@ -69,7 +71,7 @@ def aliases() -> dict[str, Any]:
     responses=described(200, Proposals, "Proposed merges, most similar first"),
 )
 def proposals() -> dict[str, Any]:
-    return services().memory.merge_proposals(project_of(app))
+    return bodies.proposals(services().memory.merge_proposals(project_of(app)))
 
 
 lambda_handler = make_handler(app)

@@ -10,7 +10,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body
 from taisce.api import bodies, make_handler, make_resolver, project_of, services
 from taisce.api.responses import ErasureAnswer, described
 from taisce.domain.erasure import ErasureRequest
-from taisce.domain.work import announce
+from taisce.service.work import announce
 
 app = make_resolver()
 
@@ -26,10 +26,7 @@ app = make_resolver()
 def erase(request: Annotated[ErasureRequest, Body(embed=False)]) -> tuple[dict[str, Any], int]:
     built = services()
     project = project_of(app)
-    # Where finding what names the entity reads the whole project over the network
-    # (DynamoDB), no entity size bounds the request's time: the worker does the work.
-    defer = bool(getattr(built.memory.store, "defers_erasure", False))
-    status = built.memory.request_erasure(project, request.subject, defer=defer)
+    status = built.memory.request_erasure(project, request.subject)
     if status.status == "pending":
         announce(built.queue, project, "erasure", [status.id])
         return bodies.erasure(status), 202

@@ -9,7 +9,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 from taisce.api import bodies, make_handler, make_resolver, project_of, services
 from taisce.api.responses import Facts, StoredFacts, described
 from taisce.domain.ingest import FactsRequest
-from taisce.domain.work import announce
+from taisce.service.work import announce
 
 app = make_resolver()
 
@@ -33,7 +33,7 @@ def store_facts(request: Annotated[FactsRequest, Body(embed=False)]) -> tuple[di
 def list_facts(
     subject: Annotated[str, Query(min_length=1, max_length=500)],
 ) -> dict[str, Any]:
-    return bodies.facts(services().memory.facts_of_subject(project_of(app), subject))
+    return bodies.facts(services().memory.list_facts(project_of(app), subject))
 
 
 @app.delete(

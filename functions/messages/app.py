@@ -11,7 +11,7 @@ from taisce.api.responses import MessageList, MessageWithPassages, StoredMessage
 from taisce.domain.ingest import MessagesRequest
 from taisce.domain.listing import MAX_CURSOR_CHARACTERS, MAX_PAGE
 from taisce.domain.model import Role
-from taisce.domain.work import announce
+from taisce.service.work import announce
 
 app = make_resolver()
 
@@ -44,9 +44,10 @@ def list_messages(
         Query(description="true: each message carries its passages (by start)"),
     ] = None,
 ) -> dict[str, Any]:
-    return services().memory.list_messages(
+    page = services().memory.list_messages(
         project_of(app), role, source, limit, cursor, passages=bool(passages)
     )
+    return bodies.message_list(page)
 
 
 @app.get(
@@ -56,7 +57,8 @@ def list_messages(
 )
 def get_message(message_id: str) -> dict[str, Any]:
     # The route matches the raw path, so an id sent percent-encoded is decoded here.
-    return services().memory.message_with_passages(project_of(app), unquote(message_id))
+    shown = services().memory.message_with_passages(project_of(app), unquote(message_id))
+    return bodies.message_with_passages(shown)
 
 
 lambda_handler = make_handler(app)

@@ -4,7 +4,7 @@ from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
-from taisce.api import make_handler, make_resolver, project_of, services
+from taisce.api import bodies, make_handler, make_resolver, project_of, services
 from taisce.api.recall_errors import recall_invalid
 from taisce.api.responses import Recall, described
 from taisce.domain.controls import RecallRequest
@@ -18,7 +18,7 @@ app = make_resolver(invalid=recall_invalid)
     responses=described(200, Recall, "The bundle, with the controls it used"),
 )
 def recall(request: Annotated[RecallRequest, Body(embed=False)]) -> dict[str, Any]:
-    return services().memory.recall(project_of(app), request)
+    return bodies.recall(services().memory.recall(project_of(app), request))
 
 
 lambda_handler = make_handler(app)

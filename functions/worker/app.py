@@ -11,7 +11,7 @@ Scheduled event (no "Records"): queue a pass for every project with marks that n
 message announced (a send that failed after a write, a message dead-lettered).
 
 Time: a pass starts an extraction only while the invocation has time left for the
-worst case of one (domain/work.py, `Budget`); what it could not start keeps its marks and
+worst case of one (service/work.py, `TimeAllowance`); what it could not start keeps its marks and
 a pass is queued to go on. So no pass is cut off by the function's timeout, whatever
 the batch holds.
 """
@@ -36,7 +36,7 @@ from aws_lambda_powertools.utilities.idempotency import (
 from taisce.api import services
 from taisce.api.logs import logger
 from taisce.api.wiring import extraction_worst_case
-from taisce.domain.work import Budget, WorkMessage, sweep, work_on
+from taisce.service.work import TimeAllowance, WorkMessage, sweep, work_on
 from taisce.settings import SettingsError
 
 # Idempotency records live in the memory table under one partition of their own
@@ -65,19 +65,19 @@ def _ready() -> None:
 _invocation: dict[str, Any] = {"context": None}
 
 
-def budget() -> Budget | None:
+def allowance() -> TimeAllowance | None:
     """This invocation's time, against one extraction's worst case (settings)."""
     context = _invocation["context"]
     remaining = getattr(context, "get_remaining_time_in_millis", None)
     if remaining is None:
         return None
-    return Budget(lambda: remaining() / 1000, extraction_worst_case(services().settings))
+    return TimeAllowance(lambda: remaining() / 1000, extraction_worst_case(services().settings))
 
 
 def _pass(record: dict[str, Any]) -> dict[str, int]:
     work = WorkMessage.model_validate_json(record["body"])
     _ready()
-    return work_on(services().memory, work, budget(), services().queue)
+    return work_on(services().memory, work, allowance(), services().queue)
 
 
 @functools.cache

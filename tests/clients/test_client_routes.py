@@ -15,6 +15,8 @@ from taisce_client import (
     AsyncClient,
     Client,
     ConfigurationError,
+    ErasedCounts,
+    Erasure,
     Fact,
     InvalidRecallControls,
     InvalidRequest,
@@ -149,10 +151,13 @@ def test_health_reports_the_server_settings(taisce: Client) -> None:
 
 def test_erasure_removes_everything_about_a_subject(taisce: Client) -> None:
     taisce.store_facts(ATLAS)
-    counts = taisce.erase("Atlas")
-    assert counts["erased"]["facts"] == 2, counts
-    assert counts["status"] == "done"  # the embedded store erases in the request
-    assert taisce.erasure(counts["id"]) == counts
+    erased = taisce.erase("Atlas")
+    assert isinstance(erased, Erasure) and isinstance(erased.erased, ErasedCounts)
+    assert erased.erased.facts == 2, erased
+    assert erased.status == "done"  # the embedded store erases in the request
+    assert erased.finished_at is not None
+    assert taisce.erasure(erased.id) == erased
+    assert erased.wire()["erased"]["facts"] == 2 and erased["status_url"] == erased.status_url
     assert taisce.facts_about("Atlas") == []
     assert taisce.recall("What about Atlas?", source_roles=["user", "tool"]).facts == []
     with pytest.raises(NotFound):

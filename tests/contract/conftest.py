@@ -20,9 +20,9 @@ from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.adapters.embedders import make_embedder
 from taisce.adapters.sqlite.store import SqliteStore
 from taisce.adapters.sqlite.vectors import SqliteVectorIndex
-from taisce.api.memory import Memory
 from taisce.domain.controls import Limits
 from taisce.domain.recall import Semantic
+from taisce.service.memory import Memory
 from tests.moto_server import MotoDynamoDb, moto_dynamodb, shared_moto  # noqa: F401 - a session fixture
 
 StoreFactory = Callable[[Path], Any]

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from taisce.api.memory import Memory
+from taisce.api import bodies
 from taisce.domain.controls import RecallRequest
 from taisce.domain.ingest import MessagesRequest
+from taisce.service.memory import Memory
 
 
 def store_embedded(memory: Memory, project: str, messages: list[dict[str, Any]]) -> None:
@@ -21,7 +22,7 @@ def recalled_passages(
 ) -> list[dict[str, Any]]:
     """The passages of a passages-only recall, which must not be degraded."""
     body = {"question": question, "surfaces": ["passages"], **controls}
-    answer = memory.recall(project, RecallRequest.model_validate(body))
+    answer = bodies.recall(memory.recall(project, RecallRequest.model_validate(body)))
     assert answer["degraded"] == []
     passages: list[dict[str, Any]] = answer["passages"]  # type: ignore[assignment]
     return passages

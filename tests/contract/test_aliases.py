@@ -9,9 +9,8 @@ import pytest
 
 from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.api import bodies
-from taisce.domain.aliases import MergeResult
 from taisce.domain.errors import InvalidRequest
-from taisce.domain.model import Fact
+from taisce.domain.model import Fact, MergeResult
 from taisce.domain.names import normalize_name
 from tests.contract.factories import fact, unique
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from taisce.api.memory import Memory
+from taisce.api import bodies
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.filters import FactFilter
 from taisce.domain.ingest import FactsRequest, MessagesRequest
 from taisce.domain.question_vector import Question as _Question
 from taisce.domain.recall import Semantic, _cited_messages
+from taisce.service.memory import Memory
 from tests.contract.factories import unique
 
 MESSAGES = [
@@ -68,7 +69,7 @@ def test_facts_step_1_read_are_not_read_again(
     request = RecallRequest.model_validate(
         {"question": "Where does Dana work?", "source_roles": ["user"], "explain": True}
     )
-    answer = memory.recall(project, request)
+    answer = bodies.recall(memory.recall(project, request))
     assert answer["facts"][0]["object"] == "dentist"
     # Only the fact step 1 did not read, Bea's (the index finds no assistant's fact).
     assert counting.asked == [[ids["nurse"]]]

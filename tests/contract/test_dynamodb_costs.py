@@ -8,7 +8,7 @@ strongly consistent unit is 1 read request unit on demand, an eventually consist
 one 0.5. moto answers ReturnConsumedCapacity with placeholders (1.0 per Query, one per
 BatchGetItem key), so those are not used.
 
-Run as a script for the README's figures (the bench's synthetic graph, through the
+Run as a script for the figures of docs/dynamodb-recall.md (the bench's synthetic graph, through the
 domain as the recall handler runs it):
 
     .venv/bin/python -m tests.contract.test_dynamodb_costs [--facts 1000] [--recalls 200]
@@ -44,11 +44,11 @@ from botocore.config import Config
 
 from taisce.adapters.dynamodb.client import client_config
 from taisce.adapters.dynamodb.codec import item_size
-from taisce.adapters.dynamodb.items import unlift_items
+from taisce.adapters.dynamodb.items import _HANDLER_ID, _ITEMS
 from taisce.adapters.dynamodb.keys import LISTING_SHARDS
 from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.adapters.sqlite.vectors import SqliteVectorIndex
-from taisce.api.memory import Memory
+from taisce.api import bodies
 from taisce.domain import recall
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.filters import MessageFilter
@@ -56,6 +56,7 @@ from taisce.domain.ingest import FactsRequest, MessagesRequest
 from taisce.domain.model import ROLES
 from taisce.domain.names import MAX_CANDIDATES, candidate_keys
 from taisce.domain.recall import Semantic
+from taisce.service.memory import Memory
 from tests.contract.factories import unique
 from tests.dynamodb_replay import ReplayDynamoDb
 from tests.moto_server import MotoDynamoDb, shared_moto
@@ -202,11 +203,21 @@ def _facts(*triples: tuple[str, str, str]) -> FactsRequest:
     )
 
 
+def unlift_items(client: Any) -> None:
+    """Leave this client's answers to botocore's parsing again (the figures' baseline:
+    the adapter before adapters/dynamodb/items.py lifted them)."""
+    events = client.meta.events
+    for operation in _ITEMS:
+        events.unregister(
+            f"before-parse.dynamodb.{operation}", unique_id=f"{_HANDLER_ID}-{operation}"
+        )
+
+
 def _recall(memory: Memory, project: str, question: str, hops: int) -> dict[str, Any]:
     request = RecallRequest.model_validate(
         {"question": question, "hops": hops, "source_roles": list(ROLES)}
     )
-    return memory.recall(project, request)
+    return bodies.recall(memory.recall(project, request))
 
 
 def test_hop_1_is_one_batch_get_and_one_query_per_matched_entity(
@@ -363,7 +374,7 @@ def test_with_a_model_fact_vectors_rank_on_dynamodb_and_their_calls_are_counted(
     request = RecallRequest.model_validate(
         {"question": "Where does Atlas work?", "hops": 2, "explain": True}
     )
-    body = memory.recall(project, request)
+    body = bodies.recall(memory.recall(project, request))
     assert body["degraded"] == []
     # The facts are ranked by meaning too: each had a vector to compare.
     assert body["facts"] and all(f["why"]["similarity"] is not None for f in body["facts"])
@@ -416,14 +427,14 @@ def test_a_dated_recall_reads_no_message_times(
         }
     )
     meter.reset()
-    body = memory.recall(project, request)
+    body = bodies.recall(memory.recall(project, request))
     assert body["degraded"] == [] and len(body["passages"]) == 10
     fast = dict(meter.sent)
     # Entries indexed before times were kept: the same answer, with the passages read
     # with their messages' times (one BatchGetItem per 100 messages).
     monkeypatch.setattr(recall, "_hit_times", lambda *_: None)
     meter.reset()
-    assert memory.recall(project, request) == body
+    assert bodies.recall(memory.recall(project, request)) == body
     lazy = dict(meter.sent)
     # Both read the first chunk of 64 passages, a Query per message (and the same reads
     # of the steps before); only the lazy path reads their messages' times as well.
@@ -754,7 +765,9 @@ def test_with_a_model_a_memory_of_messages_skips_the_spans_on_dynamodb(
     meter.reset()
     meter.latency = 0.02  # so that calls sent together surely overlap
     question = "Where does Atlas Moren work?"
-    body = memory.recall(project, RecallRequest.model_validate({"question": question}))
+    body = bodies.recall(
+        memory.recall(project, RecallRequest.model_validate({"question": question}))
+    )
     assert body["degraded"] == [] and body["facts"] == [] and body["passages"]
     assert embedded == [[question]]  # the question's vector only
     assert "search entity" not in index.calls

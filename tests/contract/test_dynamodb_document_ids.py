@@ -1,16 +1,16 @@
 """The DynamoDB store keeps the OpenSearch adapter's ledger of assigned document ids
-(adapters/opensearch/documents.py, DocumentIds): read back at once (strongly consistent),
+(adapters/opensearch/documents.py, DocumentIdLedger): read back at once (strongly consistent),
 replaced per item, dropped per item, and kept apart per project and kind."""
 
 from __future__ import annotations
 
 from taisce.adapters.dynamodb.store import DynamoDbStore
-from taisce.adapters.opensearch.documents import DocumentIds
+from taisce.adapters.opensearch.documents import DocumentIdLedger
 from tests.contract.factories import unique
 
 
 def test_document_ids_are_recorded_replaced_and_dropped(dynamo: DynamoDbStore) -> None:
-    ledger: DocumentIds = dynamo
+    ledger: DocumentIdLedger = dynamo
     project, other = unique("docids"), unique("docids")
     ledger.set_document_ids(project, "passage", {"m1#0": ["x1"], "m1#1": ["x2", "x3"]})
     ledger.set_document_ids(project, "entity", {"m1#0": ["e1"]})

@@ -11,7 +11,8 @@ import pytest
 
 from taisce.adapters.dynamodb.codec import ITEM_BYTES
 from taisce.adapters.dynamodb.store import DynamoDbStore
-from taisce.domain.reports import Report, report_id
+from taisce.domain.model import Report
+from taisce.domain.reports import report_id
 from tests.contract.factories import unique
 from tests.moto_server import MotoDynamoDb
 

@@ -16,11 +16,12 @@ from hypothesis import strategies as st
 
 from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.adapters.sqlite.store import SqliteStore
-from taisce.api.memory import Memory
+from taisce.api import bodies
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.ingest import FactsRequest, MessagesRequest
 from taisce.domain.model import ROLES
 from taisce.domain.names import candidate_spans, normalize_name
+from taisce.service.memory import Memory
 from tests.moto_server import shared_moto
 
 # Names that overlap, differ only by case, width or Unicode form, or fold to another
@@ -183,18 +184,23 @@ def test_nothing_about_an_erased_name_is_recalled(store: Any) -> None:
         store_memory(memory, other, theirs)
         kept = {f.id for f in store.project_facts(project) if not fact_names_it(f, key)}
         others_before = [
-            memory.recall(
-                other, RecallRequest.model_validate({**a, "question": target + " " + a["question"]})
+            bodies.recall(
+                memory.recall(
+                    other,
+                    RecallRequest.model_validate({**a, "question": target + " " + a["question"]}),
+                )
             )
             for a in asks
         ]
 
-        memory.erase(project, target)
+        memory.erase_now(project, target)
 
         for ask in asks:
             for question in (ask["question"], target, f"{ask['question']} {target}"):
-                answer = memory.recall(
-                    project, RecallRequest.model_validate({**ask, "question": question})
+                answer = bodies.recall(
+                    memory.recall(
+                        project, RecallRequest.model_validate({**ask, "question": question})
+                    )
                 )
                 assert not [t for t in response_texts(answer) if names_it(t, key)]
         # Nothing stored names it; everything that did not name it is kept.
@@ -211,8 +217,11 @@ def test_nothing_about_an_erased_name_is_recalled(store: Any) -> None:
         assert memory.erased_names(project, [key]) == {key}
         # The other project answers exactly as before.
         assert others_before == [
-            memory.recall(
-                other, RecallRequest.model_validate({**a, "question": target + " " + a["question"]})
+            bodies.recall(
+                memory.recall(
+                    other,
+                    RecallRequest.model_validate({**a, "question": target + " " + a["question"]}),
+                )
             )
             for a in asks
         ]

@@ -9,13 +9,15 @@ from typing import Any
 
 import pytest
 
-from taisce.api.memory import Memory
+from taisce.api import bodies
 from taisce.domain import erasure
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.errors import NotFound
+from taisce.domain.model import PendingErasure, zero_counts
 from taisce.domain.names import candidate_spans
 from taisce.domain.words import _words
-from taisce.domain.work import complete_erasures
+from taisce.service.memory import Memory
+from taisce.service.work import complete_erasures
 from tests.contract.factories import fact, message, unique, with_passages
 
 ALL_ROLES = ["user", "assistant", "system", "tool"]
@@ -40,7 +42,7 @@ def recalled_texts(memory: Memory, project: str, question: str) -> list[str]:
     request = RecallRequest.model_validate(
         {"question": question, "hops": 2, "source_roles": ALL_ROLES}
     )
-    answer = memory.recall(project, request)
+    answer = bodies.recall(memory.recall(project, request))
     texts: list[str] = []
     for f in answer["facts"]:
         texts += [f[k] for k in ("subject", "object", "statement", "quote", "context") if f.get(k)]
@@ -74,7 +76,7 @@ def test_a_deferred_erasure_is_pending_hidden_then_done_once(
 
     accepted = memory.request_erasure(project, "ATLAS", defer=True)
     assert accepted.status == "pending" and erasure.ERASURE_ID.fullmatch(accepted.id)
-    assert accepted.counts == erasure.zero_counts()
+    assert accepted.counts == zero_counts()
     status = memory.erasure_status(project, accepted.id)
     assert status.status == "pending" and status.finished_at is None
     # Nothing was erased yet, but recall hides it already; the rest still answers.
@@ -102,14 +104,16 @@ def test_a_deferred_erasure_is_pending_hidden_then_done_once(
 def _reads(memory: Memory, project: str) -> dict[str, Any]:
     """What a user can read besides recall: listings, a subject's facts, a message,
     neighbourhoods."""
-    listed = memory.list_messages(project, None, None, 100, None, passages=True)
+    listed = bodies.message_list(
+        memory.list_messages(project, None, None, 100, None, passages=True)
+    )
     first = listed["messages"][-1]["id"]  # type: ignore[index]
     return {
         "messages": listed,
-        "message": memory.message_with_passages(project, first),
-        "subject": memory.facts_about_subject(project, "Atlas"),
-        "near atlas": memory.neighbourhood(project, "Atlas", 2),
-        "near maya": memory.neighbourhood(project, "Maya Okafor", 2),
+        "message": bodies.message_with_passages(memory.message_with_passages(project, first)),
+        "subject": bodies.facts(memory.list_facts(project, "Atlas"))["facts"],
+        "near atlas": bodies.neighbourhood(memory.neighbourhood(project, "Atlas", 2)),
+        "near maya": bodies.neighbourhood(memory.neighbourhood(project, "Maya Okafor", 2)),
     }
 
 
@@ -124,7 +128,7 @@ def test_reads_show_what_a_pending_erasure_will_leave(
     )
     before = _reads(memory, project)
     assert "Atlas" in repr(before) and "atlas" in repr(
-        memory.list_entities(project, None, 100, None)
+        bodies.entity_list(memory.list_entities(project, None, 100, None))
     )
     accepted = memory.request_erasure(project, "Atlas", defer=True)
     # Pending: nothing was erased yet, and nothing about Atlas is shown.
@@ -140,14 +144,14 @@ def test_reads_show_what_a_pending_erasure_will_leave(
     ]
     content = pending["message"]["message"]["content"]
     assert erasure.MASK in content and "Maya likes tea" in content
-    entities = memory.list_entities(project, None, 100, None)
+    entities = bodies.entity_list(memory.list_entities(project, None, 100, None))
     assert "atlas" not in [e["key"] for e in entities["entities"]]  # type: ignore[union-attr]
     # Done: what was shown while pending is what the erasure left, the entities' counts
     # too (Maya's link to Atlas goes with Atlas).
     done = memory.complete_erasure(project, accepted.id)
     assert done is not None and done.status == "done"
     assert _reads(memory, project) == pending
-    assert memory.list_entities(project, None, 100, None) == entities
+    assert bodies.entity_list(memory.list_entities(project, None, 100, None)) == entities
 
 
 def test_steps_stop_for_time_and_a_retry_resumes_without_losing_counts(
@@ -234,10 +238,10 @@ def test_a_synchronous_erasure_is_held_by_its_request_from_the_start(
     store: Any, memory: Memory, project: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seed(store, project, facts=3, lines=2)
-    seen: list[erasure.PendingErasure] = []
+    seen: list[PendingErasure] = []
     begin = store.begin_erasure
 
-    def begin_and_look(pending: erasure.PendingErasure) -> None:
+    def begin_and_look(pending: PendingErasure) -> None:
         begin(pending)
         seen.append(store.pending_erasure(pending.project, pending.id))
         # A worker polling at this moment is refused.

@@ -10,13 +10,14 @@ import pytest
 from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.adapters.sqlite.store import SqliteStore
 from taisce.adapters.sqlite.vectors import SqliteVectorIndex
-from taisce.api.memory import Memory
+from taisce.api import bodies
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.erasure import plan_erasure, subject_hash
 from taisce.domain.ingest import FactsRequest
 from taisce.domain.model import VectorItem
 from taisce.domain.names import candidate_spans
 from taisce.domain.reports import build_reports
+from taisce.service.memory import Memory
 from tests.contract.factories import fact, message, unique, with_passages
 from tests.moto_server import shared_moto
 
@@ -52,7 +53,7 @@ def recall(memory: Memory, project: str, question: str, hops: int = 2) -> dict[s
     request = RecallRequest.model_validate(
         {"question": question, "hops": hops, "source_roles": ALL_ROLES}
     )
-    return memory.recall(project, request)
+    return bodies.recall(memory.recall(project, request))
 
 
 def seed(store: Any, project: str) -> dict[str, Any]:
@@ -84,7 +85,7 @@ def test_erasure_removes_facts_entities_and_text_naming_the_entity(
     f, m1 = held["facts"], held["m1"]
     before = store.passages_of(project, m1.id)
 
-    counts = memory.erase(project, "  atlas ")
+    counts = memory.erase_now(project, "  atlas ")
 
     assert counts["facts"] == 4  # works, manages, mention, corp
     assert counts["entities"] == 2  # atlas and atlas corp
@@ -129,7 +130,7 @@ def test_erasure_keeps_other_projects_and_other_entities_counts(
     seed(store, project)
     seed(store, other)
     before = recall(memory, other, "Atlas Maya Okafor Alice Atlas Corp")
-    memory.erase(project, "Atlas")
+    memory.erase_now(project, "Atlas")
     assert recall(memory, other, "Atlas Maya Okafor Alice Atlas Corp") == before
     # Acme Corp lost its only fact (Atlas works at Acme Corp): no longer a live name.
     assert store.known_names(project, {"acme corp"}, ALL_ROLES) == set()
@@ -141,10 +142,10 @@ def test_erasing_twice_or_an_unknown_name_is_zero_and_audited_without_the_name(
     store: Any, memory: Memory, project: str
 ) -> None:
     seed(store, project)
-    first = memory.erase(project, "Atlas")
+    first = memory.erase_now(project, "Atlas")
     assert first["facts"] > 0
-    assert memory.erase(project, "ATLAS") == dict.fromkeys(first, 0)
-    assert memory.erase(project, "Nobody Known") == dict.fromkeys(first, 0)
+    assert memory.erase_now(project, "ATLAS") == dict.fromkeys(first, 0)
+    assert memory.erase_now(project, "Nobody Known") == dict.fromkeys(first, 0)
     records = store.erasures(project)
     assert [r.subject_hash for r in records] == [
         subject_hash(project, "atlas"),
@@ -162,7 +163,7 @@ def test_a_tombstone_drops_late_facts_until_the_client_stores_the_name_again(
     store: Any, memory: Memory, project: str
 ) -> None:
     seed(store, project)
-    memory.erase(project, "Atlas")
+    memory.erase_now(project, "Atlas")
     assert memory.erased_names(project, ["atlas", "maya okafor"]) == {"atlas"}
     late = [
         fact("Atlas", "likes", "Dublin"),
@@ -207,9 +208,9 @@ def test_a_failure_part_way_then_a_retry_finishes_the_erasure(
 
     monkeypatch.setattr(erasure, step, crash)
     with pytest.raises(RuntimeError):
-        memory.erase(project, "Atlas")
+        memory.erase_now(project, "Atlas")
     monkeypatch.undo()
-    memory.erase(project, "Atlas")
+    memory.erase_now(project, "Atlas")
     assert {x.id for x in store.project_facts(project)} == {
         held["facts"]["near"].id,
         held["facts"]["keep"].id,
@@ -218,14 +219,14 @@ def test_a_failure_part_way_then_a_retry_finishes_the_erasure(
     for m in (held["m1"], held["m2"]):
         assert all(not names(p.quote, "atlas") for p in store.passages_of(project, m.id))
     assert store.known_names(project, {"atlas", "atlas corp"}) == set()
-    assert memory.erase(project, "Atlas")["facts"] == 0
+    assert memory.erase_now(project, "Atlas")["facts"] == 0
 
 
 def test_without_an_index_no_erased_vector_id_is_kept(
     store: Any, memory: Memory, project: str
 ) -> None:
     seed(store, project)
-    memory.erase(project, "Atlas")  # no vector index: nothing to delete, nothing kept
+    memory.erase_now(project, "Atlas")  # no vector index: nothing to delete, nothing kept
     # An entity's vector id holds its name ("user:atlas"): none may outlive the erasure.
     assert store.erased_vectors(project) == []
 
@@ -265,7 +266,7 @@ def test_the_embedded_store_erases_vectors_and_their_text_in_its_transaction(
         assert index.search(project, kind, [1.0, 0.0], 10)  # the matrix is loaded
     assert index.search_text(project, "passage", "Atlas started", 10)
 
-    memory.erase(project, "Atlas")  # no semantic side given: the store does it
+    memory.erase_now(project, "Atlas")  # no semantic side given: the store does it
 
     assert store.erased_vectors(project) == []
     entities = {h.id for h in index.search(project, "entity", [1.0, 0.0], 10)}
@@ -292,7 +293,7 @@ def test_erasing_an_entity_or_its_alias_erases_every_name_of_it(
     store.put_facts(project, [kept])
     assert {a.alias_key for a in store.aliases(project)} == {"bob"}
 
-    counts = memory.erase(project, erase_by)
+    counts = memory.erase_now(project, erase_by)
 
     assert counts["facts"] == 3
     assert store.aliases(project) == []
@@ -327,7 +328,7 @@ def test_reports_naming_the_entity_go_and_are_rebuilt_without_it(
         return " ".join(f"{r.title} {r.summary} {' '.join(r.path)}" for r in found).casefold()
 
     assert "atlas" in report_texts()
-    counts = memory.erase(project, "Atlas")
+    counts = memory.erase_now(project, "Atlas")
     assert counts["reports"] >= 1
     assert "atlas" not in report_texts()
     # The worker rebuilds the reports of what remains, without the erased entity.
@@ -350,7 +351,7 @@ def test_a_rebuild_racing_the_erasure_writes_no_report_naming_it(
     read_before = build_reports([atlas, maya])  # the rebuild read the facts
     assert {k for r in read_before for k in r.entity_keys} >= {"atlas", "maya okafor"}
 
-    memory.erase(project, "Atlas")
+    memory.erase_now(project, "Atlas")
     store.replace_reports(project, "user", {r.component for r in read_before}, read_before)
 
     assert store.reports_of_entity(project, "atlas", ["user"]) == []

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from taisce.api.memory import Memory
 from taisce.domain import passage_ranking
 from taisce.domain.ingest import FactsRequest
 from taisce.domain.model import FactPointer
+from taisce.service.memory import Memory
 from tests.contract.factories import unique
 from tests.contract.passage_recall import recalled_passages, store_embedded
 

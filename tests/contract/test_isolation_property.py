@@ -20,12 +20,13 @@ from hypothesis import strategies as st
 
 from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.adapters.sqlite.store import SqliteStore
+from taisce.api import bodies
 from taisce.api.bodies import fact
-from taisce.api.memory import Memory
 from taisce.domain.aliases import MergeRequest
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.errors import TaisceError
 from taisce.domain.ingest import FactsRequest, MessagesRequest
+from taisce.service.memory import Memory
 from tests.isolation_memories import PROJECTS, TOKEN, actions, memory_of
 from tests.moto_server import shared_moto
 
@@ -40,23 +41,25 @@ def held(store: Any, project: str) -> str:
 def act(memory: Memory, project: str, action: tuple[Any, ...]) -> Any:
     kind = action[0]
     if kind == "recall":
-        return memory.recall(project, RecallRequest.model_validate(action[1]))
+        return bodies.recall(memory.recall(project, RecallRequest.model_validate(action[1])))
     if kind == "facts":
-        return memory.facts_about_subject(project, action[1])
+        return bodies.facts(memory.list_facts(project, action[1]))["facts"]
     if kind == "aliases":
-        return memory.aliases(project)
+        return bodies.aliases(memory.aliases(project))
     if kind == "entities":
-        return memory.list_entities(project, action[1], 100, None)
+        return bodies.entity_list(memory.list_entities(project, action[1], 100, None))
     if kind == "messages":
-        return memory.list_messages(project, action[1], None, 100, None)
+        return bodies.message_list(memory.list_messages(project, action[1], None, 100, None))
     if kind == "neighbourhood":
-        return memory.neighbourhood(project, action[1], action[2])
+        return bodies.neighbourhood(memory.neighbourhood(project, action[1], action[2]))
     if kind == "merge":
         try:
-            return memory.merge_entities(project, MergeRequest(alias=action[1], into=action[2]))
+            return bodies.merged(
+                memory.merge_entities(project, MergeRequest(alias=action[1], into=action[2]))
+            )
         except TaisceError as refused:  # an unknown name, a merge into itself: refused
             return {"refused": refused.message}
-    return memory.erase(project, action[1])
+    return memory.erase_now(project, action[1])
 
 
 def test_no_answer_holds_another_projects_memory(store: Any) -> None:

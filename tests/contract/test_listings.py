@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 
 from taisce.adapters.dynamodb.store import DynamoDbStore
-from taisce.api.memory import Memory
+from taisce.api import bodies
 from taisce.domain.controls import Limits
 from taisce.domain.errors import InvalidRequest, NotFound
 from taisce.domain.names import normalize_name
+from taisce.service.memory import Memory
 from tests.contract.factories import fact, message, unique, with_passages
 
 
@@ -56,7 +57,9 @@ def entities_of(memory: Memory, project: str, **given: Any) -> list[dict[str, An
     out: list[dict[str, Any]] = []
     cursor = None
     while True:
-        page = memory.list_entities(project, given.get("search"), given.get("limit"), cursor)
+        page = bodies.entity_list(
+            memory.list_entities(project, given.get("search"), given.get("limit"), cursor)
+        )
         out += page["entities"]
         cursor = page["next_cursor"]
         if cursor is None:
@@ -67,8 +70,10 @@ def messages_of(memory: Memory, project: str, **given: Any) -> list[dict[str, An
     out: list[dict[str, Any]] = []
     cursor = None
     while True:
-        page = memory.list_messages(
-            project, given.get("role"), given.get("source"), given.get("limit"), cursor
+        page = bodies.message_list(
+            memory.list_messages(
+                project, given.get("role"), given.get("source"), given.get("limit"), cursor
+            )
         )
         out += page["messages"]
         cursor = page["next_cursor"]
@@ -135,7 +140,7 @@ def test_deleted_facts_merged_aliases_and_erased_entities_leave_the_listing(
     store.merge_entities(project, "maya", "Maya", "maya okafor", "Maya Okafor")
     keys = [e["key"] for e in entities_of(memory, project)]
     assert "maya" not in keys and "maya okafor" in keys
-    memory.erase(project, "Atlas")
+    memory.erase_now(project, "Atlas")
     listed = entities_of(memory, project)
     assert "atlas" not in [e["key"] for e in listed]
     assert "Atlas" not in repr(listed)
@@ -189,16 +194,16 @@ def test_a_message_comes_with_its_passages_and_erasure_rewrites_the_listing(
     messages, passages = with_passages(m, limit=30)
     store.put_messages(project, messages, passages)
     store.put_facts(project, [fact("Atlas", "works at", "Acme", id="fx")])
-    detail = memory.message_with_passages(project, "mx")
+    detail = bodies.message_with_passages(memory.message_with_passages(project, "mx"))
     assert detail["message"]["content"] == m.content
     assert [(p["start"], p["end"]) for p in detail["passages"]] == [
         (p.start, p.end) for p in passages
     ]
     with pytest.raises(NotFound):
-        memory.message_with_passages(project, "missing")
+        bodies.message_with_passages(memory.message_with_passages(project, "missing"))
     with pytest.raises(NotFound):
-        memory.message_with_passages(unique("other"), "mx")
-    memory.erase(project, "Atlas")
+        bodies.message_with_passages(memory.message_with_passages(unique("other"), "mx"))
+    memory.erase_now(project, "Atlas")
     listed = messages_of(memory, project)
     assert [x["id"] for x in listed] == ["mx"]
     assert "Atlas" not in listed[0]["content"]
@@ -209,29 +214,31 @@ def test_a_message_comes_with_its_passages_and_erasure_rewrites_the_listing(
 
 def test_bad_cursors_and_limits_are_refused(store: Any, memory: Memory, project: str) -> None:
     seed_facts(store, project)
-    page = memory.list_entities(project, None, 2, None)
+    page = bodies.entity_list(memory.list_entities(project, None, 2, None))
     with pytest.raises(InvalidRequest):
-        memory.list_messages(project, None, None, 2, page["next_cursor"])  # another route's
+        bodies.message_list(
+            memory.list_messages(project, None, None, 2, page["next_cursor"])
+        )  # another route's
     for bad in ("!!", "e30", "W10", "WyJlbnRpdGllcyIsMV0"):
         with pytest.raises(InvalidRequest):
-            memory.list_entities(project, None, 2, bad)
+            bodies.entity_list(memory.list_entities(project, None, 2, bad))
     for limit in (0, 101):
         with pytest.raises(InvalidRequest):
-            memory.list_entities(project, None, limit, None)
+            bodies.entity_list(memory.list_entities(project, None, limit, None))
 
 
 def test_the_neighbourhood_walks_one_or_two_hops(store: Any, memory: Memory, project: str) -> None:
     seed_facts(store, project)
     store.put_facts(project, [fact("Acme Corp", "is based in", "Dublin", id="l7")])
-    one = memory.neighbourhood(project, "atlas", 1)
+    one = bodies.neighbourhood(memory.neighbourhood(project, "atlas", 1))
     assert one["entity"] == "atlas"
     assert {e["id"] for e in one["edges"]} == {"l1", "l2", "l3"}
     nodes = {n["id"]: n for n in one["nodes"]}
     assert nodes["e:atlas"]["name"] == "Atlas" and nodes["e:atlas"]["hop"] == 0
     assert nodes["v:l3"] == {"id": "v:l3", "key": None, "name": "41", "kind": "value", "hop": 1}
-    two = memory.neighbourhood(project, "Atlas", 2)
+    two = bodies.neighbourhood(memory.neighbourhood(project, "Atlas", 2))
     assert {e["id"] for e in two["edges"]} == {"l1", "l2", "l3", "l7"}
     assert next(e for e in two["edges"] if e["id"] == "l7")["hop"] == 2
     assert {n["id"] for n in two["nodes"]} >= {"e:dublin", "e:acme corp", "e:maya okafor"}
-    assert memory.neighbourhood(unique("other"), "atlas", 2)["edges"] == []
+    assert bodies.neighbourhood(memory.neighbourhood(unique("other"), "atlas", 2))["edges"] == []
     assert normalize_name("Atlas") == two["entity"]

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from taisce.api.memory import Memory
 from taisce.domain import passage_ranking
 from taisce.domain.controls import Limits
+from taisce.service.memory import Memory
 from tests.contract.factories import in_threads, message, unique, with_passages
 from tests.contract.passage_recall import recalled_passages, store_embedded
 

@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 
 from taisce.adapters.dynamodb.store import DynamoDbStore
-from taisce.api.memory import Memory
+from taisce.api import bodies
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.erasure import MASK, names_it
 from taisce.domain.ingest import FactsRequest, MessagesRequest
+from taisce.service.memory import Memory
 from tests.contract.factories import unique
 from tests.moto_server import shared_moto
 
@@ -41,7 +42,10 @@ def store(open_store: Any) -> Any:
 
 def _recall(memory: Memory, project: str, question: str) -> list[str]:
     body = {"question": question, "source_roles": ROLES, "hops": 1}
-    return [f["id"] for f in memory.recall(project, RecallRequest.model_validate(body))["facts"]]
+    return [
+        f["id"]
+        for f in bodies.recall(memory.recall(project, RecallRequest.model_validate(body)))["facts"]
+    ]
 
 
 def test_every_spelling_is_one_entity_and_erasure_masks_them_all(store: Any) -> None:
@@ -66,7 +70,7 @@ def test_every_spelling_is_one_entity_and_erasure_masks_them_all(store: Any) -> 
     for spelling in ["Xanthe Morrow", *VARIANTS]:
         assert _recall(memory, project, f"What about {spelling}?") == every, spelling
 
-    counts = memory.erase(project, "Xanthe Morrow")
+    counts = memory.erase_now(project, "Xanthe Morrow")
     assert counts["facts"] == len(VARIANTS)
     assert counts["messages"] == len(VARIANTS)
 

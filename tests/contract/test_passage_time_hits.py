@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from taisce.api.memory import Memory
 from taisce.domain import recall
 from taisce.domain.model import VectorItem
+from taisce.service.memory import Memory
 from tests.contract.factories import unique
 from tests.contract.passage_recall import recalled_passages, store_embedded
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from taisce.api.memory import Memory
+from taisce.service.memory import Memory
 from tests.contract.factories import unique
 from tests.contract.passage_recall import recalled_passages, store_embedded
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from taisce.api.memory import Memory
 from taisce.domain import passage_ranking
 from taisce.domain.passage_ranking import DAY_BOOST, MONTH_BOOST, SIBLING, WHEN_BOOST
+from taisce.service.memory import Memory
 from tests.contract.factories import unique
 from tests.contract.passage_recall import recalled_passages, store_embedded
 

@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-from taisce.api.memory import Memory
+from taisce.api import bodies
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.ingest import FactsRequest
 from taisce.domain.names import MAX_CANDIDATES
+from taisce.service.memory import Memory
 from tests.contract.factories import unique
 
 
@@ -43,7 +44,9 @@ def _store_fact(memory: Memory, project: str, subject: str, obj: str) -> None:
 
 
 def _recall(memory: Memory, project: str, question: str) -> dict[str, Any]:
-    return memory.recall(project, RecallRequest.model_validate({"question": question}))
+    return bodies.recall(
+        memory.recall(project, RecallRequest.model_validate({"question": question}))
+    )
 
 
 @pytest.mark.parametrize(

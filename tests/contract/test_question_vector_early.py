@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
-from taisce.api.memory import Memory
+from taisce.api import bodies
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.ingest import FactsRequest, MessagesRequest
 from taisce.domain.recall import Semantic
+from taisce.service.memory import Memory
 from tests.contract.factories import unique
 
 WAIT = 5.0
@@ -96,9 +97,9 @@ def test_the_question_vector_is_asked_for_beside_the_first_read(
     request = RecallRequest.model_validate(
         {"question": "What does Dana do for work?", "explain": True}
     )
-    answer = watched.recall(project, request)
+    answer = bodies.recall(watched.recall(project, request))
     assert handshake.model_first is early
-    assert answer == plain.recall(project, request)
+    assert answer == bodies.recall(plain.recall(project, request))
     assert [f["object"] for f in answer["facts"]] == ["dentist"]
     assert answer["passages"] and answer["degraded"] == []
     index.close()
@@ -145,7 +146,7 @@ def test_a_path_asks_once_for_the_question_without_its_names(
     for early in (True, False):
         model = Recording(local_embedder)
         memory = Memory(store, Limits(), semantic=Semantic(model, index, early_vector=early))
-        answers.append(memory.recall(project, request))
+        answers.append(bodies.recall(memory.recall(project, request)))
         # The question, and once the question without its names (for the paths).
         assert sorted(model.texts) == sorted(
             ["What is Sean's partner allergic to?", "What is someone's partner allergic to?"]

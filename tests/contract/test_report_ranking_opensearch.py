@@ -13,11 +13,12 @@ import pytest
 from opensearchpy import OpenSearch
 
 from taisce.adapters.opensearch.index import OpenSearchVectorIndex
-from taisce.api.memory import Memory
+from taisce.api import bodies
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.ingest import FactsRequest
 from taisce.domain.recall import Semantic
 from taisce.domain.reports import report_id
+from taisce.service.memory import Memory
 from tests.moto_server import shared_moto
 from tests.unit.test_opensearch_index import DIMS, WRITTEN_AT_NS, Player, Q, Recorded
 
@@ -67,7 +68,7 @@ def aws() -> Iterator[tuple[Memory, Player]]:
 
 def ask(memory: Memory, question: str, **controls: object) -> dict[str, Any]:
     body = {"question": question, "surfaces": ["reports"], "explain": True, **controls}
-    answer = memory.recall(PROJECT, RecallRequest.model_validate(body))
+    answer = bodies.recall(memory.recall(PROJECT, RecallRequest.model_validate(body)))
     assert answer["degraded"] == []
     return answer
 

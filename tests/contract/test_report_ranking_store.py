@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from taisce.api.memory import Memory
+from taisce.api import bodies
 from taisce.domain.controls import RecallRequest
 from taisce.domain.ingest import FactsRequest
+from taisce.service.memory import Memory
 from tests.contract.factories import unique
 
 # Three components of the user's graph, each one report: music, gardening, work.
@@ -48,7 +49,7 @@ def memory(semantic_memory: Memory) -> Iterator[tuple[Memory, str]]:
 
 def ask(memory: Memory, project: str, question: str, **controls: object) -> dict[str, Any]:
     body = {"question": question, "surfaces": ["reports"], **controls}
-    answer = memory.recall(project, RecallRequest.model_validate(body))
+    answer = bodies.recall(memory.recall(project, RecallRequest.model_validate(body)))
     assert answer["degraded"] == []
     return answer
 
@@ -94,7 +95,7 @@ def test_roles_choose_the_candidates_and_hidden_ones_do_not_shape_the_order(
     # With the tool's reports gone, the user's answer (scores included) is the same:
     # what the recall did not ask for never shaped it.
     for name in ("Heron Quartet", "Opera House", "Belfast"):
-        m.erase(project, name)
+        m.erase_now(project, name)
     m.rebuild_reports(project)
     m.flush_erased_vectors(project)
     assert not any(
@@ -140,7 +141,7 @@ def test_explain_names_the_signals_of_unmatched_reports(memory: tuple[Memory, st
 
 def test_an_erased_entity_takes_its_report_with_it(memory: tuple[Memory, str]) -> None:
     m, project = memory
-    m.erase(project, "Galway Symphony Orchestra")
+    m.erase_now(project, "Galway Symphony Orchestra")
     m.rebuild_reports(project)
     m.index_pending(project)
     m.flush_erased_vectors(project)

@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from taisce.adapters.sqlite.vectors import SqliteVectorIndex
-from taisce.api.memory import Memory
+from taisce.api import bodies
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.ingest import FactsRequest, MessagesRequest
 from taisce.domain.recall import Semantic
+from taisce.service.memory import Memory
 from tests.contract.factories import unique
 
 
@@ -75,7 +76,7 @@ def test_no_entity_name_no_span_model_call(store: Any, local_embedder: Any, tmp_
     request = RecallRequest.model_validate({"question": QUESTION, "explain": True, "hops": 2})
 
     model.calls.clear()
-    answer = memory.recall(project, request)
+    answer = bodies.recall(memory.recall(project, request))
     # One model call: the question's; none for its spans ("Caroline", "LGBTQ", ...).
     assert model.calls == [[QUESTION]]
     assert "entity" not in index.searched
@@ -86,7 +87,7 @@ def test_no_entity_name_no_span_model_call(store: Any, local_embedder: Any, tmp_
     model.calls.clear()
     index.searched.clear()
     full = Memory(ListsAName(store), Limits(), semantic=Semantic(model, index))
-    assert full.recall(project, request) == answer
+    assert bodies.recall(full.recall(project, request)) == answer
     assert len(model.calls) == 2 and model.calls[0] != [QUESTION]  # the spans, then it
     assert index.searched["entity"] > 0
 
@@ -99,8 +100,10 @@ def test_no_entity_name_no_span_model_call(store: Any, local_embedder: Any, tmp_
     memory.index_pending(project)
     model.calls.clear()
     index.searched.clear()
-    misspelt = memory.recall(
-        project, RecallRequest.model_validate({"question": "Where is Atlas Moren employed?"})
+    misspelt = bodies.recall(
+        memory.recall(
+            project, RecallRequest.model_validate({"question": "Where is Atlas Moren employed?"})
+        )
     )
     assert ["Atlas Moren", "Atlas", "Moren"] in model.calls
     assert index.searched["entity"] > 0
@@ -111,7 +114,9 @@ def test_no_entity_name_no_span_model_call(store: Any, local_embedder: Any, tmp_
     model.calls.clear()
     index.searched.clear()
     plain = "What did the posters at the poetry reading say?"
-    unnamed = memory.recall(project, RecallRequest.model_validate({"question": plain}))
+    unnamed = bodies.recall(
+        memory.recall(project, RecallRequest.model_validate({"question": plain}))
+    )
     assert model.calls == [[plain]]
     assert "entity" not in index.searched
     assert unnamed["facts"] == [] and unnamed["degraded"] == []

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from taisce.api.memory import Memory
+from taisce.api import bodies
 from taisce.domain.controls import RecallRequest
 from taisce.domain.ingest import FactsRequest
+from taisce.service.memory import Memory
 from tests.contract.factories import unique
 
 
@@ -24,7 +25,7 @@ def test_a_misspelt_name_reaches_the_entity(store: Any, semantic_memory: Memory)
 
     def facts_of(question: str, roles: list[str] | None = None) -> list[str]:
         body = {"question": question, "surfaces": ["facts"], "source_roles": roles or ["user"]}
-        answer = memory.recall(project, RecallRequest.model_validate(body))
+        answer = bodies.recall(memory.recall(project, RecallRequest.model_validate(body)))
         assert answer["degraded"] == []
         return [f["statement"] for f in answer["facts"]]
 

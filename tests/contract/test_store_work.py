@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from taisce.api.bodies import report
-from taisce.domain.model import PendingVector
-from taisce.domain.reports import Report, build_reports
+from taisce.domain.model import PendingVector, Report
+from taisce.domain.reports import build_reports
 from tests.contract.factories import fact, message, unique, with_passages
 
 

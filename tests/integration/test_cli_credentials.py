@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import queue
 import re
+import stat
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
@@ -20,6 +23,7 @@ import pytest
 from tests.server import ROOT, LocalServer, start_server
 
 CREDENTIAL = re.compile(r"^tsk_[A-Za-z0-9_-]{40,}$")
+LIST_HEADER = "id\tproject\tcreated_at\tstate\tlabel"
 
 
 def _environ() -> dict[str, str]:
@@ -139,10 +143,21 @@ def test_list_shows_ids_and_projects_but_never_secrets(data: Path) -> None:
     done = taisce("credentials", "list", "--data", str(data))
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    lines = out.strip().splitlines()
+    header, *lines = out.splitlines()
+    assert header == LIST_HEADER
     assert len(lines) == 2
+    # Every row has the header's five tab-separated columns, the label last.
+    assert all(len(line.split("\t")) == 5 for line in lines)
     line_a = next(line for line in lines if id_a in line)
     line_b = next(line for line in lines if id_b in line)
+    # Each line has the header's columns, in its order.
+    assert dict(zip(header.split("\t"), line_a.split("\t"), strict=True)) | {"created_at": "-"} == {
+        "id": id_a,
+        "project": "list-alpha",
+        "created_at": "-",
+        "state": "live",
+        "label": "alpha laptop",
+    }
     assert "list-alpha" in line_a and "alpha laptop" in line_a
     assert "list-beta" in line_b
     for secret in (secret_a, secret_b):
@@ -156,10 +171,10 @@ def test_list_shows_ids_and_projects_but_never_secrets(data: Path) -> None:
     assert id_b in only_beta.stdout and id_a not in only_beta.stdout
 
 
-def test_list_on_a_fresh_data_dir_is_empty(data: Path) -> None:
+def test_list_on_a_fresh_data_dir_is_its_header_alone(data: Path) -> None:
     done = taisce("credentials", "list", "--data", str(data))
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == ""
+    assert done.stdout.splitlines() == [LIST_HEADER]
 
 
 # -- revoke -----------------------------------------------------------------------------------
@@ -209,22 +224,24 @@ def _lines(stream: IO[str], into: queue.Queue[str | None]) -> None:
     into.put(None)
 
 
-def test_serve_demo_prints_a_credential_that_recalls_the_demo(tmp_path: Path) -> None:
-    fresh = tmp_path / "never-made"
+@dataclass
+class Demo:
+    url: str
+    secret: str
+    printed: list[str]
+    out: queue.Queue[str | None]
+
+
+@contextlib.contextmanager
+def serving_demo(data: Path, **env: str) -> Iterator[Demo]:
+    """`taisce serve --demo` on `data`, up to the credential it prints last."""
     process = subprocess.Popen(
         [
             sys.executable,
-            "-m",
-            "taisce.cli",
-            "serve",
-            "--port",
-            "0",
-            "--demo",
-            "--data",
-            str(fresh),
+            *("-m", "taisce.cli", "serve", "--port", "0", "--demo", "--data", str(data)),
         ],
         cwd=ROOT,
-        env=_environ(),
+        env=_environ() | env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -242,25 +259,9 @@ def test_serve_demo_prints_a_credential_that_recalls_the_demo(tmp_path: Path) ->
             line = out.get(timeout=max(0.1, deadline - time.monotonic()))
             assert line is not None, f"serve --demo stopped: {printed}"
             printed.append(line)
-        secret = printed[-1]
         url = re.search(r"taisce serving (http://\S+)", printed[0])
         assert url, printed
-        # The hint printed above it uses the same credential.
-        assert any(secret in line and "curl" in line for line in printed[:-1])
-
-        with httpx.Client(
-            base_url=url.group(1), headers={"Authorization": f"Bearer {secret}"}, timeout=30
-        ) as http:
-            r = http.post("/v1/recalls", json={"question": "Tell me about Atlas", "hops": 2})
-            assert r.status_code == 200, r.text
-            body = r.json()
-            statements = [f["statement"] for f in body["facts"]]
-            assert "Atlas works at Acme Corp" in statements
-            assert any(f.get("path", [None])[0] == "Atlas" for f in body["facts"])
-            assert body["characters"] > 0
-            # Nothing else is printed on stdout once serving.
-            time.sleep(0.2)
-            assert out.empty()
+        yield Demo(url.group(1), printed[-1], printed, out)
     finally:
         process.terminate()
         try:
@@ -268,4 +269,62 @@ def test_serve_demo_prints_a_credential_that_recalls_the_demo(tmp_path: Path) ->
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def _recall(demo: Demo, secret: str) -> httpx.Response:
+    with httpx.Client(
+        base_url=demo.url, headers={"Authorization": f"Bearer {secret}"}, timeout=30
+    ) as http:
+        return http.post("/v1/recalls", json={"question": "Tell me about Atlas", "hops": 2})
+
+
+def test_serve_demo_prints_a_credential_that_recalls_the_demo(tmp_path: Path) -> None:
+    fresh = tmp_path / "never-made"
+    with serving_demo(fresh) as demo:
+        # The hint printed above it uses the same credential.
+        assert any(demo.secret in line and "curl" in line for line in demo.printed[:-1])
+        r = _recall(demo, demo.secret)
+        assert r.status_code == 200, r.text
+        body = r.json()
+        statements = [f["statement"] for f in body["facts"]]
+        assert "Atlas works at Acme Corp" in statements
+        assert any(f.get("path", [None])[0] == "Atlas" for f in body["facts"])
+        assert body["characters"] > 0
+        # Nothing else is printed on stdout once serving.
+        time.sleep(0.2)
+        assert demo.out.empty()
     assert (fresh / "taisce.sqlite3").is_file()
+
+
+def _demo_rows(data: Path) -> list[list[str]]:
+    done = taisce("credentials", "list", "--project", "demo", "--data", str(data))
+    assert done.returncode == 0, done.stderr
+    return [line.split("\t") for line in done.stdout.splitlines()[1:]]
+
+
+def test_serve_demo_reuses_its_credential_until_it_is_revoked(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    kept = data / "demo-credential"
+    with serving_demo(data, TAISCE_EMBEDDINGS="none") as first:
+        assert _recall(first, first.secret).status_code == 200
+    # Kept beside the store, for its owner only; the store itself holds only a hash.
+    assert kept.read_text().strip() == first.secret
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+    assert first.secret.encode() not in (data / "taisce.sqlite3").read_bytes()
+
+    with serving_demo(data, TAISCE_EMBEDDINGS="none") as second:
+        assert second.secret == first.secret
+        assert any("the one kept in" in line for line in second.printed)
+        assert _recall(second, second.secret).status_code == 200
+    (row,) = _demo_rows(data)  # one demo credential, made once
+    assert row[3] == "live" and row[4] == "demo"
+
+    done = taisce("credentials", "revoke", row[0], "--data", str(data))
+    assert done.returncode == 0, done.stderr
+    with serving_demo(data, TAISCE_EMBEDDINGS="none") as third:
+        assert third.secret != first.secret
+        assert kept.read_text().strip() == third.secret
+        assert _recall(third, third.secret).status_code == 200
+        assert _recall(third, first.secret).status_code == 401
+    states = sorted(r[3].split()[0] for r in _demo_rows(data))
+    assert states == ["live", "revoked"]

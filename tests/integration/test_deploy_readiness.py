@@ -31,8 +31,8 @@ import pytest
 from functions.worker import app as worker
 from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.adapters.extractors import BEDROCK_CALL_ATTEMPTS
-from taisce.domain.memory import EXTRACTION_RETRY_WAIT
-from taisce.domain.work import FINISH_SECONDS, extraction_seconds
+from taisce.service.memory import EXTRACTION_RETRY_WAIT
+from taisce.service.work import FINISH_SECONDS, extraction_seconds
 from taisce.settings import Settings
 from tests import sam_translate
 from tests.cfn_eval import ACCOUNT, PARTITION, REGION, Stack

@@ -163,7 +163,7 @@ def test_chains_and_aliases_of_aliases(http: httpx.Client) -> None:
         ({"alias": "Bob", "into": "Nobody"}, "no entity"),
         ({"alias": "Bob"}, "into is required"),
         ({"alias": "  ", "into": "Robert Smith"}, "blank"),
-        ({"alias": "Bob", "into": "Robert Smith", "why": "x"}, "not a known field"),
+        ({"alias": "Bob", "into": "Robert Smith", "why": "x"}, "unknown field 'why'"),
         ({"alias": 7, "into": "Robert Smith"}, "alias"),
         ({"alias": "B" * 501, "into": "Robert Smith"}, "alias"),
     ],

@@ -295,6 +295,27 @@ def test_on_dynamodb_an_erasure_is_accepted_then_done_by_the_worker(
     assert len(table.store().erasures(project)) == 2
 
 
+def test_on_dynamodb_the_python_client_reads_a_pending_erasure_until_done(
+    on_dynamodb: tuple[LocalServer, Any],
+) -> None:
+    """`erase` answers an Erasure: pending at once, or done when given time to wait
+    (the client reads its status until the worker is done)."""
+    from taisce_client import Client, ErasedCounts, Erasure
+
+    project = f"erasure-client-{os.urandom(6).hex()}"
+    with dynamodb_client(on_dynamodb, project) as http:
+        assert http.post("/v1/facts", json={"facts": FACTS}).status_code == 201
+        secret = http.headers["authorization"].removeprefix("Bearer ")
+    with Client(on_dynamodb[0].url, secret) as client:
+        pending = client.erase("Atlas")
+        assert isinstance(pending, Erasure) and pending.status == "pending"
+        assert pending.erased == ErasedCounts() and pending.finished_at is None
+        done = client.erase("Maya Okafor", wait=60)
+        assert done.status == "done" and done.finished_at is not None, done
+        assert done.erased.facts >= 1
+        assert client.erasure(done.id) == done
+
+
 def test_the_embedded_store_answers_the_same_shape_done(server: LocalServer) -> None:
     with server.client(server.new_credential("erasure-shape")) as http:
         assert http.post("/v1/facts", json={"facts": FACTS}).status_code == 201

@@ -23,12 +23,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.server import LocalServer, start_server
+from tests.unit.test_problems import assert_plain
 
 ERROR_CODES = {
     "invalid_request",
     "invalid_recall_controls",
     "unauthorized",
     "not_found",
+    "method_not_allowed",
     "payload_too_large",
 }
 MIB = 1024 * 1024
@@ -145,6 +147,7 @@ def assert_api_answer(r: httpx.Response) -> None:
             expected.add("control")
         assert set(error) == expected, error
         assert isinstance(error["message"], str) and error["message"].strip()
+        assert_plain(error["message"])
     else:
         assert 200 <= r.status_code < 300, r.text
 
@@ -572,33 +575,38 @@ UNKNOWN_ROUTES = [
     ("GET", "/v1/credentials"),
     ("GET", "/V1/HEALTH"),
 ]
+# A known path with a method it does not take, and the methods it does take.
 UNKNOWN_METHODS = [
-    ("GET", "/v1/recalls"),
-    ("PUT", "/v1/recalls"),
-    ("DELETE", "/v1/recalls"),
-    ("PUT", "/v1/facts"),
-    ("PATCH", "/v1/facts"),
-    ("DELETE", "/v1/facts"),
-    ("GET", "/v1/facts/some-id"),
-    ("PUT", "/v1/facts/some-id"),
-    ("POST", "/v1/facts/some-id"),
-    ("DELETE", "/v1/messages"),
-    ("PUT", "/v1/messages/some-id"),
-    ("DELETE", "/v1/messages/some-id"),
-    ("POST", "/v1/entities"),
-    ("DELETE", "/v1/entities"),
-    ("POST", "/v1/entities/neighbourhood"),
-    ("POST", "/"),
-    ("POST", "/ui"),
-    ("POST", "/v1/health"),
-    ("DELETE", "/v1/health"),
-    ("OPTIONS", "/v1/recalls"),
+    ("GET", "/v1/recalls", "POST"),
+    ("PUT", "/v1/recalls", "POST"),
+    ("DELETE", "/v1/recalls", "POST"),
+    ("PUT", "/v1/facts", "GET, POST"),
+    ("PATCH", "/v1/facts", "GET, POST"),
+    ("DELETE", "/v1/facts", "GET, POST"),
+    ("GET", "/v1/facts/some-id", "DELETE"),
+    ("PUT", "/v1/facts/some-id", "DELETE"),
+    ("POST", "/v1/facts/some-id", "DELETE"),
+    ("DELETE", "/v1/messages", "GET, POST"),
+    ("PUT", "/v1/messages/some-id", "GET"),
+    ("DELETE", "/v1/messages/some-id", "GET"),
+    ("POST", "/v1/entities", "GET"),
+    ("DELETE", "/v1/entities", "GET"),
+    ("POST", "/v1/entities/neighbourhood", "GET"),
+    ("GET", "/v1/entities/merges", "POST"),
+    ("GET", "/v1/erasures", "POST"),
+    ("DELETE", "/v1/erasures/era_0", "GET"),
+    ("POST", "/", "GET"),
+    ("POST", "/ui", "GET"),
+    ("POST", "/ui/app.js", "GET"),
+    ("POST", "/v1/health", "GET"),
+    ("DELETE", "/v1/health", "GET"),
+    ("OPTIONS", "/v1/recalls", "POST"),
 ]
 
 
 @pytest.mark.parametrize("with_credential", [True, False], ids=["credential", "anonymous"])
-@pytest.mark.parametrize(("method", "path"), UNKNOWN_ROUTES + UNKNOWN_METHODS)
-def test_unknown_route_or_method_is_404(
+@pytest.mark.parametrize(("method", "path"), UNKNOWN_ROUTES)
+def test_an_unknown_route_is_404(
     project: Project, method: str, path: str, with_credential: bool
 ) -> None:
     if with_credential:
@@ -607,10 +615,27 @@ def test_unknown_route_or_method_is_404(
         with project.server.client() as anonymous:
             r = anonymous.request(method, path, json={"question": "x"})
     assert_error(r, 404, "not_found")
+    assert "allow" not in r.headers
+
+
+@pytest.mark.parametrize("with_credential", [True, False], ids=["credential", "anonymous"])
+@pytest.mark.parametrize(("method", "path", "allow"), UNKNOWN_METHODS)
+def test_a_known_path_with_another_method_is_405_with_allow(
+    project: Project, method: str, path: str, allow: str, with_credential: bool
+) -> None:
+    """Checked before the credential, as a route is: nothing runs, nothing is stored."""
+    if with_credential:
+        r = project.http.request(method, path, json={"question": "x"})
+    else:
+        with project.server.client() as anonymous:
+            r = anonymous.request(method, path, json={"question": "x"})
+    error = assert_error(r, 405, "method_not_allowed")
+    assert r.headers["allow"] == allow
+    assert allow in error["message"]
 
 
 @pytest.mark.parametrize("method", ["TRACE", "PURGE", "FOO"])
-def test_an_unusual_method_on_a_known_path_is_404(project: Project, method: str) -> None:
+def test_an_unusual_method_on_a_known_path_is_405(project: Project, method: str) -> None:
     host = project.server.url.removeprefix("http://")
     conn = http.client.HTTPConnection(host, timeout=30)
     try:
@@ -619,7 +644,8 @@ def test_an_unusual_method_on_a_known_path_is_404(project: Project, method: str)
         raw = response.read()
     finally:
         conn.close()
-    assert_error(response, 404, "not_found", raw=raw)
+    assert_error(response, 405, "method_not_allowed", raw=raw)
+    assert response.getheader("allow") == "GET, POST"
 
 
 def test_a_malformed_request_gets_the_error_shape(api: LocalServer) -> None:

@@ -12,7 +12,18 @@ from pathlib import Path
 
 import httpx
 import pytest
-from taisce_client import AsyncClient, Client, InvalidRequest, NotFound
+from taisce_client import (
+    AsyncClient,
+    Client,
+    Entity,
+    EntityPage,
+    InvalidRequest,
+    MessagePage,
+    MessageWithPassages,
+    Neighbourhood,
+    NotFound,
+    RoleCounts,
+)
 
 from taisce.credentials import new_credential_id, new_secret, secret_hash
 from taisce.domain.model import Credential
@@ -79,33 +90,43 @@ def client(running: tuple[str, LocalServer]) -> Iterator[Client]:
 
 def test_entities_page_by_page_with_counts_per_role(client: Client) -> None:
     first = client.entities(limit=2)
-    assert [e["key"] for e in first["entities"]] == ["acme corp", "bob"]
-    assert first["entities"][1] == {
+    assert isinstance(first, EntityPage)
+    assert [e.key for e in first.entities] == ["acme corp", "bob"]
+    assert first.entities[1] == Entity("bob", "Bob", RoleCounts(user=1, assistant=1, tool=1))
+    assert first.entities[1].wire() == {
         "key": "bob",
         "name": "Bob",
         "facts": {"user": 1, "assistant": 1, "system": 0, "tool": 1},
     }
-    rest = client.entities(limit=2, cursor=first["next_cursor"])
-    assert [e["key"] for e in rest["entities"]] == ["dublin", "maya"]
-    assert rest["next_cursor"] is None
-    assert [e["key"] for e in client.entities(search="ACME")["entities"]] == ["acme corp"]
+    # The wire's keys still read a result, as when listings returned dicts.
+    assert first["entities"][1]["facts"]["tool"] == 1
+    rest = client.entities(limit=2, cursor=first.next_cursor)
+    assert [e.key for e in rest.entities] == ["dublin", "maya"]
+    assert rest.next_cursor is None
+    assert [e.key for e in client.entities(search="ACME").entities] == ["acme corp"]
 
 
 def test_messages_newest_first_with_filters_and_one_with_its_passages(client: Client) -> None:
-    assert [m["id"] for m in client.messages()["messages"]] == ["n3", "n2", "n1"]
-    assert [m["id"] for m in client.messages(role="user")["messages"]] == ["n3", "n1"]
-    assert [m["id"] for m in client.messages(source="chat:1")["messages"]] == ["n1"]
+    assert [m.id for m in client.messages().messages] == ["n3", "n2", "n1"]
+    assert [m.id for m in client.messages(role="user").messages] == ["n3", "n1"]
+    assert [m.id for m in client.messages(source="chat:1").messages] == ["n1"]
     page = client.messages(limit=1)
-    assert [m["id"] for m in client.messages(limit=5, cursor=page["next_cursor"])["messages"]] == [
+    assert isinstance(page, MessagePage)
+    assert [m.id for m in client.messages(limit=5, cursor=page.next_cursor).messages] == [
         "n2",
         "n1",
     ]
     detail = client.message("n2")
-    assert detail["message"]["content"] == MESSAGES[1]["content"]
-    quotes = [p["quote"] for p in detail["passages"]]
+    assert isinstance(detail, MessageWithPassages)
+    assert detail.message.content == MESSAGES[1]["content"]
+    quotes = [p.quote for p in detail.passages]
     assert quotes and all(q in MESSAGES[1]["content"] for q in quotes)
-    for p in detail["passages"]:
-        assert MESSAGES[1]["content"][p["start"] : p["end"]] == p["quote"]
+    for p in detail.passages:
+        assert MESSAGES[1]["content"][p.start : p.end] == p.quote
+    # wire() is the API's JSON again.
+    bearer = {"Authorization": f"Bearer {client.settings.api_key}"}
+    raw = httpx.get(f"{client.settings.url}/v1/messages/n2", headers=bearer, timeout=30)
+    assert detail.wire() == raw.json()
     with pytest.raises(NotFound):
         client.message("n9")
 
@@ -116,14 +137,15 @@ def test_a_page_of_messages_with_their_passages_in_one_request(
     """passages=true: each listed message carries exactly what GET /v1/messages/{id}
     gives as its passages; without it, no message has the key."""
     page = client.messages(passages=True)
-    assert [m["id"] for m in page["messages"]] == ["n3", "n2", "n1"]
-    for m in page["messages"]:
-        assert m["passages"] == client.message(m["id"])["passages"]
-        assert m["passages"], m["id"]
-    assert all("passages" not in m for m in client.messages()["messages"])
-    paged = client.messages(limit=1, cursor=client.messages(limit=1)["next_cursor"], passages=True)
-    assert [m["id"] for m in paged["messages"]] == ["n2"]
-    assert paged["messages"][0]["passages"] == page["messages"][1]["passages"]
+    assert [m.id for m in page.messages] == ["n3", "n2", "n1"]
+    for m in page.messages:
+        assert m.passages == client.message(m.id).passages
+        assert m.passages, m.id
+    assert all(m.passages is None for m in client.messages().messages)
+    assert all("passages" not in m.wire() for m in client.messages().messages)
+    paged = client.messages(limit=1, cursor=client.messages(limit=1).next_cursor, passages=True)
+    assert [m.id for m in paged.messages] == ["n2"]
+    assert paged.messages[0].passages == page.messages[1].passages
     # A value that is not a boolean is refused in the API's shape.
     _, server = running
     with server.client(client.settings.api_key) as http:
@@ -134,10 +156,11 @@ def test_a_page_of_messages_with_their_passages_in_one_request(
 
 def test_the_neighbourhood_of_an_entity(client: Client) -> None:
     one = client.neighbourhood("bob")
-    assert {e["id"] for e in one["edges"]} == {"x1", "x3", "x4"}
+    assert isinstance(one, Neighbourhood) and one.entity == "bob"
+    assert {e.id for e in one.edges} == {"x1", "x3", "x4"}
     two = client.neighbourhood("Bob", hops=2)
-    assert {e["id"] for e in two["edges"]} == {"x1", "x2", "x3", "x4"}
-    names = {n["id"]: n["name"] for n in two["nodes"]}
+    assert {e.id for e in two.edges} == {"x1", "x2", "x3", "x4"}
+    names = {n.id: n.name for n in two.nodes}
     assert names["e:bob"] == "Bob" and names["e:dublin"] == "Dublin"
 
 
@@ -147,7 +170,7 @@ def test_listing_errors_have_the_api_shape(
     with pytest.raises(InvalidRequest):
         client.entities(cursor="not-a-cursor")
     with pytest.raises(InvalidRequest):
-        client.messages(cursor=client.entities(limit=1)["next_cursor"])
+        client.messages(cursor=client.entities(limit=1).next_cursor)
     with pytest.raises(InvalidRequest):
         client.messages(role="robot")
     with pytest.raises(InvalidRequest):
@@ -169,22 +192,22 @@ def test_the_async_client_has_the_listings(running: tuple[str, LocalServer]) -> 
     _, server = running
     secret = credential(running, f"listings-{uuid.uuid4().hex[:12]}")
 
-    async def go() -> list[object]:
+    async def go() -> tuple[EntityPage, Neighbourhood, MessagePage, MessageWithPassages]:
         async with AsyncClient(server.url, secret) as c:
             await c.store_facts([{"source_role": "user", **f} for f in FACTS])
             await c.store_messages(MESSAGES[:1])
-            return [
+            return (
                 await c.entities(search="bob"),
                 await c.neighbourhood("bob", hops=2),
                 await c.messages(role="user"),
                 await c.message("n1"),
-            ]
+            )
 
     entities, graph, messages, message = asyncio.run(go())
-    assert [e["key"] for e in entities["entities"]] == ["bob"]  # type: ignore[index]
-    assert len(graph["edges"]) == 4  # type: ignore[index]
-    assert [m["id"] for m in messages["messages"]] == ["n1"]  # type: ignore[index]
-    assert message["message"]["source"] == "chat:1"  # type: ignore[index]
+    assert [e.key for e in entities.entities] == ["bob"]
+    assert len(graph.edges) == 4
+    assert [m.id for m in messages.messages] == ["n1"]
+    assert message.message.source == "chat:1"
 
 
 # -- the page -------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """Every input limit, walked over real HTTP: at the limit accepted, one over refused
 with the API's error, and nothing stored by the refused request.
 
-LIMITS is the table of the README's "Input limits" section; the last test checks
-that the README lists each row with the same number.
+LIMITS is the table of docs/reliability.md's "Input limits" section; the last test
+checks that the page lists each row with the same number.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ TABLES = ("facts", "entities", "messages", "passages", "aliases", "erasures")
 
 @dataclass(frozen=True)
 class Limit:
-    name: str  # as the README's table names it
+    name: str  # as the table of docs/reliability.md names it
     limit: int
     method: str
     path: Callable[[int], str]
@@ -419,16 +419,16 @@ def test_the_local_server_refuses_oversized_request_heads(
     assert error["code"] == "invalid_request"
 
 
-def test_the_readme_table_lists_every_limit() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.partition("### Input limits")[2].partition("\n## ")[0]
+def test_the_docs_table_lists_every_limit() -> None:
+    page = (ROOT / "docs" / "reliability.md").read_text(encoding="utf-8")
+    section = page.partition("## Input limits")[2].partition("\n## ")[0]
     rows = {
         cells[0].strip("` "): cells[1]
         for line in section.splitlines()
         if line.startswith("|") and (cells := [c.strip() for c in line.strip("|").split("|")])
     }
     for case in LIMITS:
-        assert case.name in rows, f"{case.name} is not in the README's table"
+        assert case.name in rows, f"{case.name} is not in docs/reliability.md's table"
         first = re.match(r"[\d,]+", rows[case.name])
         figure = first.group().replace(",", "") if first else ""
         expected = "1" if case.name == "request body (bytes)" else str(case.limit)

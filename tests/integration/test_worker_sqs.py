@@ -20,14 +20,14 @@ from functions.worker import app as worker
 from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.adapters.sqlite.vectors import SqliteVectorIndex
 from taisce.api import services
-from taisce.api.memory import Memory
 from taisce.credentials import new_secret, secret_hash
 from taisce.domain.controls import Limits
 from taisce.domain.ports.vectors import EmbeddingError
 from taisce.domain.recall import Semantic
-from taisce.domain.work import WorkLeft, WorkMessage, work_on
 from taisce.local.gateway import Gateway
 from taisce.local.routes import read_api
+from taisce.service.memory import Memory
+from taisce.service.work import WorkLeft, WorkMessage, work_on
 from tests.contract.factories import credential, fact
 from tests.moto_server import AWS_ENV, TEMPLATE, MotoDynamoDb, shared_moto
 from tests.openai_replay import ChatReplay

@@ -10,16 +10,9 @@ import pytest
 from pydantic import ValidationError
 
 from taisce.adapters.sqlite.vectors import SqliteVectorIndex
-from taisce.domain.aliases import (
-    EntityName,
-    MergePlan,
-    MergeRequest,
-    NameState,
-    plan_merge,
-    propose_merges,
-)
+from taisce.domain.aliases import MergePlan, MergeRequest, NameState, plan_merge, propose_merges
 from taisce.domain.errors import InvalidRequest
-from taisce.domain.model import VectorItem
+from taisce.domain.model import EntityName, VectorItem
 
 
 def entity(key: str) -> NameState:

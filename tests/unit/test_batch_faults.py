@@ -18,12 +18,12 @@ import pytest
 
 from taisce.adapters.sqlite.store import SqliteStore
 from taisce.adapters.sqlite.vectors import SqliteVectorIndex
-from taisce.api.memory import Memory
 from taisce.domain.controls import Limits
 from taisce.domain.ingest import FactIn, MessageIn, make_fact, make_message, split_passages
 from taisce.domain.model import Fact, Message, Passage, VectorItem
 from taisce.domain.recall import Semantic
 from taisce.local.worker import Worker
+from taisce.service.memory import Memory
 
 RECORDED = "2026-01-02T03:04:05.000000Z"
 # Columns that differ between two equal writes by design: row order and mark tokens.

@@ -13,17 +13,18 @@ import pytest
 from pydantic import BaseModel
 
 from taisce.api import bodies, responses
-from taisce.domain.aliases import Alias, MergeProposals, MergeResult, Proposal
+from taisce.domain.aliases import MergeProposals, Proposal
 from taisce.domain.controls import Limits, RecallRequest, resolve
-from taisce.domain.erasure import ErasureStatus
-from taisce.domain.listing import (
+from taisce.domain.listing import EntityPage, MessagePage, ShownMessage, neighbourhood_graph
+from taisce.domain.model import (
+    Alias,
     EntityCounts,
-    EntityPage,
-    MessagePage,
-    ShownMessage,
-    neighbourhood_graph,
+    ErasureStatus,
+    MergeResult,
+    Message,
+    Passage,
+    Report,
 )
-from taisce.domain.model import Message, Passage
 from taisce.domain.recalled import (
     FactWhy,
     PassageWhy,
@@ -33,7 +34,6 @@ from taisce.domain.recalled import (
     RecalledReport,
     ReportWhy,
 )
-from taisce.domain.reports import Report
 from tests.contract.factories import RECORDED_AT, fact
 
 MAYA = fact("Maya", "works at", "Acme", message_id="m1", quote="at Acme", quote_start=3)

@@ -22,13 +22,14 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from taisce.adapters.sqlite.store import SqliteStore
-from taisce.api.memory import Memory
+from taisce.api import bodies
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.fact_ranking import MAX_FACTS, fact_text
 from taisce.domain.ingest import FactsRequest
 from taisce.domain.model import Fact
 from taisce.domain.names import normalize_name
 from taisce.domain.words import words
+from taisce.service.memory import Memory
 
 BUDGET = 800
 ROW_LIMIT = 10
@@ -181,7 +182,9 @@ def store(memory: Memory, facts: list[dict[str, Any]]) -> tuple[str, list[dict[s
 
 
 def recall(memory: Memory, project: str, question: str, sent: dict[str, Any]) -> dict[str, Any]:
-    return memory.recall(project, RecallRequest.model_validate({"question": question, **sent}))
+    return bodies.recall(
+        memory.recall(project, RecallRequest.model_validate({"question": question, **sent}))
+    )
 
 
 def expected_facts(stored: list[dict[str, Any]], question: str, roles, hops: int) -> list[dict]:

@@ -45,10 +45,12 @@ MODULES = {_module(p): p for p in FILES}
 GRAPH = {m: {i for i in _imports(p) if i in MODULES and i != m} for m, p in MODULES.items()}
 
 
-def test_the_domain_imports_no_adapter_nor_the_old_ports_module() -> None:
+def test_the_domain_imports_no_adapter_nor_the_service_layer() -> None:
     for module, path in MODULES.items():
         for imported in _imports(path):
-            assert not imported.startswith(("taisce.adapters", "taisce.api", "boto3")), module
+            assert not imported.startswith(
+                ("taisce.adapters", "taisce.api", "taisce.service", "boto3")
+            ), module
             assert imported != "taisce.ports", module
 
 

@@ -121,14 +121,13 @@ def test_hide_pending_drops_every_item_naming_a_pending_name_and_recounts() -> N
     from taisce.domain.budget import item_characters
     from taisce.domain.controls import Limits, RecallRequest, resolve
     from taisce.domain.erasure import hide_pending
-    from taisce.domain.model import Passage
+    from taisce.domain.model import Passage, Report
     from taisce.domain.recalled import (
         RecallAnswer,
         RecalledFact,
         RecalledPassage,
         RecalledReport,
     )
-    from taisce.domain.reports import Report
 
     maya = fact("Maya", "likes", "tea", kind="value", statement="Maya likes tea")
     fact_kept = RecalledFact(maya)

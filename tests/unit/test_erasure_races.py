@@ -12,10 +12,10 @@ import pytest
 
 from taisce.adapters.sqlite.store import SqliteStore
 from taisce.adapters.sqlite.vectors import SqliteVectorIndex
-from taisce.api.memory import Memory
 from taisce.domain.controls import Limits
 from taisce.domain.ingest import FactsRequest, MessagesRequest
 from taisce.domain.recall import Semantic
+from taisce.service.memory import Memory
 
 DIMS = 4
 KINDS = ("entity", "passage", "report")
@@ -71,7 +71,7 @@ def test_items_embedded_across_an_erasure_are_not_left_in_the_index(
     parts: tuple[Memory, Embedder, SqliteVectorIndex, Path],
 ) -> None:
     memory, embedder, index, path = parts
-    embedder.during = lambda: memory.erase("p", "Atlas Ward")
+    embedder.during = lambda: memory.erase_now("p", "Atlas Ward")
 
     memory.index_pending("p")
 
@@ -90,7 +90,7 @@ def test_reports_embedded_across_an_erasure_are_not_left_in_the_index(
     memory.index_pending("p")
     # The erasure lands while the rebuilt reports are embedded (after they were stored).
     embedder.when = lambda texts: any("Atlas" in t for t in texts)
-    embedder.during = lambda: memory.erase("p", "Atlas Ward")
+    embedder.during = lambda: memory.erase_now("p", "Atlas Ward")
 
     memory.rebuild_reports("p")
 
@@ -109,7 +109,7 @@ def test_fact_vectors_stay_unless_their_fact_was_erased_meanwhile(
     # Each fact is embedded (ranking by meaning); the check for items erased meanwhile
     # once left facts out, so every fact vector was deleted just after it was written.
     memory, embedder, _index, path = parts
-    embedder.during = lambda: memory.erase("p", "Atlas Ward")
+    embedder.during = lambda: memory.erase_now("p", "Atlas Ward")
 
     memory.index_pending("p")
 

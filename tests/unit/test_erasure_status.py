@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from taisce.domain.erasure import ErasureStatus, PendingErasure
 from taisce.domain.erasure_status import erasure_status
+from taisce.domain.model import ErasureStatus, PendingErasure
 
 ID = "era_" + "0" * 32
 PENDING = PendingErasure(

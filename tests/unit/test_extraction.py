@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 from taisce.adapters.extractors.openai_compatible import OpenAICompatible
 from taisce.adapters.sqlite.store import SqliteStore
-from taisce.api.memory import Memory
 from taisce.domain.controls import Limits
 from taisce.domain.extraction import (
     EXTRACTION_ATTEMPTS,
@@ -27,6 +26,7 @@ from taisce.domain.ingest import MessagesRequest
 from taisce.domain.model import Message
 from taisce.domain.names import normalize_name
 from taisce.domain.ports.extractor import ExtractionError
+from taisce.service.memory import Memory
 from tests.openai_replay import ChatReplay
 
 CONTENT = (

@@ -15,8 +15,8 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from taisce.api.logs import WITHHELD, RedactingFormatter, logger
-from taisce.domain import memory
 from taisce.domain import question_vector as recall
+from taisce.service import memory
 
 MARKER = "Qmarker-7f3a9c stored words"
 

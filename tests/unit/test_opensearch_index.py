@@ -222,7 +222,7 @@ def test_delete_removes_every_stored_copy(replay: Callable[[str], OpenSearchVect
 
 
 class Ledger:
-    """The DocumentIds port in memory (the DynamoDB store's is tested on moto)."""
+    """The DocumentIdLedger port in memory (the DynamoDB store's is tested on moto)."""
 
     def __init__(self) -> None:
         self.ids: dict[tuple[str, str, str], list[str]] = {}

@@ -69,7 +69,7 @@ def test_a_blank_message_has_no_passages() -> None:
 
 
 def test_the_default_limit_is_150_code_points() -> None:
-    # Chosen on real conversations (README, "Retrieval quality"): about one sentence.
+    # Chosen on real conversations (docs/quality.md): about one sentence.
     assert PASSAGE_CHARACTERS == 150
     sentence = "x" * 69 + "."  # 70 code points
     content = " ".join([sentence] * 7)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from taisce.api.bodies import passage
 from taisce.domain.budget import item_characters, passage_characters
 from taisce.domain.fact_ranking import K1, B, word_scores
-from taisce.domain.model import Hit, Passage
+from taisce.domain.model import Passage
 from taisce.domain.names import fold_piece, fold_separators
 from taisce.domain.passage_ranking import (
     _STATES_TIME,
@@ -26,8 +26,6 @@ from taisce.domain.passage_ranking import (
     asked_time,
     best_first,
     distinct_passages,
-    fuse_rankings,
-    fused_scores,
     order_by_times,
     order_passages,
     order_passages_lazily,
@@ -237,14 +235,6 @@ def _plain_neighbours(scores: dict[str, float], positions: dict[str, int]) -> di
 def test_best_first_and_spread_are_the_plain_forms(scores: dict[str, float]) -> None:
     assert [pid for _, pid in best_first(scores)] == sorted(scores, key=lambda i: (-scores[i], i))
     assert spread_messages(scores) == _plain_spread(scores)
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(_pids, unique=True), st.lists(_pids, unique=True))
-def test_fuse_rankings_is_the_plain_order(nearest: list[str], lexical: list[str]) -> None:
-    near, words_ = [Hit(i, 1.0) for i in nearest], [Hit(i, 1.0) for i in lexical]
-    scores = fused_scores(near, words_)
-    assert fuse_rankings(near, words_) == sorted(scores, key=lambda i: (-scores[i], i))
 
 
 @settings(max_examples=400, deadline=None)

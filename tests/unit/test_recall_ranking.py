@@ -19,8 +19,9 @@ from taisce.domain.passage_ranking import (
     asked_day,
     asked_month,
     asked_time,
+    best_first,
     distinct_passages,
-    fuse_rankings,
+    fused_scores,
     in_month,
     on_day,
     order_passages,
@@ -197,6 +198,11 @@ def test_the_order_is_the_same_for_any_order_of_equal_input() -> None:
 
 
 # -- passages -------------------------------------------------------------------------
+
+
+def fuse_rankings(nearest: list[Hit], lexical: list[Hit]) -> list[str]:
+    """Ids by the fused scores, best first (as recall reads them)."""
+    return [pid for _, pid in best_first(fused_scores(nearest, lexical))]
 
 
 def test_fusion_puts_what_both_rankings_find_first() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 
 from taisce.api.bodies import report_why
+from taisce.domain.model import Report
 from taisce.domain.report_ranking import (
     REPORTS,
     hierarchy_of,
@@ -13,7 +14,6 @@ from taisce.domain.report_ranking import (
     score_reports,
     themed_reports,
 )
-from taisce.domain.reports import Report
 
 
 def report(

@@ -19,15 +19,9 @@ from hypothesis import strategies as st
 from taisce.api.bodies import report
 from taisce.domain import reports as reports_module
 from taisce.domain.ingest import FactIn, make_fact
-from taisce.domain.model import ROLES, Fact
+from taisce.domain.model import ROLES, Fact, Report
 from taisce.domain.names import normalize_name
-from taisce.domain.reports import (
-    Report,
-    affected_components,
-    build_reports,
-    louvain,
-    report_id,
-)
+from taisce.domain.reports import build_reports, louvain, report_id
 
 RECORDED_AT = "2024-05-01T12:00:00Z"
 ROOT = Path(__file__).resolve().parents[2]
@@ -462,7 +456,7 @@ def test_ids_are_stable_when_unrelated_facts_are_added() -> None:
     after = build_reports(base[:5] + extra[:2] + base[5:] + extra[2:])
     assert set(before) <= set(after)
     # And the components rebuilt alone give exactly their reports.
-    reached = affected_components(after, ["new a"])
+    reached = {r.component for r in after if "new a" in r.entity_keys}
     assert reached == {"new a"}
     alone = build_reports([f for f in base + extra if f.subject_key.startswith("new ")])
     assert alone == [r for r in after if r.component in reached and r.role == "user"]
@@ -474,14 +468,6 @@ def test_building_some_whole_components_gives_their_reports() -> None:
     work = [f for f in facts if f.source_role == "user" and f.subject_key in keys(WORK + FRIENDS)]
     part = build_reports(work)
     assert part == [r for r in everything if r.role == "user" and r.component == "acme corp"]
-
-
-def test_a_community_reached_by_a_changed_key_is_found() -> None:
-    reports = build_reports(community_facts())
-    assert affected_components(reports, ["zed"]) == {"acme corp"}
-    assert affected_components(reports, ["tool a", "solo"]) == {"tool a", "solo"}
-    assert affected_components(reports, ["nobody"]) == set()
-    assert affected_components(reports, iter(["pia"])) == {"nia"}
 
 
 def test_the_result_order() -> None:

@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from taisce.adapters.sqlite.store import SqliteStore
-from taisce.api.memory import Memory
 from taisce.domain.controls import Limits
 from taisce.domain.ingest import FactsRequest
+from taisce.service.memory import Memory
 
 
 def test_a_closed_fact_leaves_the_reports(tmp_path: Path) -> None:

@@ -10,11 +10,12 @@ import pytest
 
 from taisce.adapters.sqlite.store import SqliteStore
 from taisce.adapters.sqlite.vectors import SqliteVectorIndex
-from taisce.api.memory import Memory
+from taisce.api import bodies
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.ingest import FactsRequest, MessagesRequest
 from taisce.domain.ports.vectors import EmbeddingError, VectorIndexError
 from taisce.domain.recall import Semantic
+from taisce.service.memory import Memory
 
 DIMS = 4
 NAMES = {"Atlas", "Acme"}
@@ -80,7 +81,9 @@ def parts(tmp_path: Path) -> tuple[Memory, Embedder, Index]:
 
 
 def ask(memory: Memory, question: str, **controls: object) -> dict:
-    return memory.recall("p", RecallRequest.model_validate({"question": question, **controls}))
+    return bodies.recall(
+        memory.recall("p", RecallRequest.model_validate({"question": question, **controls}))
+    )
 
 
 def test_all_steps_run_when_nothing_fails(parts: tuple[Memory, Embedder, Index]) -> None:

@@ -3,7 +3,7 @@
 compared with the project's entity names; unrelated capitalised words must not match.
 
 `python -m tests.unit.test_similar_names` prints the false-positive rate and the share
-of one-edit misspellings found, as the README reports them.
+of one-edit misspellings found, as docs/recall.md reports them.
 """
 
 from __future__ import annotations
@@ -168,7 +168,7 @@ def test_unrelated_capitalised_words_rarely_match() -> None:
     keys = pool_keys()
     assert len(keys) >= 2_500 and len(UNRELATED) >= 230
     rate, hits = false_positive_rate(UNRELATED, keys)
-    # Measured 3 of 235 (README): Robert/Roberta, Michael/Michaela, Tesla/Tessa: one edit.
+    # Measured 3 of 235 (docs/recall.md): Robert/Roberta, Michael/Michaela, Tesla/Tessa: one edit.
     assert rate <= 0.02, hits
 
 

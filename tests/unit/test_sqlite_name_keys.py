@@ -8,9 +8,10 @@ import sqlite3
 from pathlib import Path
 
 from taisce.adapters.sqlite.store import SqliteStore
-from taisce.api.memory import Memory
+from taisce.api import bodies
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.ingest import FactsRequest
+from taisce.service.memory import Memory
 
 ROLES = ["user", "assistant", "system", "tool"]
 
@@ -45,7 +46,10 @@ def _as_old_rule(path: Path) -> None:
 
 def _recall(memory: Memory, question: str) -> list[str]:
     body = {"question": question, "source_roles": ROLES}
-    return [f["id"] for f in memory.recall("p", RecallRequest.model_validate(body))["facts"]]
+    return [
+        f["id"]
+        for f in bodies.recall(memory.recall("p", RecallRequest.model_validate(body)))["facts"]
+    ]
 
 
 def test_an_old_file_is_rekeyed_once_when_opened(tmp_path: Path) -> None:

@@ -13,7 +13,6 @@ import pytest
 
 from taisce.adapters.extractors.openai_compatible import OpenAICompatible
 from taisce.adapters.sqlite.store import SqliteStore
-from taisce.api.memory import Memory
 from taisce.domain.controls import Limits
 from taisce.domain.ingest import FactsRequest, make_fact
 from taisce.domain.model import Fact
@@ -26,6 +25,7 @@ from taisce.domain.summaries import (
     parse_summary,
     summary_facts,
 )
+from taisce.service.memory import Memory
 from tests.openai_replay import ChatReplay
 
 MODEL = "qwen2.5:7b-instruct"

@@ -1,18 +1,13 @@
 """When facts hold: single-valued predicates, contradictions, and the filters' rules."""
 
-# ruff: noqa: RUF001 - full-width letters are the point
-
 from __future__ import annotations
 
 import dataclasses
-
-import pytest
 
 from taisce.domain.filters import FactFilter, MessageFilter
 from taisce.domain.validity import (
     SINGLE_VALUED_PREDICATES,
     contradiction_key,
-    is_single_valued,
     plan_closings,
     sortable,
     start_of,
@@ -36,18 +31,6 @@ def valid_to(facts, fact_id: str) -> str | None:
 
 
 # -- which predicates ---------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "predicate", ["lives in", "Lives In", "  works\tAT ", "ＲＥＰＯＲＴＳ ＴＯ"]
-)
-def test_single_valued_predicates_match_after_normalising(predicate: str) -> None:
-    assert is_single_valued(predicate)
-
-
-@pytest.mark.parametrize("predicate", ["knows", "likes", "lived in", "works", "in"])
-def test_other_predicates_hold_several_objects(predicate: str) -> None:
-    assert not is_single_valued(predicate)
 
 
 def test_the_list_is_normalised_and_short() -> None:

@@ -10,13 +10,13 @@ from pathlib import Path
 
 from taisce.adapters.sqlite.store import SqliteStore
 from taisce.adapters.sqlite.vectors import SqliteVectorIndex
-from taisce.api.memory import Memory
 from taisce.api.wiring import _adopt_model, open_semantic
 from taisce.domain.controls import Limits
 from taisce.domain.ingest import FactsRequest, MessagesRequest
 from taisce.domain.model import VectorItem
 from taisce.domain.recall import Semantic
 from taisce.local.worker import Worker
+from taisce.service.memory import Memory
 from taisce.settings import load_settings
 
 DIMS = 4

@@ -3,16 +3,34 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from collections.abc import Iterable, Mapping
 from types import TracebackType
-from typing import Any, TypeVar, Unpack
+from typing import Any, TypeVar
 
 import httpx
 
 from . import calls, transport
 from .calls import Call
-from .models import Fact, Health, NewFact, NewMessage, Recall, RecallControls
+from .models import (
+    EntityPage,
+    Erasure,
+    Fact,
+    Health,
+    MessagePage,
+    MessageWithPassages,
+    Neighbourhood,
+    NewFact,
+    NewMessage,
+    Recall,
+    RecallControls,
+)
+
+if sys.version_info >= (3, 11):
+    from typing import Unpack
+else:  # the client supports Python 3.10
+    from typing_extensions import Unpack
 
 T = TypeVar("T")
 
@@ -74,23 +92,23 @@ class AsyncClient:
     async def recall(self, question: str, **controls: Unpack[RecallControls]) -> Recall:
         return await self._run(calls.recall(question, controls))
 
-    async def erase(self, subject: str, *, wait: float = 0.0) -> dict[str, Any]:
+    async def erase(self, subject: str, *, wait: float = 0.0) -> Erasure:
         answer = await self._run(calls.erase(subject))
         deadline = time.monotonic() + wait
-        while answer.get("status") == "pending" and time.monotonic() < deadline:
+        while answer.status == "pending" and time.monotonic() < deadline:
             await asyncio.sleep(calls.ERASURE_POLL_SECONDS)
-            answer = await self.erasure(answer["id"])
+            answer = await self.erasure(answer.id)
         return answer
 
-    async def erasure(self, erasure_id: str) -> dict[str, Any]:
+    async def erasure(self, erasure_id: str) -> Erasure:
         return await self._run(calls.erasure(erasure_id))
 
     async def entities(
         self, search: str | None = None, limit: int | None = None, cursor: str | None = None
-    ) -> dict[str, Any]:
+    ) -> EntityPage:
         return await self._run(calls.entities(search, limit, cursor))
 
-    async def neighbourhood(self, name: str, hops: int = 1) -> dict[str, Any]:
+    async def neighbourhood(self, name: str, hops: int = 1) -> Neighbourhood:
         return await self._run(calls.neighbourhood(name, hops))
 
     async def messages(
@@ -100,10 +118,10 @@ class AsyncClient:
         limit: int | None = None,
         cursor: str | None = None,
         passages: bool = False,
-    ) -> dict[str, Any]:
+    ) -> MessagePage:
         return await self._run(calls.messages(role, source, limit, cursor, passages))
 
-    async def message(self, message_id: str) -> dict[str, Any]:
+    async def message(self, message_id: str) -> MessageWithPassages:
         return await self._run(calls.message(message_id))
 
     async def health(self) -> Health:

@@ -11,7 +11,18 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
-from .models import Fact, Health, NewFact, NewMessage, Recall
+from .models import (
+    EntityPage,
+    Erasure,
+    Fact,
+    Health,
+    MessagePage,
+    MessageWithPassages,
+    Neighbourhood,
+    NewFact,
+    NewMessage,
+    Recall,
+)
 
 T = TypeVar("T")
 
@@ -70,12 +81,12 @@ def recall(question: Any, controls: Mapping[str, Any]) -> Call[Recall]:
     return Call("POST", "/v1/recalls", Recall.from_wire, body)
 
 
-def erase(subject: str) -> Call[dict[str, Any]]:
-    return Call("POST", "/v1/erasures", dict, {"subject": subject})
+def erase(subject: str) -> Call[Erasure]:
+    return Call("POST", "/v1/erasures", Erasure.from_wire, {"subject": subject})
 
 
-def erasure(erasure_id: str) -> Call[dict[str, Any]]:
-    return Call("GET", f"/v1/erasures/{quote(erasure_id, safe='')}", dict)
+def erasure(erasure_id: str) -> Call[Erasure]:
+    return Call("GET", f"/v1/erasures/{quote(erasure_id, safe='')}", Erasure.from_wire)
 
 
 # How often erase(wait=True) reads a pending erasure's status.
@@ -89,13 +100,14 @@ def _params(**given: Any) -> dict[str, str]:
 
 def entities(
     search: str | None = None, limit: int | None = None, cursor: str | None = None
-) -> Call[dict[str, Any]]:
+) -> Call[EntityPage]:
     params = _params(search=search, limit=limit, cursor=cursor)
-    return Call("GET", "/v1/entities", dict, params=params)
+    return Call("GET", "/v1/entities", EntityPage.from_wire, params=params)
 
 
-def neighbourhood(name: str, hops: int = 1) -> Call[dict[str, Any]]:
-    return Call("GET", "/v1/entities/neighbourhood", dict, params=_params(name=name, hops=hops))
+def neighbourhood(name: str, hops: int = 1) -> Call[Neighbourhood]:
+    params = _params(name=name, hops=hops)
+    return Call("GET", "/v1/entities/neighbourhood", Neighbourhood.from_wire, params=params)
 
 
 def messages(
@@ -104,15 +116,15 @@ def messages(
     limit: int | None = None,
     cursor: str | None = None,
     passages: bool = False,
-) -> Call[dict[str, Any]]:
+) -> Call[MessagePage]:
     params = _params(
         role=role, source=source, limit=limit, cursor=cursor, passages="true" if passages else None
     )
-    return Call("GET", "/v1/messages", dict, params=params)
+    return Call("GET", "/v1/messages", MessagePage.from_wire, params=params)
 
 
-def message(message_id: str) -> Call[dict[str, Any]]:
-    return Call("GET", f"/v1/messages/{quote(message_id, safe='')}", dict)
+def message(message_id: str) -> Call[MessageWithPassages]:
+    return Call("GET", f"/v1/messages/{quote(message_id, safe='')}", MessageWithPassages.from_wire)
 
 
 def health() -> Call[Health]:

@@ -2,16 +2,34 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Iterable, Mapping
 from types import TracebackType
-from typing import Any, TypeVar, Unpack
+from typing import Any, TypeVar
 
 import httpx
 
 from . import calls, transport
 from .calls import Call
-from .models import Fact, Health, NewFact, NewMessage, Recall, RecallControls
+from .models import (
+    EntityPage,
+    Erasure,
+    Fact,
+    Health,
+    MessagePage,
+    MessageWithPassages,
+    Neighbourhood,
+    NewFact,
+    NewMessage,
+    Recall,
+    RecallControls,
+)
+
+if sys.version_info >= (3, 11):
+    from typing import Unpack
+else:  # the client supports Python 3.10
+    from typing_extensions import Unpack
 
 T = TypeVar("T")
 
@@ -79,30 +97,29 @@ class Client:
         the server's defaults; a control this client does not name is sent as given."""
         return self._run(calls.recall(question, controls))
 
-    def erase(self, subject: str, *, wait: float = 0.0) -> dict[str, Any]:
-        """Erase everything held about an entity; returns the API's answer as a dict:
-        `status` "done" with the counts under `erased`, or "pending" (a deploy whose
-        worker erases it: recall already hides it). With `wait` (seconds), reads the
-        status until it is done or the time is up."""
+    def erase(self, subject: str, *, wait: float = 0.0) -> Erasure:
+        """Erase everything held about an entity: `status` "done" with the counts in
+        `erased`, or "pending" (a deploy whose worker erases it: recall already hides
+        it). With `wait` (seconds), reads the status until it is done or the time is up."""
         answer = self._run(calls.erase(subject))
         deadline = time.monotonic() + wait
-        while answer.get("status") == "pending" and time.monotonic() < deadline:
+        while answer.status == "pending" and time.monotonic() < deadline:
             time.sleep(calls.ERASURE_POLL_SECONDS)
-            answer = self.erasure(answer["id"])
+            answer = self.erasure(answer.id)
         return answer
 
-    def erasure(self, erasure_id: str) -> dict[str, Any]:
+    def erasure(self, erasure_id: str) -> Erasure:
         """An erasure's status (pending or done, with counts); NotFound if unknown."""
         return self._run(calls.erasure(erasure_id))
 
     def entities(
         self, search: str | None = None, limit: int | None = None, cursor: str | None = None
-    ) -> dict[str, Any]:
-        """One page of the project's entities by key, with their live facts per role:
-        {"entities": [...], "next_cursor": str | None} (pass it back as cursor)."""
+    ) -> EntityPage:
+        """One page of the project's entities by key, with their live facts per role;
+        pass `next_cursor` back as cursor for the next (None: the end)."""
         return self._run(calls.entities(search, limit, cursor))
 
-    def neighbourhood(self, name: str, hops: int = 1) -> dict[str, Any]:
+    def neighbourhood(self, name: str, hops: int = 1) -> Neighbourhood:
         """An entity's live facts (and with hops 2 its neighbours') as nodes and edges."""
         return self._run(calls.neighbourhood(name, hops))
 
@@ -113,13 +130,12 @@ class Client:
         limit: int | None = None,
         cursor: str | None = None,
         passages: bool = False,
-    ) -> dict[str, Any]:
-        """One page of the stored messages, newest first:
-        {"messages": [...], "next_cursor": str | None}; with `passages`, each message
-        carries its passages (one request for the page)."""
+    ) -> MessagePage:
+        """One page of the stored messages, newest first (`next_cursor`: the next page);
+        with `passages`, each message carries its passages (one request for the page)."""
         return self._run(calls.messages(role, source, limit, cursor, passages))
 
-    def message(self, message_id: str) -> dict[str, Any]:
+    def message(self, message_id: str) -> MessageWithPassages:
         """One message with its passages; raises NotFound when there is none."""
         return self._run(calls.message(message_id))
 

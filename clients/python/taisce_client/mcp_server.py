@@ -15,12 +15,14 @@ import argparse
 import json
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, Literal, NotRequired
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
 from mcp_types import CallToolResult, TextContent
 from pydantic import Field, WithJsonSchema
-from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
+
+# pydantic needs typing_extensions' TypedDict on Python < 3.12; NotRequired is 3.11's.
+from typing_extensions import NotRequired, TypedDict
 
 from .async_client import AsyncClient
 from .errors import ApiError, TaisceConnectionError, TaisceError
@@ -196,7 +198,7 @@ def build_server(url: str | None = None, api_key: str | None = None) -> MCPServe
     )
     async def forget(subject: str) -> CallToolResult:
         async def use(client: AsyncClient) -> Any:
-            return await client.erase(subject, wait=FORGET_WAIT_SECONDS)
+            return (await client.erase(subject, wait=FORGET_WAIT_SECONDS)).wire()
 
         return await call(use)
 

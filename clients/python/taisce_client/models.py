@@ -1,14 +1,22 @@
 """What the API returns and takes, as dataclasses with the wire's field names.
 
-Results are read with `from_wire`, which ignores fields this client does not know, so
-an older client keeps working against a newer server; `wire()` gives the JSON back.
+Every result is one of these, never a dict. Results are read with `from_wire`, which
+ignores fields this client does not know, so an older client keeps working against a
+newer server; `wire()` gives the JSON back. `result["key"]` reads a field by its wire
+name too, as code written when some methods returned dicts did.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
-from typing import Any, Literal, Self, TypedDict
+from typing import Any, Literal, TypedDict
+
+if sys.version_info >= (3, 11):
+    from typing import Self
+else:  # the client supports Python 3.10
+    from typing_extensions import Self
 
 Role = Literal["user", "assistant", "system", "tool"]
 Surface = Literal["facts", "reports", "passages"]
@@ -19,6 +27,12 @@ class _Wire:
 
     # Keys left out of `wire()` when None: the API sends them only when they apply.
     _optional_keys: tuple[str, ...] = ()
+
+    def __getitem__(self, key: str) -> Any:
+        """A field by its wire name (`page["next_cursor"]`); KeyError if it has none."""
+        if key not in {f.name for f in fields(self)}:  # type: ignore[arg-type]
+            raise KeyError(key)
+        return getattr(self, key)
 
     @classmethod
     def from_wire(cls, data: dict[str, Any]) -> Self:
@@ -106,7 +120,7 @@ class Controls(_Wire):
 
 
 @dataclass(frozen=True, slots=True)
-class Recall:
+class Recall(_Wire):
     """A recall's bundle: what it used, what it found, what it cut, what could not run."""
 
     controls: Controls
@@ -153,6 +167,191 @@ class Health(_Wire):
     max_rows: int | None = None
     # True while the server's worker still builds reports or vectors after writes.
     work_pending: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ErasedCounts(_Wire):
+    """What an erasure removed (so far, while pending)."""
+
+    facts: int = 0
+    entities: int = 0
+    messages: int = 0
+    passages: int = 0
+    reports: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Erasure(_Wire):
+    """An erasure's status: `done`, or `pending` while a deploy's worker erases it
+    (recall already hides the entity). `finished_at` once done."""
+
+    _optional_keys = ("requested_at", "finished_at")
+
+    id: str
+    status: Literal["pending", "done"]
+    status_url: str
+    erased: ErasedCounts
+    requested_at: str | None = None
+    finished_at: str | None = None
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> Erasure:
+        known = {f.name for f in fields(cls)}
+        given = {k: v for k, v in data.items() if k in known}
+        return cls(**{**given, "erased": ErasedCounts.from_wire(data.get("erased") or {})})
+
+    def wire(self) -> dict[str, Any]:
+        return {**_Wire.wire(self), "erased": self.erased.wire()}
+
+
+@dataclass(frozen=True, slots=True)
+class RoleCounts(_Wire):
+    """Live facts naming an entity, per role of whoever said them."""
+
+    user: int = 0
+    assistant: int = 0
+    system: int = 0
+    tool: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Entity(_Wire):
+    """An entity: its normalised `key` (what names match on) and its name as first written."""
+
+    key: str
+    name: str
+    facts: RoleCounts
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> Entity:
+        return cls(data["key"], data["name"], RoleCounts.from_wire(data.get("facts") or {}))
+
+    def wire(self) -> dict[str, Any]:
+        return {"key": self.key, "name": self.name, "facts": self.facts.wire()}
+
+
+@dataclass(frozen=True, slots=True)
+class EntityPage(_Wire):
+    """A page of entities by key; pass `next_cursor` back for the next (None: the end)."""
+
+    entities: list[Entity]
+    next_cursor: str | None
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> EntityPage:
+        entities = [Entity.from_wire(e) for e in data["entities"]]
+        return cls(entities, data.get("next_cursor"))
+
+    def wire(self) -> dict[str, Any]:
+        return {"entities": [e.wire() for e in self.entities], "next_cursor": self.next_cursor}
+
+
+@dataclass(frozen=True, slots=True)
+class Node(_Wire):
+    """An entity (`id` "e:<key>") or a value (`id` "v:<fact id>", `key` None)."""
+
+    id: str
+    key: str | None
+    name: str
+    kind: Literal["entity", "value"]
+    hop: int
+
+
+@dataclass(frozen=True, slots=True)
+class Edge(_Wire):
+    """A live fact between two nodes; `id` is the fact's."""
+
+    id: str
+    source: str
+    target: str
+    predicate: str
+    statement: str
+    source_role: Role
+    valid_to: str | None
+    hop: int
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbourhood(_Wire):
+    """An entity's live facts (and with hops 2 its neighbours') as nodes and edges;
+    `entity` is the key the name resolved to."""
+
+    entity: str
+    nodes: list[Node]
+    edges: list[Edge]
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> Neighbourhood:
+        nodes = [Node.from_wire(n) for n in data["nodes"]]
+        return cls(data["entity"], nodes, [Edge.from_wire(e) for e in data["edges"]])
+
+    def wire(self) -> dict[str, Any]:
+        return {
+            "entity": self.entity,
+            "nodes": [n.wire() for n in self.nodes],
+            "edges": [e.wire() for e in self.edges],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMessage(_Wire):
+    """A stored message; `passages` only when the listing was asked for them."""
+
+    _optional_keys = ("passages",)
+
+    id: str
+    role: Role
+    content: str
+    source: str | None = None
+    occurred_at: str | None = None
+    recorded_at: str | None = None
+    passages: list[Passage] | None = None
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> StoredMessage:
+        known = {f.name for f in fields(cls)}
+        given = {k: v for k, v in data.items() if k in known}
+        if given.get("passages") is not None:
+            given["passages"] = [Passage.from_wire(p) for p in given["passages"]]
+        return cls(**given)
+
+    def wire(self) -> dict[str, Any]:
+        data = _Wire.wire(self)
+        if self.passages is not None:
+            data["passages"] = [p.wire() for p in self.passages]
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class MessagePage(_Wire):
+    """A page of messages, newest first; pass `next_cursor` back for the next."""
+
+    messages: list[StoredMessage]
+    next_cursor: str | None
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> MessagePage:
+        messages = [StoredMessage.from_wire(m) for m in data["messages"]]
+        return cls(messages, data.get("next_cursor"))
+
+    def wire(self) -> dict[str, Any]:
+        return {"messages": [m.wire() for m in self.messages], "next_cursor": self.next_cursor}
+
+
+@dataclass(frozen=True, slots=True)
+class MessageWithPassages(_Wire):
+    """One message and its passages, in order of start."""
+
+    message: StoredMessage
+    passages: list[Passage]
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> MessageWithPassages:
+        passages = [Passage.from_wire(p) for p in data["passages"]]
+        return cls(StoredMessage.from_wire(data["message"]), passages)
+
+    def wire(self) -> dict[str, Any]:
+        return {"message": self.message.wire(), "passages": [p.wire() for p in self.passages]}
 
 
 # -- what the client sends ------------------------------------------------------------

@@ -24,17 +24,6 @@ if TYPE_CHECKING:
     from .local.sandboxes import Sandboxes
 
 
-def _find_template(given: str | None) -> Path:
-    if given:
-        return Path(given)
-    here = Path.cwd()
-    for folder in (here, *here.parents):
-        if (folder / "template.yaml").is_file() and (folder / "functions").is_dir():
-            return folder / "template.yaml"
-    # An editable install: layers/core/taisce/cli.py -> the repository root.
-    return Path(__file__).resolve().parents[3] / "template.yaml"
-
-
 def _use_data(args: argparse.Namespace) -> None:
     if getattr(args, "data", None):
         os.environ["TAISCE_DATA_DIR"] = str(args.data)
@@ -77,6 +66,8 @@ def cmd_credentials(args: argparse.Namespace) -> int:
             return 2
         print(_create_credential(args.project, args.label))
     elif args.action == "list":
+        # Tab-separated, one credential a line, under a header naming the columns.
+        print("id\tproject\tcreated_at\tstate\tlabel")
         for c in store.list_credentials(args.project):
             state = f"revoked {c.revoked_at}" if c.revoked_at else "live"
             print(f"{c.id}\t{c.project}\t{c.created_at}\t{state}\t{c.label or ''}")
@@ -103,15 +94,29 @@ async def _load_demo(gateway: Gateway, sandboxes: Sandboxes, secret: str) -> Non
             raise RuntimeError(f"demo load failed at {route}: {reply.body.decode()}")
 
 
+def _demo_secret(data_dir: Path) -> str:
+    from .api.wiring import services
+    from .local.demo_credential import demo_credential
+
+    demo_key = demo_credential(services().credentials, data_dir)
+    if demo_key.made is None:
+        print(f"demo credential: the one kept in {demo_key.path} (owner-only)")
+    else:
+        print(f"demo credential {demo_key.made} made, kept in {demo_key.path} (owner-only)")
+    for credential_id in demo_key.revoked:
+        print(f"revoked the earlier demo credential {credential_id}")
+    return demo_key.secret
+
+
 async def _serve(args: argparse.Namespace) -> None:
     from .api.wiring import services
     from .local.gateway import Gateway
-    from .local.routes import read_api
+    from .local.routes import find_template, read_api
     from .local.sandboxes import BackgroundWorker, Sandboxes
     from .local.server import App, bind, make_server
 
     settings = services().settings  # a bad setting stops the start here; makes the schema
-    template = _find_template(args.template).resolve()
+    template = find_template(args.template).resolve()
     gateway = Gateway(read_api(template))
     gateway.warm()  # this process is the first handler slot (local/sandboxes.py)
     sock = bind(args.host, args.port)
@@ -126,7 +131,7 @@ async def _serve(args: argparse.Namespace) -> None:
         print(f"taisce serving {url} (data in {settings.data_dir.resolve()})", flush=True)
         print(f"memory explorer: {url}/ui (paste a credential of the project there)", flush=True)
         if args.demo:
-            secret = _create_credential("demo", "demo")
+            secret = _demo_secret(settings.data_dir)
             await _load_demo(gateway, sandboxes, secret)
             print("demo memory loaded into project 'demo'. Try:")
             print(
@@ -313,10 +318,23 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+# The [aws] extra's modules: the local server never imports them (docs/packages.md).
+_AWS_MODULES = frozenset({"boto3", "botocore", "opensearchpy", "urllib3"})
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return int(args.run(args))
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in _AWS_MODULES:
+            raise
+        print(
+            f"error: {exc.name} is not installed; the DynamoDB store, Bedrock and OpenSearch "
+            "need the AWS libraries: pip install 'taisce-server[aws]'",
+            file=sys.stderr,
+        )
+        return 2
     except SettingsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -57,7 +57,7 @@ class Settings(BaseSettings):
     # extractor is configured, else "statements" (see docs/API.md, "Report summaries").
     report_summaries: Literal["statements", "llm"] | None = None
 
-    # -- AWS: vectors, the work queue (see README, "Deploy to AWS") --
+    # -- AWS: vectors, the work queue (see docs/aws.md) --
     # The OpenSearch Serverless collection endpoint that holds vectors beside DynamoDB
     # (needed with TAISCE_STORE=dynamodb unless embeddings are none), its index, and
     # the region requests are signed for (the template sets it to the stack's).

@@ -13,18 +13,24 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 
-from ..domain.aliases import Alias, EntityName, MergeResult
-from ..domain.erasure import ErasurePlan, ErasureRecord, ErasureStatus, PendingErasure
 from ..domain.filters import FactFilter, MessageFilter
-from ..domain.listing import EntityCounts
 from ..domain.model import (
+    Alias,
     Credential,
+    EntityCounts,
+    EntityName,
+    ErasurePlan,
+    ErasureRecord,
+    ErasureStatus,
     ExtractionFailure,
     Fact,
     FactPointer,
+    MergeResult,
     Message,
     Passage,
+    PendingErasure,
     PendingVector,
+    Report,
     Role,
     VectorKind,
 )
@@ -38,7 +44,6 @@ from ..domain.ports.names import NameLookup
 from ..domain.ports.projects import ProjectReads
 from ..domain.ports.reports import ReportStore
 from ..domain.ports.work import WorkMarks
-from ..domain.reports import Report
 
 
 @dataclass
@@ -260,6 +265,9 @@ class ComposedStore:
 
     def remove_aliases(self, project: str, keys: Collection[str]) -> int:
         return self.erasure_store.remove_aliases(project, keys)
+
+    def add_tombstones(self, project: str, hashes: Collection[str]) -> None:
+        self.erasure_store.add_tombstones(project, hashes)
 
     def erased(self, project: str, hashes: Collection[str]) -> set[str]:
         return self.erasure_store.erased(project, hashes)

@@ -15,11 +15,20 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..domain.aliases import Alias, MergeProposals, MergeResult
+from ..domain.aliases import MergeProposals
 from ..domain.controls import FILTERS, RecallControls
-from ..domain.erasure import COUNTS, ErasureStatus
 from ..domain.listing import EntityPage, MessagePage, Neighbourhood, ShownMessage
-from ..domain.model import ROLES, Fact, Message, Passage
+from ..domain.model import (
+    COUNTS,
+    ROLES,
+    Alias,
+    ErasureStatus,
+    Fact,
+    MergeResult,
+    Message,
+    Passage,
+    Report,
+)
 from ..domain.recalled import (
     FactWhy,
     RecallAnswer,
@@ -28,7 +37,6 @@ from ..domain.recalled import (
     RecalledReport,
     ReportWhy,
 )
-from ..domain.reports import Report
 from . import responses
 
 Body = dict[str, Any]
@@ -64,9 +72,8 @@ def _passage_fields(p: Passage) -> Body:
 
 
 # -- storing -------------------------------------------------------------------------
-# By hand, as the recall's: through the model they cost a storing request about 1% more
-# (50 us for 100 ids, measured), and storing is the hot write path. Held to their
-# models by tests/unit/test_bodies.py.
+# By hand, as the recall's: storing is the hot write path (docs/measured-choices.md).
+# Held to their models by tests/unit/test_bodies.py.
 
 
 def stored_facts(ids: Sequence[str]) -> Body:
@@ -179,11 +186,9 @@ def erasure(status: ErasureStatus) -> Body:
 
 # -- recall ------------------------------------------------------------------------------
 # Written by hand, not validated through the models: the recall body is built on the
-# recall's hot path. Through the Recall model a whole recall took 0.36-0.38 ms more at
-# p50 (3.7-4.1%; 8.97 against 8.61 ms on two LoCoMo conversations at 16,000
-# characters, ~140 items, the two alternated in one run; 2.1% at 4,000), over the 2%
-# allowed. tests/unit/test_bodies.py checks that these bodies are what the Recall
-# model states, key for key, so the models stay the one description.
+# recall's hot path, where the model's validation cost more than the 2% allowed
+# (docs/measured-choices.md). tests/unit/test_bodies.py checks that these bodies are
+# what the Recall model states, key for key, so the models stay the one description.
 
 
 def used_controls(controls: RecallControls) -> Body:

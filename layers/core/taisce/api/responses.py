@@ -26,6 +26,7 @@ ErrorCode = Literal[
     "invalid_recall_controls",
     "unauthorized",
     "not_found",
+    "method_not_allowed",
     "payload_too_large",
     "internal",
 ]

@@ -13,14 +13,13 @@ from ..adapters.embedders import make_embedder
 from ..adapters.extractors import BEDROCK_CALL_ATTEMPTS, make_extractor
 from ..adapters.sqlite.store import SqliteStore
 from ..adapters.sqlite.vectors import SqliteVectorIndex
-from ..domain.memory import EXTRACTION_RETRY_WAIT
 from ..domain.ports.credentials import CredentialStore
 from ..domain.ports.extractor import Extractor
 from ..domain.ports.queue import WorkQueue
 from ..domain.recall import Semantic
-from ..domain.work import extraction_seconds
+from ..service.memory import EXTRACTION_RETRY_WAIT, Memory
+from ..service.work import extraction_seconds
 from ..settings import Settings, SettingsError, load_settings
-from .memory import Memory
 
 if TYPE_CHECKING:
     from ..adapters.dynamodb.store import DynamoDbStore
@@ -179,7 +178,7 @@ def worker_setup(settings: Settings, semantic: Semantic | None) -> Callable[[], 
 
 
 def extraction_worst_case(settings: Settings) -> float:
-    """The longest one extraction can take with these settings (domain/work.py,
+    """The longest one extraction can take with these settings (service/work.py,
     `Budget`): Bedrock's client makes BEDROCK_CALL_ATTEMPTS calls per attempt."""
     calls = BEDROCK_CALL_ATTEMPTS if settings.extractor == "bedrock" else 1
     return extraction_seconds(settings.extractor_timeout, calls, EXTRACTION_RETRY_WAIT)

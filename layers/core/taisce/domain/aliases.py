@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from .errors import InvalidRequest
 from .ingest import Name
-from .model import Fact
+from .model import EntityName, Fact
 from .names import NOT_A_NAME, has_letter_or_digit, normalize_name
 
 if TYPE_CHECKING:
@@ -71,30 +71,6 @@ class MergePlan:
     # Already an alias of the same entity: the merge runs again (it moves whatever a
     # crash or a racing write left behind) and changes nothing else.
     again: bool
-
-
-@dataclass(frozen=True, slots=True)
-class MergeResult:
-    alias: str
-    into: str
-    facts_moved: int
-    aliases_moved: int
-
-
-@dataclass(frozen=True, slots=True)
-class Alias:
-    alias: str
-    alias_key: str
-    into: str
-    into_key: str
-
-
-@dataclass(frozen=True, slots=True)
-class EntityName:
-    key: str
-    name: str
-    # Live facts that name it, all roles together (a fact about itself counts twice).
-    facts: int
 
 
 @dataclass(frozen=True, slots=True)

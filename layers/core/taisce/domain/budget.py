@@ -11,9 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .model import Fact, Passage, Surface
+from .model import Fact, Passage, Report, Surface
 from .recalled import RecalledFact, RecalledPassage, RecalledReport
-from .reports import Report
 
 COUNTED_FIELDS: Mapping[str, tuple[str, ...]] = {
     "facts": ("subject", "predicate", "object", "statement", "source_role", "quote", "context"),

@@ -22,9 +22,10 @@ from pydantic import (
 
 from .errors import InvalidRecallControls
 from .filters import FactFilter, MessageFilter
-from .ingest import Name, Timestamp, parse_timestamp
+from .ingest import Name
 from .model import ROLES, SURFACES, Role, Surface
 from .names import normalize_name
+from .timestamps import Timestamp, parse_timestamp
 
 MAX_QUESTION_CHARACTERS = 10_000
 

@@ -31,13 +31,13 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Collection, Iterable, Iterator
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Annotated, Literal
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, ConfigDict, StringConstraints, field_validator
 
 from .budget import fact_characters, passage_characters, report_characters
-from .model import Fact, Message, Passage
+from .model import ErasurePlan, Fact, Message, Passage, Redaction
 from .names import (
     NOT_A_NAME,
     candidate_keys,
@@ -82,65 +82,6 @@ def subject_hash(project: str, key: str) -> str:
     return hashlib.sha256(f"{project}\x00{key}".encode()).hexdigest()
 
 
-@dataclass(frozen=True, slots=True)
-class ErasureRecord:
-    """The audit record of one erasure: no personal data."""
-
-    id: str
-    project: str
-    subject_hash: str
-    erased_at: str
-    facts: int = 0
-    entities: int = 0
-    messages: int = 0
-    passages: int = 0
-    reports: int = 0
-
-    def counts(self) -> dict[str, int]:
-        return {
-            "facts": self.facts,
-            "entities": self.entities,
-            "messages": self.messages,
-            "passages": self.passages,
-            "reports": self.reports,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Redaction:
-    """One message made free of the name: its new content and source (same lengths),
-    the passages deleted, and the passages kept (with the new source)."""
-
-    message_id: str
-    content: str
-    source: str | None
-    dropped: tuple[Passage, ...]
-    kept: tuple[Passage, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class ErasurePlan:
-    tombstone: str
-    fact_ids: tuple[str, ...] = ()
-    # Entities to erase (the name's own key, if held, and keys that name it).
-    entity_keys: tuple[str, ...] = ()
-    redactions: tuple[Redaction, ...] = ()
-
-    @property
-    def empty(self) -> bool:
-        return not (self.fact_ids or self.entity_keys or self.redactions)
-
-    def counts(self, reports: int) -> dict[str, int]:
-        return {
-            "facts": len(self.fact_ids),
-            "entities": len(self.entity_keys),
-            "messages": len(self.redactions),
-            "passages": sum(len(r.dropped) for r in self.redactions),
-            "reports": reports,
-        }
-
-
-COUNTS = ("facts", "entities", "messages", "passages", "reports")
 # One step of an erasure applies at most this many facts, or messages' redactions, so
 # a step's time is bounded whatever the entity holds: the worker checks its time
 # before each step, and a retry resumes from what is still held (the plan is made
@@ -149,46 +90,9 @@ STEP_FACTS = 500
 STEP_MESSAGES = 250
 
 
-def zero_counts() -> dict[str, int]:
-    return dict.fromkeys(COUNTS, 0)
-
-
-@dataclass(frozen=True, slots=True)
-class PendingErasure:
-    """An erasure accepted and not finished: durable from the request until the worker
-    (or the request itself, on a store that finishes at once) completes it. `names`
-    are the normalised names to erase (the name asked and the entity's other names):
-    held only while the erasure is pending, since the work needs them; the finished
-    erasure keeps only the hash."""
-
-    id: str
-    project: str
-    subject_hash: str
-    names: tuple[str, ...]
-    requested_at: str
-    counts: dict[str, int] = field(default_factory=zero_counts)
-    # Who works on it, until when (seconds since the epoch): one holder at a time, so
-    # that the request, a duplicate message and the sweep never erase it side by side
-    # and lose each other's counts. A holder that died is replaced once its time ends.
-    holder: str | None = None
-    held_until: float | None = None
-
-
 class ErasureHeld(Exception):
     """Another holder is working on this erasure; it finishes it (or, if it died, the
     sweep takes it over once its time ends)."""
-
-
-@dataclass(frozen=True, slots=True)
-class ErasureStatus:
-    """What GET /v1/erasures/{id} answers: pending (with the counts of the steps done
-    so far) or done (with the final counts)."""
-
-    id: str
-    status: Literal["pending", "done"]
-    counts: dict[str, int]
-    requested_at: str | None = None
-    finished_at: str | None = None
 
 
 ERASURE_ID = re.compile(r"era_[0-9a-f]{32}")

@@ -10,7 +10,7 @@ never as no erasure at all.
 
 from __future__ import annotations
 
-from .erasure import ErasureStatus, PendingErasure
+from .model import ErasureStatus, PendingErasure
 
 
 def erasure_status(

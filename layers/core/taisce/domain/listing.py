@@ -8,27 +8,18 @@ import base64
 import binascii
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 from .errors import InvalidRequest, NotFound
 from .ingest import ID_PATTERN
-from .model import Fact, Message, Passage, Role
+from .model import EntityCounts, Fact, Message, Passage
 
 DEFAULT_PAGE = 50
 MAX_PAGE = 100
 # A neighbourhood draws at most this many facts (a hub's graph stays readable).
 NEIGHBOURHOOD_FACTS = 200
 MAX_CURSOR_CHARACTERS = 2048
-
-
-@dataclass(frozen=True, slots=True)
-class EntityCounts:
-    """An entity (not an alias) and how many live facts of each role name it."""
-
-    key: str
-    name: str
-    counts: dict[Role, int] = field(default_factory=dict)
 
 
 def encode_cursor(kind: str, values: list[str]) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 Role = Literal["user", "assistant", "system", "tool"]
@@ -67,7 +67,7 @@ class Message:
 class Passage(NamedTuple):
     """A span of a message that recall may return. A plain tuple, not a frozen
     dataclass: a recall reads 64 to ~800 (all of them when the question names a month
-    or day), and a tuple is made in about a fifth of the time."""
+    or day), and a tuple is much cheaper to make."""
 
     id: str
     message_id: str
@@ -85,6 +85,21 @@ class Passage(NamedTuple):
 
 
 # -- the records the ports carry (domain/ports/) ------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StoreCapabilities:
+    """What a store does beyond its methods' contract (Store.capabilities), which the
+    use cases follow."""
+
+    # Its calls are round trips, safe from several threads: the use cases make
+    # independent reads beside one another (on DynamoDB each costs a round trip).
+    parallel_reads: bool = False
+    # Finding what names an entity reads the whole project over the network, so no
+    # entity's size may bound a request's time: an erasure is accepted (202) and
+    # completed by the worker (docs/API.md, "Erasure").
+    defers_erasure: bool = False
+
 
 VectorKind = Literal["entity", "passage", "report", "fact"]
 
@@ -126,7 +141,7 @@ class VectorItem:
 class Hit(NamedTuple):
     """One item a search found. A plain tuple, not a frozen dataclass: a recall makes
     ~1,000 (400 passages by vector, up to 400 by words, 200 facts), and a tuple is
-    made in about half the time."""
+    cheaper to make."""
 
     id: str
     score: float
@@ -167,6 +182,163 @@ class ExtractionPrompt:
     schema: Mapping[str, Any]
     tool_name: str
     tool_description: str
+
+
+# -- erasure (domain/erasure.py plans it; ports/erasure.py applies it) ----------------
+
+
+@dataclass(frozen=True, slots=True)
+class ErasureRecord:
+    """The audit record of one erasure: no personal data."""
+
+    id: str
+    project: str
+    subject_hash: str
+    erased_at: str
+    facts: int = 0
+    entities: int = 0
+    messages: int = 0
+    passages: int = 0
+    reports: int = 0
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "facts": self.facts,
+            "entities": self.entities,
+            "messages": self.messages,
+            "passages": self.passages,
+            "reports": self.reports,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Redaction:
+    """One message made free of the name: its new content and source (same lengths),
+    the passages deleted, and the passages kept (with the new source)."""
+
+    message_id: str
+    content: str
+    source: str | None
+    dropped: tuple[Passage, ...]
+    kept: tuple[Passage, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ErasurePlan:
+    tombstone: str
+    fact_ids: tuple[str, ...] = ()
+    # Entities to erase (the name's own key, if held, and keys that name it).
+    entity_keys: tuple[str, ...] = ()
+    redactions: tuple[Redaction, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not (self.fact_ids or self.entity_keys or self.redactions)
+
+    def counts(self, reports: int) -> dict[str, int]:
+        return {
+            "facts": len(self.fact_ids),
+            "entities": len(self.entity_keys),
+            "messages": len(self.redactions),
+            "passages": sum(len(r.dropped) for r in self.redactions),
+            "reports": reports,
+        }
+
+
+# What an erasure counts, in the order its answer gives them.
+COUNTS = ("facts", "entities", "messages", "passages", "reports")
+
+
+def zero_counts() -> dict[str, int]:
+    return dict.fromkeys(COUNTS, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class PendingErasure:
+    """An erasure accepted and not finished: durable from the request until the worker
+    (or the request itself, on a store that finishes at once) completes it. `names`
+    are the normalised names to erase (the name asked and the entity's other names):
+    held only while the erasure is pending, since the work needs them; the finished
+    erasure keeps only the hash."""
+
+    id: str
+    project: str
+    subject_hash: str
+    names: tuple[str, ...]
+    requested_at: str
+    counts: dict[str, int] = field(default_factory=zero_counts)
+    # Who works on it, until when (seconds since the epoch): one holder at a time, so
+    # that the request, a duplicate message and the sweep never erase it side by side
+    # and lose each other's counts. A holder that died is replaced once its time ends.
+    holder: str | None = None
+    held_until: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ErasureStatus:
+    """What GET /v1/erasures/{id} answers: pending (with the counts of the steps done
+    so far) or done (with the final counts)."""
+
+    id: str
+    status: Literal["pending", "done"]
+    counts: dict[str, int]
+    requested_at: str | None = None
+    finished_at: str | None = None
+
+
+# -- entities and aliases (domain/aliases.py), listings, reports ---------------------
+
+
+@dataclass(frozen=True, slots=True)
+class MergeResult:
+    alias: str
+    into: str
+    facts_moved: int
+    aliases_moved: int
+
+
+@dataclass(frozen=True, slots=True)
+class Alias:
+    alias: str
+    alias_key: str
+    into: str
+    into_key: str
+
+
+@dataclass(frozen=True, slots=True)
+class EntityName:
+    key: str
+    name: str
+    # Live facts that name it, all roles together (a fact about itself counts twice).
+    facts: int
+
+
+@dataclass(frozen=True, slots=True)
+class EntityCounts:
+    """An entity (not an alias) and how many live facts of each role name it."""
+
+    key: str
+    name: str
+    counts: dict[Role, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    id: str
+    role: Role
+    # 0: a community; 1: a whole connected component grouping 2 or more communities.
+    level: int
+    parent_id: str | None
+    title: str
+    summary: str
+    # Titles from the top of the hierarchy down to this report (this report's title last).
+    path: tuple[str, ...]
+    # The message ids of exactly the facts whose statements are in the summary, in order.
+    source_messages: tuple[str, ...]
+    # The normalised keys of the member entities, sorted.
+    entity_keys: tuple[str, ...]
+    # The smallest entity key of the report's connected component (in its role's graph).
+    component: str
 
 
 WorkKind = Literal["messages", "facts", "sweep", "erasure"]

@@ -205,11 +205,6 @@ def add_neighbours(scores: Mapping[str, float], positions: Mapping[str, int]) ->
     return raised
 
 
-def fuse_rankings(nearest: Sequence[Hit], lexical: Sequence[Hit]) -> list[str]:
-    """Ids by weighted reciprocal-rank fusion of the two rankings, best first."""
-    return [pid for _, pid in best_first(fused_scores(nearest, lexical))]
-
-
 def asked_month(question: str) -> tuple[int, int | None] | None:
     """The (month, year or None) the question names, if it names exactly one month
     (and at most one year); None otherwise."""

@@ -10,8 +10,7 @@ from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
 from .controls import RecallControls
-from .model import Fact, Passage, Surface
-from .reports import Report
+from .model import Fact, Passage, Report, Surface
 
 
 @dataclass(frozen=True, slots=True)

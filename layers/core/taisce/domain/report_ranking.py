@@ -26,8 +26,8 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from .fact_ranking import asked_words, word_scores
+from .model import Report
 from .recalled import ReportWhy
-from .reports import Report
 from .words import words
 
 # At most this many reports come back when no name matched.

@@ -25,7 +25,8 @@ Reports are built when facts change, never during a recall. The rules:
   alone, so a report depends only on the facts of its own component of its own role:
   adding, removing or reordering facts elsewhere changes nothing in it, and building from
   the facts of some whole components gives exactly their reports. That is what lets a
-  caller rebuild only the components a change reached (see `affected_components`).
+  caller rebuild only the components a change reached (service/background.py
+  `rebuild_reports`).
 - Ids come from role, level and member keys only; titles, summaries and their order also
   depend on the storing order of the component's own facts.
 """
@@ -40,7 +41,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .model import ROLES, Fact, Role
+from .model import ROLES, Fact, Report, Role
 
 SUMMARY_CHARACTERS = 600
 SEED = 7
@@ -51,25 +52,6 @@ TITLE_NAMES = 3
 _SENTENCE_ENDS = (".", "!", "?", "\u2026", "\u3002", "\uff01", "\uff1f", "\uff61")
 _JOIN = "; "
 _JOIN_AFTER_SENTENCE = " "
-
-
-@dataclass(frozen=True, slots=True)
-class Report:
-    id: str
-    role: Role
-    # 0: a community; 1: a whole connected component grouping 2 or more communities.
-    level: int
-    parent_id: str | None
-    title: str
-    summary: str
-    # Titles from the top of the hierarchy down to this report (this report's title last).
-    path: tuple[str, ...]
-    # The message ids of exactly the facts whose statements are in the summary, in order.
-    source_messages: tuple[str, ...]
-    # The normalised keys of the member entities, sorted.
-    entity_keys: tuple[str, ...]
-    # The smallest entity key of the report's connected component (in its role's graph).
-    component: str
 
 
 def report_id(role: Role, level: int, keys: Iterable[str]) -> str:
@@ -104,19 +86,6 @@ def build_reports(
         if own:
             reports.extend(_role_reports(role, own, summary_characters, seed, rewrite))
     return reports
-
-
-def affected_components(reports: Sequence[Report], changed_keys: Iterable[str]) -> set[str]:
-    """The `component` of every report that has any of these (normalised) entity keys.
-
-    A component id is unique within a role only: the same id may name components of
-    several roles, and all of them are returned. To refresh after a change, delete the
-    reports of these components and build again from the facts of the components reached
-    from the changed keys and from the keys of the deleted reports (a deleted fact can
-    split a component, so its old keys may no longer be reachable from the changed ones).
-    """
-    keys = set(changed_keys)
-    return {r.component for r in reports if not keys.isdisjoint(r.entity_keys)}
 
 
 # --- one role -------------------------------------------------------------------------

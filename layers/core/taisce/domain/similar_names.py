@@ -199,7 +199,7 @@ def similar_names(
     if not keys:
         # No entity name is held (a memory of messages only): no span can match one,
         # so neither the spans' model call nor the entity index search runs (the
-        # same answer, and nothing lost, without the model's ~4 ms).
+        # same answer, and nothing lost, without the model's call).
         return SimilarNames([])
     matches = by_spelling(spans, keys)
     failed = False

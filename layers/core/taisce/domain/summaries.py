@@ -32,9 +32,9 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .model import ExtractionPrompt, Fact, Role
+from .model import ExtractionPrompt, Fact, Report, Role
 from .ports.extractor import ExtractionError, Extractor
-from .reports import SUMMARY_CHARACTERS, Report
+from .reports import SUMMARY_CHARACTERS
 
 logger = logging.getLogger(__name__)
 

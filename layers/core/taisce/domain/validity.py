@@ -49,10 +49,6 @@ def predicate_key(predicate: str) -> str:
     return normalize_name(predicate)
 
 
-def is_single_valued(predicate: str) -> bool:
-    return predicate_key(predicate) in SINGLE_VALUED_PREDICATES
-
-
 ContradictionKey = tuple[str, Role, str]
 
 
@@ -69,7 +65,7 @@ def contradiction_key(fact: Fact) -> ContradictionKey | None:
 def sortable(moment: str) -> str:
     """A stored timestamp in a form whose string order is time order.
 
-    Stored timestamps are `ingest.timestamp` output: "YYYY-MM-DDTHH:MM:SSZ" or with
+    Stored timestamps are `timestamps.timestamp` output: "YYYY-MM-DDTHH:MM:SSZ" or with
     six fraction digits; "…:00Z" sorts after "…:00.5Z" as text, so the short form
     gains ".000000". Anything else is returned as it is."""
     if len(moment) == 20 and moment.endswith("Z"):

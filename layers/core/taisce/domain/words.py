@@ -37,8 +37,8 @@ def stem(token: str) -> str:
 
 
 # Texts whose words are kept for the next recall: a hub's facts are read and compared
-# by every question that names it (at 100k facts a hub holds 400 facts, each ~10-30 µs
-# to fold and split: most of a recall's CPU). Bounded in count and in length (a
+# by every question that names it, and folding and splitting them is most of a
+# recall's CPU (docs/measured-choices.md). Bounded in count and in length (a
 # question of 10,000 code points is not kept): about 5 MB of typical texts, at most
 # ~16 MB of ASCII. An erasure empties the cache of the process that runs it
 # (forget_words); another process's cache loses an erased text as newer ones push it

@@ -1,4 +1,5 @@
-"""`taisce bench quality [FILE]`: the retrieval-quality benchmark on the command line.
+"""`taisce bench quality [FILE]`: the retrieval-quality benchmark on the command line,
+and `taisce bench convert-locomo IN OUT`: LoCoMo's published file in its dataset format.
 
 `taisce.cli` calls `add_bench_parser(subparsers)`; `main(argv)` here runs the same
 parser alone (`python -m taisce.evaluation bench quality FILE ...`).
@@ -43,8 +44,9 @@ def _taisce_default() -> str:
     return str(Settings.model_fields["embeddings"].default)
 
 
-# What `taisce bench quality` runs with no FILE: the real conversations of the shared
-# folder (read at run time, never copied: see its README), then the synthetic set.
+# What `taisce bench quality` runs with no FILE: the LoCoMo data set where a checkout
+# has it beside the project (read at run time, never copied: its licence forbids it),
+# then the synthetic set.
 REAL_FOLDER = Path("../shared/bench/locomo")
 REAL_FILES = ("locomo-dev.json", "locomo-dev-facts.json")
 SYNTHETIC = Path("bench/data/dev.json")
@@ -64,8 +66,8 @@ def default_files(root: Path | None = None) -> tuple[list[Path], list[str]]:
                 notes.append(f"skipped {real / name}: not found")
     else:
         notes.append(
-            f"skipped the real conversations: {real} is absent (see the README, "
-            "'Retrieval quality'); running the synthetic set only"
+            "skipped the LoCoMo data set: absent (docs/quality.md says how to download "
+            "and convert it, then pass the file); running the synthetic set only"
         )
     files.append(base / SYNTHETIC)
     return files, notes
@@ -119,7 +121,8 @@ def add_bench_parser(subparsers: Any) -> None:
         "quality",
         help="evidence recall of Taisce and of baselines on a conversation dataset",
         description=(
-            "Store each conversation of FILE (../shared/bench/FORMAT.md) in a fresh project "
+            "Store each conversation of FILE (the dataset format of docs/quality.md) in a "
+            "fresh project "
             "of an in-process local gateway on a temporary data folder, recall each "
             "question at each budget, and print evidence recall by category, characters "
             "and latency, beside BM25, dense, hybrid and recency baselines over whole "
@@ -129,8 +132,8 @@ def add_bench_parser(subparsers: Any) -> None:
     quality.add_argument(
         "file",
         nargs="?",
-        help="the dataset, a JSON file in the format of FORMAT.md (default: both files of "
-        "../shared/bench/locomo/, skipped with a note where absent, then bench/data/dev.json)",
+        help="the dataset, a JSON file in the format of docs/quality.md (default: the LoCoMo "
+        "data set where present, skipped with a note where absent, then bench/data/dev.json)",
     )
     quality.add_argument(
         "--budgets",
@@ -161,6 +164,39 @@ def add_bench_parser(subparsers: Any) -> None:
     )
     quality.add_argument("--template", help="SAM template with the routes (default: found)")
     quality.set_defaults(run=cmd_bench_quality)
+
+    convert = kinds.add_parser(
+        "convert-locomo",
+        help="convert LoCoMo's published locomo10.json into the quality dataset format",
+        description=(
+            "Read IN, LoCoMo's published file (locomo10.json, a list of samples with "
+            "conversation, qa and observation), and write OUT in the dataset format that "
+            "`taisce bench quality` reads (docs/quality.md). Evidence ids that name no "
+            "turn are dropped; each question's category is LoCoMo's, by name."
+        ),
+    )
+    convert.add_argument("input", metavar="IN", help="locomo10.json as published")
+    convert.add_argument("output", metavar="OUT", help="the dataset file to write")
+    convert.add_argument(
+        "--observations",
+        action="store_true",
+        help="also store LoCoMo's per-session observations as facts about the speakers "
+        "(predicate 'noted', a value object, message_id = the turn they cite)",
+    )
+    convert.set_defaults(run=cmd_convert_locomo)
+
+
+def cmd_convert_locomo(args: argparse.Namespace) -> int:
+    from .locomo import LocomoError, convert_file
+
+    try:
+        counts = convert_file(Path(args.input), Path(args.output), args.observations)
+    except (LocomoError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    summary = ", ".join(f"{value:,} {name}" for name, value in counts.items())
+    print(f"wrote {args.output}: {summary}")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,4 @@
-"""The retrieval-quality dataset format (`../shared/bench/FORMAT.md`) and how a
+"""The retrieval-quality dataset format (docs/quality.md, "Dataset format") and how a
 conversation is turned into the messages Taisce stores.
 
 The loader is lenient where the format leaves room (ids may be numbers, categories

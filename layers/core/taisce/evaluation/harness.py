@@ -30,15 +30,6 @@ class HarnessError(RuntimeError):
     """The run cannot go on (a setting Taisce refuses, a missing embedder...)."""
 
 
-def find_template() -> Path:
-    here = Path.cwd()
-    for folder in (here, *here.parents):
-        if (folder / "template.yaml").is_file() and (folder / "functions").is_dir():
-            return folder / "template.yaml"
-    # An editable install: layers/core/taisce/evaluation/harness.py -> the repository.
-    return Path(__file__).resolve().parents[4] / "template.yaml"
-
-
 def make_local_embedder(name: str) -> Any:
     """The embedder Taisce itself uses for `TAISCE_EMBEDDINGS=name`."""
     from taisce.adapters.embedders import make_embedder
@@ -200,7 +191,7 @@ def gateway_run() -> tuple[Any, Session]:
     in bench/ that store conversations through the API start from."""
     from taisce.api.wiring import services
     from taisce.local.gateway import Gateway
-    from taisce.local.routes import read_api
+    from taisce.local.routes import find_template, read_api
 
     built = services()
     gateway = Gateway(read_api(find_template()))

@@ -1,6 +1,6 @@
 """The retrieval-quality harness: evidence recall of Taisce and of baselines.
 
-For each conversation of a dataset (`../shared/bench/FORMAT.md`), in a fresh project of
+For each conversation of a dataset (docs/quality.md, "Dataset format"), in a fresh project of
 an in-process local gateway (the Lambda authorizer, then the Powertools handlers, as
 `taisce serve` runs them) on a temporary data folder:
 
@@ -47,7 +47,6 @@ from .harness import (
     Session,
     embed_question,
     embedded_run,
-    find_template,
     make_local_embedder,
     message_payload,
     settler,
@@ -231,7 +230,7 @@ def run_quality(dataset: Dataset, options: Options) -> dict[str, Any]:
     """Store, recall and score every conversation; the figures as one JSON-ready dict."""
     from taisce.api.wiring import services
     from taisce.local.gateway import Gateway
-    from taisce.local.routes import read_api
+    from taisce.local.routes import find_template, read_api
     from taisce.settings import SettingsError
 
     budgets = sorted(set(options.budgets))

@@ -91,11 +91,19 @@ class Gateway:
                 return route, params
         return None
 
+    def allowed(self, path: str) -> list[str]:
+        """The methods the template routes on this path (none: an unknown path)."""
+        return sorted({r.method for r in self.api.routes if r.pattern.fullmatch(path)})
+
     def route_key(self, method: str, target: str) -> str:
         """The route a request went to, as the template names it ("DELETE /v1/facts/{id}"):
         what the access log shows, so that ids and stray paths never reach it."""
-        found = self._find(method.upper(), target.partition("?")[0])
-        return found[0].route_key if found else f"{method} (no route)"
+        path = target.partition("?")[0]
+        found = self._find(method.upper(), path)
+        if found:
+            return found[0].route_key
+        known = [r.path for r in self.api.routes if r.pattern.fullmatch(path)]
+        return f"{method} {known[0]} (method not allowed)" if known else f"{method} (no route)"
 
     def handle(
         self, method: str, target: str, headers: dict[str, str], body: bytes, source_ip: str
@@ -117,7 +125,7 @@ class Gateway:
         path, _, query = target.partition("?")
         found = self._find(method.upper(), path)
         if found is None:
-            return error_reply(404, "not_found", "no such route")
+            return self._unrouted(path)
         route, path_params = found
         if len(body) > MAX_BODY_BYTES:
             return error_reply(413, "payload_too_large", "the body is larger than 1 MiB")
@@ -127,6 +135,17 @@ class Gateway:
         event["requestContext"]["http"]["protocol"] = protocol
         event["pathParameters"] = path_params or None
         return Invocation(route.route_key, event, request_id)
+
+    def _unrouted(self, path: str) -> Reply:
+        """404 for an unknown path; 405 with `Allow` for a known path and another method."""
+        allowed = self.allowed(path)
+        if not allowed:
+            return error_reply(404, "not_found", "no such route")
+        methods = ", ".join(allowed)
+        reply = error_reply(
+            405, "method_not_allowed", f"the method is not allowed here; this path takes {methods}"
+        )
+        return Reply(reply.status, {**reply.headers, "Allow": methods}, reply.body)
 
     def invoke(self, invocation: Invocation) -> Reply:
         """The authorizer (on a protected route), then the route's handler."""

@@ -35,6 +35,25 @@ def _cfn_tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict[str,
 _TemplateLoader.add_multi_constructor("!", _cfn_tag)
 
 
+# An installed wheel carries the template and the functions' code here (pyproject.toml).
+PACKAGED_TEMPLATE = Path(__file__).resolve().parent / "stack" / "template.yaml"
+
+
+def find_template(given: str | Path | None = None) -> Path:
+    """The template to serve: the one given, else the installed package's own, else the
+    nearest checkout's above the working folder, else the editable install's checkout."""
+    if given:
+        return Path(given)
+    if PACKAGED_TEMPLATE.is_file():
+        return PACKAGED_TEMPLATE
+    here = Path.cwd()
+    for folder in (here, *here.parents):
+        if (folder / "template.yaml").is_file() and (folder / "functions").is_dir():
+            return folder / "template.yaml"
+    # An editable install: layers/core/taisce/local/routes.py -> the repository root.
+    return Path(__file__).resolve().parents[4] / "template.yaml"
+
+
 def load_template(path: Path) -> dict[str, Any]:
     with path.open(encoding="utf-8") as f:
         # _TemplateLoader is a SafeLoader subclass: no arbitrary objects.

@@ -1,7 +1,7 @@
 """The local stand-in for the ingestion queue's worker: shortly after a write, off the
 request path, it embeds and indexes what was stored (passages, names new to a role),
 extracts facts from new messages (with an extractor configured) and rebuilds the
-reports of entities whose facts changed: the passes of domain/work.py, as the queue's
+reports of entities whose facts changed: the passes of service/work.py, as the queue's
 worker takes them, over every project with work."""
 
 from __future__ import annotations
@@ -10,13 +10,11 @@ import threading
 import time
 
 from ..api.logs import logger
-from ..domain.memory import Memory
-from ..domain.work import STEPS, Step, has_work, one_pass, projects_with_work
+from ..service.memory import Memory
+from ..service.work import MODEL_STEPS, STEP_NAMES, has_work, one_pass, projects_with_work
 
 # The steps of a pass between two report rebuilds (run() paces those).
-WITHOUT_REPORTS: tuple[Step, ...] = ("erasures", "extractions", "vectors")
-# The work a model does: what a pass without reports answers for.
-MODELS: tuple[Step, ...] = ("extractions", "vectors")
+WITHOUT_REPORTS: tuple[str, ...] = tuple(s for s in STEP_NAMES if s != "reports")
 # The loop waits this many times the last rebuild's duration before the next one.
 REPORT_DUTY = 19
 
@@ -30,8 +28,8 @@ class Worker(threading.Thread):
         # big project), however many writes marked them. Under steady writes the loop
         # rebuilds at most every `report_interval` seconds, and waits REPORT_DUTY
         # times as long as the last rebuild took, so that reports take at most ~5% of
-        # the time and leave the CPU (and the GIL) to requests: recall p95 under load
-        # was 79 ms with rebuilds every pass, 28 ms without any (bench/load_bench.py).
+        # the time and leave the CPU (and the GIL) to requests (bench/load_bench.py;
+        # docs/measured-choices.md).
         self.report_interval = report_interval
         self.report_seconds = 0.0  # how long the last rebuild took
         self._stopping = threading.Event()  # not `_stop`: that is Thread._stop, which join() calls
@@ -52,7 +50,7 @@ class Worker(threading.Thread):
         """One pass over every project with work (reports too, unless `reports` is
         False); False if it left work it could not do."""
         memory = self.memory
-        steps = STEPS if reports else WITHOUT_REPORTS
+        steps = STEP_NAMES if reports else WITHOUT_REPORTS
         try:
             work = projects_with_work(memory, steps)
         except Exception:
@@ -64,14 +62,14 @@ class Worker(threading.Thread):
                 # Extracted facts mark their entities' reports: rebuilt in this pass.
                 needs.add("reports")
             done = one_pass(memory, project, needs, best_effort=True)
-            report_seconds += done.report_seconds
+            report_seconds += done.seconds.get("reports", 0.0)
         if reports:
             self.report_seconds = report_seconds
         try:
             if not any(needs - {"erasures"} for needs in work.values()):
                 return True
             # Without reports, they wait for their turn: only work left by a model counts.
-            return not has_work(memory, STEPS if reports else MODELS)
+            return not has_work(memory, STEP_NAMES if reports else MODEL_STEPS)
         except Exception:
             return False
 

@@ -13,18 +13,10 @@ import secrets
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from ...domain.aliases import (
-    Alias,
-    EntityName,
-    MergePlan,
-    MergeResult,
-    NameState,
-    plan_merge,
-    rekeyed,
-)
+from ...domain.aliases import MergePlan, NameState, plan_merge, rekeyed
 from ...domain.entity_counts import moved_counts, new_to_role
 from ...domain.errors import InvalidRequest
-from ...domain.model import ROLES, Fact, Role
+from ...domain.model import ROLES, Alias, EntityName, Fact, MergeResult, Role
 from ...domain.names import normalize_name
 from ..composed_store import MarkSwitches
 from .client import ATTEMPTS, DROP_FAILED_AT_ONCE, Members, TableClient, backoff, cancellation

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ...domain.erasure import COUNTS, ErasureRecord, PendingErasure
 from ...domain.model import (
+    COUNTS,
     ROLES,
     Credential,
+    ErasureRecord,
     ExtractionFailure,
     Fact,
     Message,
     Passage,
+    PendingErasure,
     PendingVector,
 )
 from ...domain.validity import sortable, unsortable

@@ -1,4 +1,4 @@
-"""OpenSearch's document ids (adapters/opensearch/documents.py, DocumentIds):
+"""OpenSearch's document ids (adapters/opensearch/documents.py, DocumentIdLedger):
 P#<p>#VDOC#<kind> / <item id> holds `d`, the `_id`s OpenSearch assigned to the item's
 documents, so a delete finds them by id before a search could.
 """

@@ -22,16 +22,19 @@ from collections.abc import Collection, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ...domain.erasure import (
+from ...domain.erasure_reports import report_marks, touched_by_erasure
+from ...domain.erasure_status import erasure_status
+from ...domain.model import (
     COUNTS,
+    ROLES,
     ErasurePlan,
     ErasureRecord,
     ErasureStatus,
+    Message,
     PendingErasure,
+    Role,
+    VectorKind,
 )
-from ...domain.erasure_reports import report_marks, touched_by_erasure
-from ...domain.erasure_status import erasure_status
-from ...domain.model import ROLES, Message, Role, VectorKind
 from .aliases import listed_aliases
 from .client import TRANSACTION_BUDGET, TRANSACTION_ITEMS, cancellation, error_code, parallel
 from .codec import (
@@ -286,6 +289,12 @@ class DynamoDbErasureStore:
             params["ExpressionAttributeNames"] = {"#p": "project"}
             params["ExpressionAttributeValues"][":p"] = {"S": project}
         return [erasure_record_of(i) for i in self.table._query(**params)]
+
+    def add_tombstones(self, project: str, hashes: Collection[str]) -> None:
+        for h in dict.fromkeys(hashes):
+            self.table.client.put_item(
+                TableName=self.table.table_name, Item=tombstone_key(project, h)
+            )
 
     def erased(self, project: str, hashes: Collection[str]) -> set[str]:
         items = self.table._batch_get([tombstone_key(project, h) for h in dict.fromkeys(hashes)])

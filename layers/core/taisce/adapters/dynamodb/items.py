@@ -57,12 +57,3 @@ def lift_items(client: Any) -> None:
             _lift_items,
             unique_id=f"{_HANDLER_ID}-{operation}",
         )
-
-
-def unlift_items(client: Any) -> None:
-    """Leave this client's answers to botocore's parsing again (a benchmark's baseline)."""
-    events = client.meta.events
-    for operation in _ITEMS:
-        events.unregister(
-            f"before-parse.dynamodb.{operation}", unique_id=f"{_HANDLER_ID}-{operation}"
-        )

@@ -296,7 +296,7 @@ def audit_key(erased_at: str, erasure_id: str) -> Item:
     return item_key(ERASURES_PK, f"{erased_at}#{erasure_id}")
 
 
-# -- OpenSearch document ids (adapters/opensearch/documents.py, DocumentIds) ----------------
+# -- OpenSearch document ids (adapters/opensearch/documents.py, DocumentIdLedger) ----------
 
 
 def document_key(project: str, kind: str, item_id: str) -> Item:

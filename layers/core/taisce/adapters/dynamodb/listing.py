@@ -5,8 +5,7 @@ BatchGetItem.
 
 from __future__ import annotations
 
-from ...domain.listing import EntityCounts
-from ...domain.model import ROLES, Message, Role
+from ...domain.model import ROLES, EntityCounts, Message, Role
 from .client import MIN_PAGE, TableClient, chunks
 from .codec import ALIAS_OF, count_attribute, message_of
 from .keys import (

@@ -72,8 +72,8 @@ class DirectReads:
         self.region = client.meta.region_name
         # The client's own credentials provider (refreshed as the client's are).
         self._credentials = client._request_signer._credentials
-        # One host, so one connection pool (a PoolManager's per-request look-up of
-        # the pool for the URL cost ~8% of a recall's CPU).
+        # One host, so one connection pool (a PoolManager looks the pool up by URL on
+        # every request, a share of a recall's CPU: docs/measured-choices.md).
         secure = {"ca_certs": get_cert_path(True)} if self.url.startswith("https:") else {}
         self._http = urllib3.connection_from_url(
             self.url,

@@ -8,8 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Sequence
 
-from ...domain.model import Role
-from ...domain.reports import Report
+from ...domain.model import Report, Role
 from .client import TableClient, parallel
 from .codec import ITEM_BYTES, item_size, text_of
 from .keys import (

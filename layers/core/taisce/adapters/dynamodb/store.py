@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from ...domain.model import StoreCapabilities
 from ..composed_store import ComposedStore, MarkSwitches
 from .aliases import DynamoDbAliasStore
 from .credentials import DynamoDbCredentialStore
@@ -46,10 +47,9 @@ from .work import DynamoDbWorkMarks
 class DynamoDbStore(ComposedStore):
     """Store and CredentialStore over one DynamoDB table (see docs/dynamodb.md)."""
 
-    # Each call is a round trip, safe from several threads: Memory reads beside a recall.
-    parallel_reads = True
-    # Erasures are accepted (202) and completed by the worker (docs/API.md, "Erasure").
-    defers_erasure = True
+    # Each call is a round trip, safe from several threads; planning an erasure reads
+    # the whole project over the network, so the worker completes it.
+    capabilities = StoreCapabilities(parallel_reads=True, defers_erasure=True)
 
     def __init__(
         self,
@@ -100,7 +100,7 @@ class DynamoDbStore(ComposedStore):
         report rebuild (reindex.py). Returns how many vector marks were written."""
         return self.reindex.mark_everything(project)
 
-    # -- OpenSearch's document ids (adapters/opensearch/documents.py, DocumentIds) -------
+    # -- OpenSearch's document ids (adapters/opensearch/documents.py, DocumentIdLedger) --
 
     def document_ids(
         self, project: str, kind: str, item_ids: Collection[str]

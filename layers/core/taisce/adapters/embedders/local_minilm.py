@@ -33,11 +33,11 @@ TOKENIZER_PATH = Path(__file__).parent / "minilm" / "tokenizer.json"
 MAX_TOKENS = 256
 BATCH_SIZE = 64
 # Padded tokens per model run. A run's working memory grows with batch x sequence (and the
-# attention scores with sequence squared); measured peak resident memory of the process:
-# 64 x 256 tokens 1.5 GB, 32 x 256 1.0 GB, 64 x 128 0.6 GB. So a run holds 64 texts of up
-# to 128 tokens (about 500 characters of English; a 300-character passage is ~70 tokens)
-# and fewer when they are longer. A call sorts its texts by length, so long texts share runs
-# with long ones and short texts still go 64 to a run.
+# attention scores with sequence squared; peak memory by batch shape in
+# docs/measured-choices.md). So a run holds 64 texts of up to 128 tokens (about 500
+# characters of English; a 300-character passage is ~70 tokens) and fewer when they are
+# longer. A call sorts its texts by length, so long texts share runs with long ones and
+# short texts still go 64 to a run.
 MAX_BATCH_TOKENS = 8192
 # Two intra-op threads fit a 2-core machine and a Lambda function of up to ~3.5 GB (2 vCPUs);
 # more threads than cores only adds contention. No spinning: a waiting thread must not burn
@@ -154,10 +154,8 @@ class LocalMiniLM:
         options.intra_op_num_threads = self._threads
         options.inter_op_num_threads = 1
         # Without the arena, memory a large batch needed goes back after the run; with it,
-        # resident memory ratchets up to the largest batch ever seen (measured: after a
-        # 32 x 256 run, 1.5 GB stayed resident with the arena, 0.25 GB without). The cost
-        # is fresh allocations per run: no measurable change for short texts, up to ~25%
-        # slower for runs of 256-token texts.
+        # resident memory ratchets up to the largest batch ever seen. The cost is fresh
+        # allocations per run, felt only by runs of long texts (docs/measured-choices.md).
         options.enable_cpu_mem_arena = False
         options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")

@@ -35,7 +35,7 @@ def make_extractor(
 
         # Standard retries back off with jitter on throttling before the domain's own
         # attempts; the read timeout allows a long answer. The worker's time budget per
-        # message counts these calls (domain/work.py, `extraction_seconds`).
+        # message counts these calls (service/work.py, `extraction_seconds`).
         config = Config(
             retries={"mode": "standard", "max_attempts": BEDROCK_CALL_ATTEMPTS},
             read_timeout=max(timeout, 1.0),

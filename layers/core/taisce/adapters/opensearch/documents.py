@@ -95,7 +95,7 @@ def newest_hits(raw: list[dict[str, Any]], k: int, score: Callable[[float], floa
     return hits[:k]
 
 
-class DocumentIds(Protocol):
+class DocumentIdLedger(Protocol):
     """Where the `_id`s OpenSearch assigned are kept, per (project, kind, item id), so a
     delete finds a document before a search can (see the module docstring)."""
 

@@ -16,7 +16,7 @@ Choices forced or made for aoss:
   the same lookup and bulk-deletes what it found.
 - Visibility. aoss makes writes searchable after its refresh interval (seconds), and
   a refresh cannot be forced, so a lookup by search can miss a document written less
-  than that interval ago. With a ledger (`DocumentIds`; the DynamoDB store keeps one,
+  than that interval ago. With a ledger (`DocumentIdLedger`; the DynamoDB store keeps one,
   read strongly consistent), every `_id` the service assigned is recorded from the
   `_bulk` answer, and deletes and replacements remove the ledger's `_id`s as well as
   what the search finds: an erasure right after indexing deletes the new document by
@@ -49,7 +49,7 @@ from opensearchpy.exceptions import TransportError
 from ...domain.model import Hit, Role, VectorItem, VectorKind
 from ...domain.ports.vectors import VectorIndexError
 from .client import Action, Requests
-from .documents import DocumentIds, cosine, fields, index_body, newest_hits
+from .documents import DocumentIdLedger, cosine, fields, index_body, newest_hits
 
 DEFAULT_INDEX = "taisce-vectors"
 # Ids per lookup search, and documents fetched per lookup (room for stale copies).
@@ -75,7 +75,7 @@ class OpenSearchVectorIndex:
         sleep: Callable[[float], None] = time.sleep,
         jitter: Callable[[float, float], float] = random.uniform,
         clock: Callable[[], int] = time.time_ns,
-        ledger: DocumentIds | None = None,
+        ledger: DocumentIdLedger | None = None,
     ) -> None:
         self.client = client
         self.ledger = ledger

@@ -6,9 +6,9 @@ from __future__ import annotations
 import sqlite3
 import uuid
 
-from ...domain.aliases import Alias, EntityName, MergeResult, NameState, plan_merge
+from ...domain.aliases import NameState, plan_merge
 from ...domain.entity_counts import moved_counts, new_to_role
-from ...domain.model import ROLES
+from ...domain.model import ROLES, Alias, EntityName, MergeResult
 from .base import SqlitePart
 from .sql import MARKS, Execute, rows_in
 from .work import MARK_DIRTY, MARK_VECTOR

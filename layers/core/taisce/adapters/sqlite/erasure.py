@@ -11,10 +11,18 @@ import uuid
 from collections.abc import Collection, Sequence
 
 from ...domain.entity_counts import end_counts
-from ...domain.erasure import COUNTS, ErasurePlan, ErasureRecord, ErasureStatus, PendingErasure
 from ...domain.erasure_reports import report_marks, touched_by_erasure
 from ...domain.erasure_status import erasure_status
-from ...domain.model import ROLES, Role, VectorKind
+from ...domain.model import (
+    COUNTS,
+    ROLES,
+    ErasurePlan,
+    ErasureRecord,
+    ErasureStatus,
+    PendingErasure,
+    Role,
+    VectorKind,
+)
 from . import vectors as sqlite_vectors
 from .base import SqlitePart
 from .reports import components_of
@@ -166,6 +174,13 @@ class SqliteErasureStore(SqlitePart):
 
     # -- what an erasure leaves: tombstones, the vector ids an older version recorded
     # for deleting later (none are written now), and the aliases it forgets
+
+    def add_tombstones(self, project: str, hashes: Collection[str]) -> None:
+        with self._write() as db:
+            db.executemany(
+                "INSERT OR IGNORE INTO erased_subjects (project, hash) VALUES (?, ?)",
+                [(project, h) for h in dict.fromkeys(hashes)],
+            )
 
     def erased(self, project: str, hashes: Collection[str]) -> set[str]:
         return erased_hashes(self._db().execute, project, list(hashes))

@@ -245,8 +245,8 @@ class SqliteFactStore(SqlitePart):
         return _stored_ids(self._db().execute, project, list(dict.fromkeys(ids)))
 
     def fact_pointers(self, project: str, ids: Sequence[str]) -> list[FactPointer]:
-        # Only the pointer's columns, as plain tuples: a whole Fact per row took 1.6 ms
-        # for the ~200 facts a recall reads, these 0.6 ms (measured).
+        # Only the pointer's columns, as plain tuples: a whole Fact per row costs more
+        # than twice as much for the ~200 facts a recall reads.
         rows = rows_in(
             self._scan,
             f"SELECT {_POINTER_COLUMNS} FROM facts WHERE project = ? AND id IN ({MARKS})",

@@ -3,8 +3,7 @@ entities (by key) and a page of messages (newest first)."""
 
 from __future__ import annotations
 
-from ...domain.listing import EntityCounts
-from ...domain.model import Message, Role
+from ...domain.model import EntityCounts, Message, Role
 from .base import SqlitePart
 
 

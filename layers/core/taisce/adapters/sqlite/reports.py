@@ -9,8 +9,7 @@ import sqlite3
 from collections.abc import Collection, Sequence
 
 from ...domain.erasure import tombstone_hashes
-from ...domain.model import Role
-from ...domain.reports import Report
+from ...domain.model import Report, Role
 from .base import SqlitePart
 from .sql import MARKS, Execute, rows_in
 from .tombstones import erased_hashes

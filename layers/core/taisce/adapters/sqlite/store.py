@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ...domain.model import StoreCapabilities
 from ..composed_store import ComposedStore, MarkSwitches
 from .aliases import SqliteAliasStore
 from .credentials import SqliteCredentialStore
@@ -32,6 +33,10 @@ from .work import SqliteWorkMarks
 
 class SqliteStore(ComposedStore):
     """Store and CredentialStore over one SQLite file."""
+
+    # Reads are local and cheap in line; an erasure is completed in the request, in
+    # one transaction.
+    capabilities = StoreCapabilities()
 
     def __init__(
         self, path: Path | str, *, mark_vectors: bool = True, mark_extractions: bool = False

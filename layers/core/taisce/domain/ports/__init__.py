@@ -1,8 +1,7 @@
 """The ports the domain depends on: protocols that adapters implement.
 
 One module per capability, so a domain module imports only the protocol it needs and
-the dependency points one way (adapters -> domain). This package re-exports nothing:
-importing it whole would pull in every domain module whose records a port carries.
+the dependency points one way (adapters -> domain). This package re-exports nothing.
 
   store.py        Store: all the store's capabilities in one protocol
   facts.py        FactStore          names.py      NameLookup
@@ -13,5 +12,7 @@ importing it whole would pull in every domain module whose records a port carrie
   vectors.py      Embedder, VectorIndex      extractor.py  Extractor
   queue.py        WorkQueue
 
-The records the ports carry (Hit, VectorItem, PendingVector, ...) are in domain/model.py.
+The records the ports carry (Hit, VectorItem, PendingVector, ErasurePlan, Report, ...)
+and what a store can do beyond its methods (StoreCapabilities) are in domain/model.py;
+the recall filters they apply (FactFilter, MessageFilter) in domain/filters.py.
 """

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ..aliases import Alias, EntityName, MergeResult
+from ..model import Alias, EntityName, MergeResult
 
 
 class AliasStore(Protocol):

@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Protocol
 
-from ..erasure import ErasurePlan, ErasureRecord, ErasureStatus, PendingErasure
-from ..model import VectorKind
+from ..model import ErasurePlan, ErasureRecord, ErasureStatus, PendingErasure, VectorKind
 
 
 class ErasureStore(Protocol):
@@ -32,6 +31,12 @@ class ErasureStore(Protocol):
     def remove_aliases(self, project: str, keys: Collection[str]) -> int:
         """Forget every alias whose own name or whose entity is one of `keys` (erasure);
         returns how many went."""
+        ...
+
+    def add_tombstones(self, project: str, hashes: Collection[str]) -> None:
+        """A tombstone for each of these subject hashes (erase writes its plan's own):
+        from then on a write naming one is refused or dropped. Written before the
+        erasure is recorded, so an extraction cannot bring the entity back meanwhile."""
         ...
 
     def erased(self, project: str, hashes: Collection[str]) -> set[str]:

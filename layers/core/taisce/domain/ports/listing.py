@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from ..listing import EntityCounts
-from ..model import Message, Role
+from ..model import EntityCounts, Message, Role
 
 
 class ListingStore(Protocol):

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Protocol
 
-from ..model import Role
-from ..reports import Report
+from ..model import Report, Role
 
 
 class ReportStore(Protocol):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from ..model import StoreCapabilities
 from .aliases import AliasStore
 from .erasure import ErasureStore
 from .facts import FactStore
@@ -35,3 +36,6 @@ class Store(
     batch are all or nothing, and a record whose id is already stored is kept
     as it was (so a retried request stores once).
     """
+
+    # What it does beyond these methods (set by each adapter's store class).
+    capabilities: StoreCapabilities

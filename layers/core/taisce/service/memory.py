@@ -12,32 +12,28 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TypeVar
 
-from .aliases import (
+from ..domain.aliases import (
     PROPOSAL_FLOOR,
     PROPOSAL_NAMES,
-    Alias,
     MergeProposals,
     MergeRequest,
-    MergeResult,
     merge_keys,
     propose_merges,
 )
-from .controls import Limits, RecallRequest, resolve
-from .erasure import PendingView, hide_pending
-from .errors import NotFound
-from .filters import FactFilter
-from .ingest import (
+from ..domain.controls import Limits, RecallRequest, resolve
+from ..domain.erasure import PendingView, hide_pending
+from ..domain.errors import NotFound
+from ..domain.filters import FactFilter
+from ..domain.ingest import (
     ID_PATTERN,
     FactsRequest,
     MessagesRequest,
     make_fact,
     make_message,
     split_passages,
-    timestamp,
 )
-from .listing import (
+from ..domain.listing import (
     NEIGHBOURHOOD_FACTS,
-    EntityCounts,
     EntityPage,
     MessagePage,
     Neighbourhood,
@@ -48,14 +44,17 @@ from .listing import (
     encode_cursor,
     neighbourhood_graph,
 )
-from .memory_erasure import ErasureCases
-from .memory_work import BackgroundWork
-from .model import ROLES, Fact, Role
-from .names import normalize_name
-from .ports.extractor import Extractor
-from .ports.store import Store
-from .recall import Semantic, recall
-from .recalled import RecallAnswer
+from ..domain.model import ROLES, Alias, EntityCounts, Fact, MergeResult, Role
+from ..domain.names import normalize_name
+from ..domain.ports.extractor import Extractor
+from ..domain.ports.store import Store
+from ..domain.recall import Semantic
+from ..domain.recall import recall as recall_steps
+from ..domain.recalled import RecallAnswer
+from ..domain.timestamps import timestamp
+from .background import BackgroundWork
+from .erasure_cases import ErasureCases
+from .work import has_work
 
 logger = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -71,7 +70,7 @@ _BESIDE = ThreadPoolExecutor(max_workers=4, thread_name_prefix="beside")
 def _beside(store: Store, read: Callable[[], _T]) -> Callable[[], _T]:
     """Start `read` now, in a thread if the store reads in parallel (its calls are
     round trips), else when asked; returns how to get its result."""
-    if getattr(store, "parallel_reads", False):
+    if store.capabilities.parallel_reads:
         future = _BESIDE.submit(read)
         return future.result
     return read
@@ -83,7 +82,8 @@ def _now() -> datetime:
 
 class Memory(ErasureCases, BackgroundWork):
     """Every use case a route or a worker calls (the erasure and background ones are
-    in domain/memory_erasure.py and memory_work.py)."""
+    in service/erasure_cases.py and background.py). Each answers with the domain's
+    records; a route's handler makes the body of them (api/bodies.py)."""
 
     def __init__(
         self,
@@ -107,6 +107,10 @@ class Memory(ErasureCases, BackgroundWork):
         # how the summaries of this process's rebuilds were written (domain/summaries.py).
         self.summary_model = summary_model
         self.summary_counts: Counter[str] = Counter()
+
+    def work_pending(self) -> bool:
+        """Whether any project has work for the worker (service/work.py says which)."""
+        return has_work(self)
 
     # -- writes ----------------------------------------------------------------
 
@@ -145,7 +149,7 @@ class Memory(ErasureCases, BackgroundWork):
 
     # -- reads -----------------------------------------------------------------
 
-    def facts_of_subject(self, project: str, subject: str) -> list[Fact]:
+    def list_facts(self, project: str, subject: str) -> list[Fact]:
         """The facts whose subject is this name (an alias: its entity), in storing order."""
         key = normalize_name(subject)
         # An alias lists the facts of its entity (domain/aliases.py).
@@ -157,7 +161,7 @@ class Memory(ErasureCases, BackgroundWork):
 
     # -- listings (the memory explorer; domain/listing.py) -------------------------
 
-    def entity_page(
+    def list_entities(
         self, project: str, search: str | None, limit: int | None, cursor: str | None
     ) -> EntityPage:
         """Entities (not aliases) by key, each with its live facts per role; `search`
@@ -200,7 +204,7 @@ class Memory(ErasureCases, BackgroundWork):
                     counts[key][fact.source_role] += 1
         return [replace(e, counts=dict(counts[e.key])) for e in entities if counts[e.key]]
 
-    def message_page(
+    def list_messages(
         self,
         project: str,
         role: Role | None,
@@ -233,7 +237,7 @@ class Memory(ErasureCases, BackgroundWork):
             encode_cursor("messages", [last.recorded_at, last.id]) if more and last else None,
         )
 
-    def shown_message(self, project: str, message_id: str) -> ShownMessage:
+    def message_with_passages(self, project: str, message_id: str) -> ShownMessage:
         """One message with its passages (by start), as the pending erasures leave them."""
         check_message_id(message_id)
         view = _beside(self.store, lambda: self.pending_view(project))
@@ -243,7 +247,7 @@ class Memory(ErasureCases, BackgroundWork):
         m, passages = view().message(m, self.store.passages_of(project, message_id))
         return ShownMessage(m, passages)
 
-    def neighbourhood_of(self, project: str, name: str, hops: int) -> Neighbourhood:
+    def neighbourhood(self, project: str, name: str, hops: int) -> Neighbourhood:
         """The facts (every role, live ones) naming an entity, and with hops 2 those
         of the entities they link to: at most NEIGHBOURHOOD_FACTS in all."""
         key = normalize_name(name)
@@ -269,13 +273,13 @@ class Memory(ErasureCases, BackgroundWork):
                 walked += [(f, 2) for f in more if not hidden.hides_fact(f)]
         return neighbourhood_graph(key, walked)
 
-    def recall_answer(self, project: str, request: RecallRequest) -> RecallAnswer:
+    def recall(self, project: str, request: RecallRequest) -> RecallAnswer:
         """One recall (domain/recall.py), without what pending erasures will remove."""
         controls = resolve(request, self.limits)
         # The pending erasures are read beside the recall (one more read, in parallel
         # where the store reads in parallel): their names are hidden from the answer.
         erasing = _beside(self.store, lambda: self.erasing_names(project))
-        answer = recall(
+        answer = recall_steps(
             self.store,
             project,
             request.question,
@@ -287,15 +291,15 @@ class Memory(ErasureCases, BackgroundWork):
 
     # -- entities and aliases (domain/aliases.py) ----------------------------------
 
-    def merge(self, project: str, request: MergeRequest) -> MergeResult:
+    def merge_entities(self, project: str, request: MergeRequest) -> MergeResult:
         alias_key, into_key = merge_keys(request.alias, request.into)
         return self.store.merge_entities(project, alias_key, request.alias, into_key, request.into)
 
-    def alias_list(self, project: str) -> list[Alias]:
+    def aliases(self, project: str) -> list[Alias]:
         """Every alias of the project, by normalised alias."""
         return list(self.store.aliases(project))
 
-    def proposals(self, project: str) -> MergeProposals:
+    def merge_proposals(self, project: str) -> MergeProposals:
         """Pairs of names similar enough to be one entity; degraded (and no pairs) when
         no model is configured or the model or index failed."""
         if self.semantic is None:

@@ -1,6 +1,6 @@
 """The memory's erasure use cases (the rules and the plan are domain/erasure.py): an
 erasure requested, held by one worker and completed in bounded steps, its status, and
-what reads and recalls hide while it is pending. Part of `Memory` (domain/memory.py)."""
+what reads and recalls hide while it is pending. Part of `Memory` (service/memory.py)."""
 
 from __future__ import annotations
 
@@ -9,29 +9,31 @@ import uuid
 from collections.abc import Callable, Collection, Sequence
 from datetime import datetime
 
-from .erasure import (
+from ..domain.erasure import (
     ERASURE_ID,
     MAX_PASSES,
     ErasureHeld,
-    ErasurePlan,
-    ErasureRecord,
-    ErasureStatus,
-    PendingErasure,
     PendingView,
     fact_keys,
     plan_erasure,
     plan_steps,
     subject_hash,
     tombstone_hashes,
+)
+from ..domain.errors import NotFound
+from ..domain.model import (
+    ErasureRecord,
+    ErasureStatus,
+    Fact,
+    PendingErasure,
+    VectorKind,
     zero_counts,
 )
-from .errors import NotFound
-from .ingest import timestamp
-from .model import Fact, VectorKind
-from .names import normalize_name
-from .ports.store import Store
-from .recall import Semantic
-from .words import forget_words
+from ..domain.names import normalize_name
+from ..domain.ports.store import Store
+from ..domain.recall import Semantic
+from ..domain.timestamps import timestamp
+from ..domain.words import forget_words
 
 # The worker starts an erasure step only with this much of its time left: a step is
 # at most STEP_FACTS facts or STEP_MESSAGES messages (domain/erasure.py), plus the
@@ -50,18 +52,23 @@ class ErasureCases:
     semantic: Semantic | None
     clock: Callable[[], datetime]
 
-    def erase(self, project: str, subject: str) -> dict[str, int]:
+    def erase_now(self, project: str, subject: str) -> dict[str, int]:
         """Erase everything held about the entity `subject` now; returns what was removed.
 
         Idempotent: erasing a name nothing is held about removes nothing (zero counts),
         and a retry after a failure part-way finishes the job."""
         return self.request_erasure(project, subject, defer=False).counts
 
-    def request_erasure(self, project: str, subject: str, *, defer: bool) -> ErasureStatus:
+    def request_erasure(
+        self, project: str, subject: str, *, defer: bool | None = None
+    ) -> ErasureStatus:
         """Accept an erasure: its tombstones and its pending record first (durable, so
         nothing is lost if the rest fails; recall hides the names from now on), then,
-        unless `defer`, complete it in this call. Deferred, the worker completes it
-        (complete_erasure) and the status says pending until then."""
+        unless deferred, complete it in this call. Deferred, the worker completes it
+        (complete_erasure) and the status says pending until then. `defer` None: as
+        the store's capabilities say (defers_erasure)."""
+        if defer is None:
+            defer = self.store.capabilities.defers_erasure
         key = normalize_name(subject)
         # An entity is all its names: erasing an alias or the entity erases the entity
         # and every alias merged into it (docs/API.md, "Erasure").
@@ -70,8 +77,7 @@ class ErasureCases:
         names = (key, *sorted(({entity} | merged) - {key}))
         # The tombstones first: an extraction that checks them cannot re-create the
         # entity while it is being erased.
-        for name in names:
-            self.store.erase(project, ErasurePlan(subject_hash(project, name)))
+        self.store.add_tombstones(project, [subject_hash(project, name) for name in names])
         now = self.clock()
         # Completed here: held by this request from the start, so that the worker
         # (the local one polls) does not take it up beside it.

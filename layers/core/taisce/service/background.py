@@ -1,6 +1,6 @@
-"""The memory's background work, as the worker runs it (domain/work.py `one_pass`):
+"""The memory's background work, as the worker runs it (service/work.py `one_pass`):
 vectors for what storing left pending, the reports around entities whose facts changed,
-and facts extracted from stored messages. Part of `Memory` (domain/memory.py), kept in
+and facts extracted from stored messages. Part of `Memory` (service/memory.py), kept in
 a module of its own because no route calls it: storing never waits on it."""
 
 from __future__ import annotations
@@ -13,16 +13,21 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from .extraction import EXTRACTION_ATTEMPTS, extracted_facts, extraction_prompt, parse_output
-from .filters import FactFilter
-from .ingest import timestamp
-from .model import ExtractionFailure, Fact, PendingVector, Role, VectorItem, VectorKind
-from .ports.extractor import ExtractionError, Extractor
-from .ports.store import Store
-from .recall import Semantic
-from .reports import build_reports
-from .summaries import SummaryWriter
-from .work import EXTRACTION_BATCH, VECTOR_BATCH, has_work
+from ..domain.extraction import (
+    EXTRACTION_ATTEMPTS,
+    extracted_facts,
+    extraction_prompt,
+    parse_output,
+)
+from ..domain.filters import FactFilter
+from ..domain.model import ExtractionFailure, Fact, PendingVector, Role, VectorItem, VectorKind
+from ..domain.ports.extractor import ExtractionError, Extractor
+from ..domain.ports.store import Store
+from ..domain.recall import Semantic
+from ..domain.reports import build_reports
+from ..domain.summaries import SummaryWriter
+from ..domain.timestamps import timestamp
+from .work import EXTRACTION_BATCH, VECTOR_BATCH
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +46,7 @@ class BackgroundWork:
     retry_wait: float
     summary_model: Extractor | None
     summary_counts: Counter[str]
-    # From ErasureCases (domain/memory_erasure.py): a late extraction stores no fact
+    # From ErasureCases (service/erasure_cases.py): a late extraction stores no fact
     # about an erased entity.
     drop_erased: Callable[[str, Sequence[Fact]], list[Fact]]
 
@@ -111,10 +116,6 @@ class BackgroundWork:
             # Their text was written after the erasure (or deletion) that took them had
             # purged the index: purged again, so no trace of it stays in storage.
             self.semantic.index.purge()
-
-    def work_pending(self) -> bool:
-        """Whether any project has work for the worker (domain/work.py says which)."""
-        return has_work(self)
 
     def _component_facts(self, project: str, role: Role, keys: Collection[str]) -> list[Fact]:
         """The facts of one role's connected components around these entities."""

@@ -1,0 +1,253 @@
+// The hand-written facade: one method per thing a caller does, over openapi-fetch's
+// client typed from docs/openapi.json (./schema.d.ts, generated). Each method returns the
+// API's JSON as typed by the description, or throws TaisceError / TaisceNetworkError.
+import createClient, { type Client } from "openapi-fetch";
+import { TaisceNetworkError, apiError } from "./errors.js";
+import type { components, paths } from "./schema.js";
+
+type Schemas = components["schemas"];
+
+export type Health = Schemas["Health"];
+export type NewMessage = Schemas["MessageIn"];
+export type NewFact = Schemas["FactIn"];
+export type Fact = Schemas["Fact"];
+export type Recall = Schemas["Recall"];
+export type RecallRequest = Schemas["RecallRequest"];
+/** Every recall control and filter; one left out takes the server's default. */
+export type RecallControls = Omit<RecallRequest, "question">;
+export type MessageList = Schemas["MessageList"];
+export type ListedMessage = Schemas["ListedMessage"];
+export type MessageWithPassages = Schemas["MessageWithPassages"];
+export type EntityList = Schemas["EntityList"];
+export type EntityEntry = Schemas["EntityEntry"];
+export type Neighbourhood = Schemas["Neighbourhood"];
+export type AliasEntry = Schemas["AliasEntry"];
+export type Merged = Schemas["Merged"];
+export type Proposals = Schemas["Proposals"];
+export type ErasureAnswer = Schemas["ErasureAnswer"];
+export type Role = NewMessage["role"];
+
+export interface ListMessagesOptions {
+  role?: Role;
+  /** An exact source, e.g. "chat:1". */
+  source?: string;
+  /** 1-100, default 50. */
+  limit?: number;
+  /** `next_cursor` of the previous page. */
+  cursor?: string;
+  /** Each message also carries its passages. */
+  passages?: boolean;
+}
+
+export interface ListEntitiesOptions {
+  /** Keeps the entities whose normalised name holds this text. */
+  search?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+export interface TaisceOptions {
+  /** Default: $TAISCE_URL, else http://127.0.0.1:8080. */
+  url?: string;
+  /** The bearer credential; default: $TAISCE_API_KEY. `health()` needs none. */
+  apiKey?: string;
+  /** Per request, including reading the body (default 30,000 ms). */
+  timeoutMs?: number;
+  /** How often a 429 or 5xx is sent again (default 3); nothing else is retried. */
+  retries?: number;
+  /** The first retry waits up to this, doubling each time, unless Retry-After says (500 ms). */
+  backoffMs?: number;
+  /** A fetch of your own (a proxy, a test); default: the global fetch. */
+  fetch?: typeof globalThis.fetch;
+}
+
+const DEFAULT_URL = "http://127.0.0.1:8080";
+const MAX_RETRY_AFTER_MS = 30_000;
+
+type Result<T> = { data?: T; error?: unknown; response: Response };
+
+function environment(): Record<string, string | undefined> {
+  // process exists on Node, not in a browser: read it without depending on Node's types.
+  const holder = globalThis as { process?: { env?: Record<string, string | undefined> } };
+  return holder.process?.env ?? {};
+}
+
+/** The query without the options left out, so openapi-fetch sends only what was given. */
+function given<T extends object>(options: T): T {
+  return Object.fromEntries(
+    Object.entries(options).filter(([, value]) => value !== undefined && value !== null),
+  ) as T;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Taisce over HTTP. The credential decides the project. */
+export class Taisce {
+  readonly url: string;
+  /** The openapi-fetch client itself: every route, typed from the API's description. */
+  readonly api: Client<paths>;
+  private readonly retries: number;
+  private readonly backoffMs: number;
+
+  constructor(options: TaisceOptions = {}) {
+    const env = environment();
+    this.url = (options.url ?? env.TAISCE_URL ?? DEFAULT_URL).replace(/\/+$/, "");
+    const apiKey = options.apiKey ?? env.TAISCE_API_KEY;
+    const timeoutMs = options.timeoutMs ?? 30_000;
+    this.retries = options.retries ?? 3;
+    this.backoffMs = options.backoffMs ?? 500;
+    const send = options.fetch ?? globalThis.fetch;
+    const url = this.url;
+    this.api = createClient<paths>({
+      baseUrl: url,
+      headers: apiKey ? { Authorization: `Bearer ${apiKey}` } : {},
+      // fetch's own failures (refused, reset, timed out) become TaisceNetworkError here,
+      // so an error thrown later (a body that is not JSON) is never taken for one.
+      fetch: async (request: Request) => {
+        try {
+          return await send(request, { signal: AbortSignal.timeout(timeoutMs) });
+        } catch (error) {
+          throw new TaisceNetworkError(url, error);
+        }
+      },
+    });
+  }
+
+  /** Sends `call` until it is answered without a retryable refusal; the data or a TaisceError. */
+  private async run<T>(call: () => Promise<Result<T>>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      let result: Result<T>;
+      try {
+        result = await call();
+      } catch (error) {
+        // The body is read after fetch returns: a timeout or a reset while reading it is
+        // still no answer. A body that is not JSON (SyntaxError) is not an outage.
+        if (error instanceof TaisceNetworkError || error instanceof SyntaxError) throw error;
+        throw new TaisceNetworkError(this.url, error);
+      }
+      const { data, error, response } = result;
+      if (response.ok) return data as T;
+      const retryable = response.status === 429 || response.status >= 500;
+      if (!retryable || attempt >= this.retries) throw apiError(response.status, error);
+      await sleep(this.delay(attempt, response));
+    }
+  }
+
+  private delay(attempt: number, response: Response): number {
+    const after = Number(response.headers.get("Retry-After"));
+    if (response.headers.has("Retry-After") && Number.isFinite(after) && after >= 0) {
+      return Math.min(after * 1000, MAX_RETRY_AFTER_MS);
+    }
+    return Math.random() * this.backoffMs * 2 ** attempt;
+  }
+
+  /** The server's state and limits; needs no credential. */
+  health(): Promise<Health> {
+    return this.run(() => this.api.GET("/v1/health"));
+  }
+
+  /** Stores 1-100 messages; their ids, in order. A message without an id gets one here
+   * (`msg_<uuid>`) before the first attempt, so a retry never stores it twice. */
+  async storeMessages(messages: readonly NewMessage[]): Promise<string[]> {
+    const withIds = messages.map((m) => ({ ...m, id: m.id ?? `msg_${crypto.randomUUID()}` }));
+    const body = { messages: withIds };
+    const stored = await this.run(() => this.api.POST("/v1/messages", { body }));
+    return stored.messages.map((m) => m.id);
+  }
+
+  /** Stores 1-100 facts; their ids, in order (`fact_<uuid>` made here when not given). */
+  async storeFacts(facts: readonly NewFact[]): Promise<string[]> {
+    const body = { facts: facts.map((f) => ({ ...f, id: f.id ?? `fact_${crypto.randomUUID()}` })) };
+    const stored = await this.run(() => this.api.POST("/v1/facts", { body }));
+    return stored.facts.map((f) => f.id);
+  }
+
+  /** A budgeted bundle of memory for a question. The server judges the controls: a wrong
+   * one is a TaisceError with code `invalid_recall_controls` naming it in `control`. */
+  async recall(question: string, controls: RecallControls = {}): Promise<Recall> {
+    const body = { ...given(controls), question };
+    const answer = await this.run(() => this.api.POST("/v1/recalls", { body }));
+    // openapi-fetch's answer type drops a key whose type is only null (a passage's
+    // `why.matched`, always null on the wire); the schema's own type keeps it.
+    return answer as Recall;
+  }
+
+  /** The facts whose subject is this entity (by normalised name), in storing order. */
+  async factsAbout(subject: string): Promise<Fact[]> {
+    const query = { subject };
+    const answer = await this.run(() => this.api.GET("/v1/facts", { params: { query } }));
+    return answer.facts;
+  }
+
+  /** Deletes one fact; a TaisceError `not_found` when the project has no such fact. */
+  async deleteFact(factId: string): Promise<void> {
+    const path = { fact_id: factId };
+    await this.run(() => this.api.DELETE("/v1/facts/{fact_id}", { params: { path } }));
+  }
+
+  /** A page of messages, newest first; send `next_cursor` back as `cursor` for the next. */
+  listMessages(options: ListMessagesOptions = {}): Promise<MessageList> {
+    const query = given(options);
+    return this.run(() => this.api.GET("/v1/messages", { params: { query } }));
+  }
+
+  /** One message with its passages (by start). */
+  message(messageId: string): Promise<MessageWithPassages> {
+    const path = { message_id: messageId };
+    return this.run(() => this.api.GET("/v1/messages/{message_id}", { params: { path } }));
+  }
+
+  /** A page of the entities named by live facts, by normalised name. */
+  listEntities(options: ListEntitiesOptions = {}): Promise<EntityList> {
+    const query = given(options);
+    return this.run(() => this.api.GET("/v1/entities", { params: { query } }));
+  }
+
+  /** The facts valid now around an entity, as nodes and edges (hops 1 or 2). */
+  neighbourhood(name: string, hops: 1 | 2 = 1): Promise<Neighbourhood> {
+    const query = { name, hops };
+    return this.run(() => this.api.GET("/v1/entities/neighbourhood", { params: { query } }));
+  }
+
+  /** Every alias of the project. */
+  async aliases(): Promise<AliasEntry[]> {
+    const answer = await this.run(() => this.api.GET("/v1/entities/aliases"));
+    return answer.aliases;
+  }
+
+  /** Merges `alias` into the entity `into` (another name of the same one). */
+  merge(alias: string, into: string): Promise<Merged> {
+    const body = { alias, into };
+    return this.run(() => this.api.POST("/v1/entities/merges", { body }));
+  }
+
+  /** Pairs of names similar enough to be one entity (needs an embedding model). */
+  proposals(): Promise<Proposals> {
+    return this.run(() => this.api.GET("/v1/entities/proposals"));
+  }
+
+  /** Erases everything the project holds about one entity. The embedded store answers
+   * `done`; a deploy whose worker erases it answers `pending`: with `waitMs` the status is
+   * read every `pollMs` until done or the time is up (the last answer is returned). */
+  async erase(
+    subject: string,
+    options: { waitMs?: number; pollMs?: number } = {},
+  ): Promise<ErasureAnswer> {
+    const body = { subject };
+    let answer = await this.run(() => this.api.POST("/v1/erasures", { body }));
+    const deadline = Date.now() + (options.waitMs ?? 0);
+    while (answer.status !== "done" && Date.now() < deadline) {
+      await sleep(Math.min(options.pollMs ?? 1000, Math.max(0, deadline - Date.now())));
+      answer = await this.erasure(answer.id);
+    }
+    return answer;
+  }
+
+  /** An erasure's status; a TaisceError `not_found` for an id the project never had. */
+  erasure(erasureId: string): Promise<ErasureAnswer> {
+    const path = { erasure_id: erasureId };
+    return this.run(() => this.api.GET("/v1/erasures/{erasure_id}", { params: { path } }));
+  }
+}

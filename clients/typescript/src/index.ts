@@ -1,0 +1,28 @@
+// taisce-client: a typed client for the Taisce API (memory for AI agents).
+export { Taisce } from "./client.js";
+export type {
+  AliasEntry,
+  EntityEntry,
+  EntityList,
+  ErasureAnswer,
+  Fact,
+  Health,
+  ListEntitiesOptions,
+  ListMessagesOptions,
+  ListedMessage,
+  Merged,
+  MessageList,
+  MessageWithPassages,
+  Neighbourhood,
+  NewFact,
+  NewMessage,
+  Proposals,
+  Recall,
+  RecallControls,
+  RecallRequest,
+  Role,
+  TaisceOptions,
+} from "./client.js";
+export { TaisceError, TaisceNetworkError, apiError } from "./errors.js";
+export type { ErrorCode, ErrorDetail } from "./errors.js";
+export type { components, operations, paths } from "./schema.js";
