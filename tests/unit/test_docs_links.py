@@ -25,6 +25,7 @@ BASES = (
     ROOT / "layers" / "core" / "taisce" / "adapters",
     ROOT / "layers" / "core",
     ROOT / "functions",
+    ROOT / "clients" / "python" / "taisce_client",
 )
 # Paths the pages name that are not the repository's: files a run writes, another
 # project's, a user's own settings.
@@ -32,11 +33,13 @@ ELSEWHERE = {
     "bench/data/quality-results.json",  # written by make bench-quality
     "data/locomo10.json",  # in LoCoMo's repository (docs/quality.md)
     ".cursor/mcp.json",  # a Cursor user's settings
+    "taisce/local/stack",  # inside the built server wheel (docs/packages.md)
+    ".dist-info/licenses",  # inside each built wheel
 }
 
 # Named by the README's Integrations section and written on branches merged beside this
 # one; drop each entry once the path is in the tree.
-PENDING = {"docs/integrations.md", "clients/typescript"}
+PENDING: set[str] = set()
 
 _LINK = re.compile(r"!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
