@@ -112,7 +112,7 @@ class _Calls:
         store.client.meta.events.register("before-send.dynamodb", self._send)
         # The store's direct reader, made now and counted on this instance only.
         reads = DirectReads.of(store.client, store.client.meta.config)
-        if reads is not None and store.direct_reads:
+        if reads is not None and store.table.direct_reads:
             sent = reads.call
 
             def counted(operation: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -120,7 +120,7 @@ class _Calls:
                 return sent(operation, params)
 
             reads.call = counted  # type: ignore[method-assign]
-            store._direct = reads
+            store.table._direct = reads
 
     def _send(self, **_: Any) -> None:
         with self._lock:

@@ -198,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         on = store_throughput(client, args.messages, 0)
         # The worker would extract the throughput run's messages first: clear them.
         memory = services().memory
-        with memory.store._write() as db:  # type: ignore[attr-defined]
+        with memory.store.file.write() as db:  # type: ignore[attr-defined]
             db.execute("DELETE FROM pending_extractions")
         delay = delays(client, args.delays, first)
     services.cache_clear()

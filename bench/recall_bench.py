@@ -117,20 +117,20 @@ class _Counting:
         self.statements += 1
 
     def __enter__(self) -> _Counting:
-        scan = self.store._facts_of_key
+        scan = self.store.fact_store._facts_of_key
 
         def counted(*args: Any, **kwargs: Any) -> Iterator[Any]:
             for fact in scan(*args, **kwargs):
                 self.facts += 1
                 yield fact
 
-        self.store._facts_of_key = counted  # type: ignore[method-assign]
-        self.store._db().set_trace_callback(self._trace)
+        self.store.fact_store._facts_of_key = counted  # type: ignore[method-assign]
+        self.store.file.db().set_trace_callback(self._trace)
         return self
 
     def __exit__(self, *_: object) -> None:
-        self.store._db().set_trace_callback(None)
-        del self.store._facts_of_key
+        self.store.file.db().set_trace_callback(None)
+        del self.store.fact_store._facts_of_key
 
     def take(self) -> tuple[int, int]:
         taken = (self.statements, self.facts)
@@ -278,7 +278,7 @@ def run_size(
              f"{len(corpus.messages)} messages")  # fmt: skip
         facts = store_all(client, "/v1/facts", "facts", corpus.facts)
         messages = store_all(client, "/v1/messages", "messages", corpus.messages)
-        passages = store._db().execute("SELECT count(*) FROM passages").fetchone()[0]
+        passages = store.file.db().execute("SELECT count(*) FROM passages").fetchone()[0]
         messages["passages"] = passages
         messages["passages_per_second"] = passages / messages["seconds"]
         degrees = sorted(corpus.degree.values())

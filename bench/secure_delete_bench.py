@@ -94,9 +94,9 @@ def run_once(gateway: Gateway, corpus: Corpus, mode: str) -> dict[str, float]:
 
         store.finish_erasure = finish_erasure  # type: ignore[method-assign]
         if mode == "before":
-            store._purge_deleted = lambda: None  # type: ignore[method-assign]
+            store.erasure_store._purge_deleted = lambda: None  # type: ignore[method-assign]
             # The handlers run on this thread: its connections are the ones they write on.
-            store._db().execute("PRAGMA secure_delete=OFF")
+            store.file.db().execute("PRAGMA secure_delete=OFF")
             index.file.db().execute("PRAGMA secure_delete=OFF")
         secret = new_secret()
         created = datetime.now(UTC).isoformat().replace("+00:00", "Z")

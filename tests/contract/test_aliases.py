@@ -243,7 +243,7 @@ def test_a_merge_interrupted_part_way_completes_when_sent_again(
     store.put_facts(project, facts)
     names = ["bob", "robert smith", "dublin"] + [f"person {n}" for n in range(45)]
     before = everything(store, project, names)
-    real = store._move_copies
+    real = store.alias_store._move_copies
     calls = []
 
     def crash_on_second(*args: Any) -> int:
@@ -252,10 +252,10 @@ def test_a_merge_interrupted_part_way_completes_when_sent_again(
             raise RuntimeError("the process died")
         return real(*args)
 
-    monkeypatch.setattr(store, "_move_copies", crash_on_second)
+    monkeypatch.setattr(store.alias_store, "_move_copies", crash_on_second)
     with pytest.raises(RuntimeError):
         merge(store, project, "Bob", "Robert Smith")
-    monkeypatch.setattr(store, "_move_copies", real)
+    monkeypatch.setattr(store.alias_store, "_move_copies", real)
     # Part-way: what moved is under the entity, the rest still under the alias, and a
     # question naming either finds all of it (the alias resolves to the entity).
     assert len(about(store, project, "robert smith")) == 16 + 1  # one transaction: 16 facts

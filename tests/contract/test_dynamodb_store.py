@@ -100,11 +100,11 @@ def test_the_client_is_built_on_first_use(moto: MotoDynamoDb, monkeypatch) -> No
         if name.startswith("AWS_"):
             monkeypatch.setenv(name, value)
     store = DynamoDbStore(moto.table, endpoint_url=moto.endpoint)
-    assert store._client is None  # nothing built, nothing sent, at construction
+    assert store.table._client is None  # nothing built, nothing sent, at construction
     assert store.known_names(unique("p"), {"atlas"}) == set()
-    assert store._client is not None
+    assert store.table._client is not None
     store.close()
-    assert store._client is None
+    assert store.table._client is None
 
 
 # -- writes: several transactions, all or nothing ----------------------------------------------
@@ -156,7 +156,7 @@ def test_a_batch_cut_short_by_a_crash_is_completed_by_its_retry(
 ) -> None:
     """A process that dies between transactions cannot undo: the retry completes it."""
     batch = [fact("Hermes", "knows", f"God {n}", id=f"g{n}") for n in range(60)]
-    dynamo._undo = lambda units: None  # type: ignore[method-assign]  # as if it had died
+    dynamo.table._undo = lambda units: None  # type: ignore[method-assign]  # as if it had died
     fail_call(dynamo.client, "TransactWriteItems", "InternalServerError", on=lambda n: n == 2)
     with pytest.raises(Exception, match="injected"):
         dynamo.put_facts(project, batch)

@@ -122,7 +122,7 @@ def test_keys_a_batch_read_leaves_unprocessed_are_read_again_after_a_pause(
             {"Responses": {table: []}, "UnprocessedKeys": {table: {"Keys": keys[2:]}}},
         )
         stub.add_response("batch_get_item", {"Responses": {table: keys[1:]}})
-        found = store._batch_get(keys)
+        found = store.table._batch_get(keys)
         stub.assert_no_pending_responses()
     assert sorted(k["PK"]["S"] for k in found) == ["K#0", "K#1", "K#2"]
     assert waits == [0, 1]

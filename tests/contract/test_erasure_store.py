@@ -200,12 +200,13 @@ def test_a_failure_part_way_then_a_retry_finishes_the_erasure(
     held = seed(store, project)
     # The embedded store fails inside its one transaction (nothing changes); DynamoDB
     # fails after its facts are deleted, before the messages are rewritten.
-    step = "_redact_all" if hasattr(store, "_redact_all") else "_drop_reports"
+    erasure = store.erasure_store
+    step = "_redact_all" if hasattr(erasure, "_redact_all") else "_drop_reports"
 
     def crash(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("crash part-way")
 
-    monkeypatch.setattr(store, step, crash)
+    monkeypatch.setattr(erasure, step, crash)
     with pytest.raises(RuntimeError):
         memory.erase_now(project, "Atlas")
     monkeypatch.undo()

@@ -209,7 +209,7 @@ def test_a_repeated_extraction_stores_each_fact_once(tmp_path: Path, replay: Cha
     mem.extract_message("p", message_id)
     # As after a crash between storing the facts and clearing the mark.
     mem.store.replay_extractions("p")  # nothing failed: nothing replayed
-    with mem.store._write() as db:
+    with mem.store.file.write() as db:
         db.execute("INSERT INTO pending_extractions VALUES ('p', ?)", (message_id,))
     assert mem.extract_message("p", message_id).status == "stored"
     assert len(mem.store.facts_with_subject("p", normalize_name("Sam Ortiz"))) == 3

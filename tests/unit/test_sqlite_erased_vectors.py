@@ -20,7 +20,7 @@ def test_ids_an_older_version_left_are_drained_when_the_store_opens(tmp_path: Pa
     store, index = SqliteStore(path), SqliteVectorIndex(path, 2)
     index.upsert("p", "entity", [VectorItem("user:xanthe morrow", [1.0, 0.0], "user", "Xanthe")])
     index.upsert("p", "entity", [VectorItem("user:maya okafor", [0.0, 1.0], "user", "Maya")])
-    store._db().execute(
+    store.file.db().execute(
         "INSERT INTO erased_vectors (project, kind, id) VALUES (?, ?, ?)",
         ("p", "entity", "user:xanthe morrow"),
     )

@@ -12,8 +12,11 @@ from .codec import credential_attributes, credential_of
 from .keys import CREDENTIALS_PK, credential_key, credential_listing_key
 
 
-class Credentials(TableClient):
+class DynamoDbCredentialStore:
     """Credentials by hash and by id."""
+
+    def __init__(self, table: TableClient) -> None:
+        self.table = table
 
     def add_credential(self, credential: Credential, secret_hash: str) -> None:
         owner = f"credential {credential.id!r}"
@@ -27,7 +30,7 @@ class Credentials(TableClient):
         ops = [
             {
                 "Put": {
-                    "TableName": self.table_name,
+                    "TableName": self.table.table_name,
                     "Item": item,
                     "ConditionExpression": "attribute_not_exists(PK)",
                 }
@@ -35,7 +38,7 @@ class Credentials(TableClient):
             for item in (by_hash, listed)
         ]
         try:
-            self._transact(ops, RESEND, consumed=False)
+            self.table._transact(ops, RESEND, consumed=False)
         except Exception as error:
             reasons = cancellation(error)
             if reasons is not None and reasons.failed_checks:
@@ -43,7 +46,7 @@ class Credentials(TableClient):
             raise
 
     def project_for(self, secret_hash: str) -> str | None:
-        item = self._get(credential_key(secret_hash))
+        item = self.table._get(credential_key(secret_hash))
         if item is None or "revoked_at" in item:
             return None
         return item["project"]["S"]
@@ -57,11 +60,11 @@ class Credentials(TableClient):
             params["FilterExpression"] = "#p = :p"
             params["ExpressionAttributeNames"] = {"#p": "project"}
             params["ExpressionAttributeValues"][":p"] = {"S": project}
-        found = [credential_of(i) for i in self._query(**params)]
+        found = [credential_of(i) for i in self.table._query(**params)]
         return sorted(found, key=lambda c: (c.created_at, c.id))
 
     def revoke_credential(self, credential_id: str, revoked_at: str) -> bool:
-        listed = self._get(credential_listing_key(credential_id))
+        listed = self.table._get(credential_listing_key(credential_id))
         if listed is None or "revoked_at" in listed:
             return False
         update = {
@@ -73,9 +76,9 @@ class Credentials(TableClient):
             credential_listing_key(credential_id),
             credential_key(listed["hash"]["S"]),
         )
-        ops = [{"Update": {"TableName": self.table_name, "Key": k, **update}} for k in keys]
+        ops = [{"Update": {"TableName": self.table.table_name, "Key": k, **update}} for k in keys]
         try:
-            self._transact(ops, RESEND, consumed=False)
+            self.table._transact(ops, RESEND, consumed=False)
         except Exception as error:
             reasons = cancellation(error)
             if reasons is not None and reasons.failed_checks:

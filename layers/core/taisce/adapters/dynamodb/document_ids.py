@@ -12,17 +12,20 @@ from .client import TableClient
 from .keys import document_key
 
 
-class DocumentIds(TableClient):
+class DynamoDbDocumentIds:
     """The document id ledger."""
+
+    def __init__(self, table: TableClient) -> None:
+        self.table = table
 
     def document_ids(
         self, project: str, kind: str, item_ids: Collection[str]
     ) -> dict[str, list[str]]:
         keys = [document_key(project, kind, i) for i in dict.fromkeys(item_ids)]
-        return {i["i"]["S"]: json.loads(i["d"]["S"]) for i in self._batch_get(keys)}
+        return {i["i"]["S"]: json.loads(i["d"]["S"]) for i in self.table._batch_get(keys)}
 
     def set_document_ids(self, project: str, kind: str, ids: Mapping[str, list[str]]) -> None:
-        self._batch_write(
+        self.table._batch_write(
             [
                 {
                     "PutRequest": {
@@ -39,7 +42,7 @@ class DocumentIds(TableClient):
         )
 
     def drop_document_ids(self, project: str, kind: str, item_ids: Collection[str]) -> None:
-        self._batch_write(
+        self.table._batch_write(
             [
                 {"DeleteRequest": {"Key": document_key(project, kind, i)}}
                 for i in dict.fromkeys(item_ids)

@@ -1,7 +1,18 @@
 """Erasure (domain/erasure.py, plan_erasure) applied to the table: tombstones
 (P#<p>#ERASED), the vectors still to delete (P#<p>#ERASED_VECTORS), the audit records
-of every project (ERASURES). erase() runs in idempotent steps, each commit point
-last, so a retry of the same erasure after a failure part-way finishes the job.
+of every project (ERASURES), the aliases it forgets. erase() runs in idempotent steps,
+each commit point last, so a retry of the same erasure after a failure part-way
+finishes the job.
+
+Erasure requests, completed by the worker:
+
+    P#<p>#ERASING / <id>   a pending erasure: subject hash, names (needed for the work,
+                           gone when it finishes), requested_at, counts so far
+    P#<p>#ERASURE / <id>   a finished erasure's status: counts, requested/finished at
+    WORK / ER#<p>#<id>     lists the project for the worker's sweep (no Scan)
+
+finish_erasure deletes the first and the third, writes the second and the audit
+record in one transaction, on the condition that the pending item is there.
 """
 
 from __future__ import annotations
@@ -12,10 +23,32 @@ from dataclasses import replace
 from typing import Any
 
 from ...domain.erasure_reports import report_marks, touched_by_erasure
-from ...domain.model import ROLES, ErasurePlan, ErasureRecord, Message, Role, VectorKind
-from .client import TRANSACTION_BUDGET, TRANSACTION_ITEMS, cancellation, parallel
-from .codec import erasure_record_of, item_size, message_listing_item, message_of, passage_item
+from ...domain.erasure_status import erasure_status
+from ...domain.model import (
+    COUNTS,
+    ROLES,
+    ErasurePlan,
+    ErasureRecord,
+    ErasureStatus,
+    Message,
+    PendingErasure,
+    Role,
+    VectorKind,
+)
+from .aliases import listed_aliases
+from .client import TRANSACTION_BUDGET, TRANSACTION_ITEMS, cancellation, error_code, parallel
+from .codec import (
+    audit_item,
+    erasure_record_of,
+    item_size,
+    message_listing_item,
+    message_of,
+    passage_item,
+    pending_erasure_attributes,
+    pending_erasure_of,
+)
 from .keys import (
+    ERASING,
     ERASURES_PK,
     FACT_SK,
     LIST_ENTITIES,
@@ -27,34 +60,50 @@ from .keys import (
     entity_pk,
     erased_vector_key,
     erased_vectors_pk,
+    erasing_pk,
+    erasure_pk,
+    erasure_work_key,
     fact_claim_key,
     fact_pk,
     fact_sk,
     item_key,
+    key_of,
     listing_key,
     message_key,
     message_pk,
+    name_key,
     passage_sk,
     tombstone_key,
     vector_sk,
     work_pk,
 )
-from .messages import Messages
-from .reports import Reports
-from .units import Unit, claim_ends, mark_dirty, work_touch
+from .messages import DynamoDbMessageStore
+from .reports import DynamoDbReportStore, listed_reports
+from .units import Unit, UnitWrites, claim_ends, mark_dirty, work_touch
+from .work import work_projects
 
 
-class Erasure(Reports, Messages):
-    """erase and the tombstones and audit records it leaves."""
+class DynamoDbErasureStore:
+    """erase, the tombstones and audit records it leaves, and the erasure requests.
+    Dropping reports and rewriting messages go through their own parts."""
+
+    def __init__(
+        self, table: UnitWrites, reports: DynamoDbReportStore, messages: DynamoDbMessageStore
+    ) -> None:
+        self.table = table
+        self.reports = reports
+        self.messages = messages
 
     def erase(self, project: str, plan: ErasurePlan) -> int:
-        self.client.put_item(TableName=self.table_name, Item=tombstone_key(project, plan.tombstone))
+        self.table.client.put_item(
+            TableName=self.table.table_name, Item=tombstone_key(project, plan.tombstone)
+        )
         erased = {entity_pk(project, k) for k in plan.entity_keys}
         # Vector ids first: recorded before the items go, so none is forgotten.
         vectors = [("entity", f"{role}:{k}") for k in plan.entity_keys for role in ROLES]
         vectors += [("passage", p.id) for r in plan.redactions for p in r.dropped]
         vectors += [("fact", i) for i in plan.fact_ids]
-        self._batch_write(
+        self.table._batch_write(
             [{"PutRequest": {"Item": erased_vector_key(project, kind, i)}} for kind, i in vectors],
             ordered=False,
         )
@@ -68,14 +117,14 @@ class Erasure(Reports, Messages):
         gone += [listing_key(project, LIST_ENTITIES, k) for k in plan.entity_keys]
         # Their statements waiting to be embedded go with them.
         gone += [item_key(work_pk(project), vector_sk("fact", i)) for i in plan.fact_ids]
-        self._batch_write([{"DeleteRequest": {"Key": k}} for k in gone], ordered=False)
+        self.table._batch_write([{"DeleteRequest": {"Key": k}} for k in gone], ordered=False)
         return dropped
 
     def _fact_ends(
         self, project: str, fact_ids: Sequence[str]
     ) -> list[tuple[Role, str, str | None]]:
         """(role, subject key, object key) of these facts, from their claims."""
-        claims = self._batch_get([fact_claim_key(project, i) for i in fact_ids])
+        claims = self.table._batch_get([fact_claim_key(project, i) for i in fact_ids])
         return [(c["r"]["S"], c["sn"]["S"], c["on"]["S"] if "on" in c else None) for c in claims]
 
     def _erase_reports(
@@ -88,10 +137,10 @@ class Erasure(Reports, Messages):
         for role, keys in touched.items():
             if not keys:
                 continue
-            components = self.report_components(project, role, keys)
+            components = self.reports.report_components(project, role, keys)
             members: set[str] = set()
             listings = parallel(
-                lambda c, r=role: self._listed_reports(project, r, c), sorted(components)
+                lambda c, r=role: listed_reports(self.table, project, r, c), sorted(components)
             )
             for listed in listings:
                 for _, held in listed:
@@ -102,20 +151,22 @@ class Erasure(Reports, Messages):
             marks = report_marks(keys, members, erased, mark_erased=True)
             unit = Unit(claim={}, items=[])
             mark_dirty(project, unit, role, marks.mark, token)
-            self._batch_write(
+            self.table._batch_write(
                 [{"PutRequest": {"Item": m}} for m in unit.marks.values()], ordered=False
             )
             for prefix, p in unit.work.items():
-                self.client.update_item(TableName=self.table_name, **work_touch(prefix, p))
+                self.table.client.update_item(
+                    TableName=self.table.table_name, **work_touch(prefix, p)
+                )
             if components:
-                dropped += len(self.replace_reports(project, role, components, []))
+                dropped += len(self.reports.replace_reports(project, role, components, []))
         return dropped
 
     def _erase_facts(self, project: str, fact_ids: Sequence[str], erased: set[str]) -> None:
         """Each fact's claim, copies and the counts of its ends that stay, removed in
         transactions as a failed batch is undone (a claim already gone is skipped)."""
         ids = {fact_pk(project, i): i for i in fact_ids}
-        claims = self._batch_get([item_key(pk, FACT_SK) for pk in ids])
+        claims = self.table._batch_get([item_key(pk, FACT_SK) for pk in ids])
         units: list[Unit] = []
         for claim in claims:
             sk = fact_sk(claim["sq"]["S"])
@@ -132,7 +183,9 @@ class Erasure(Reports, Messages):
         # Facts that share a name item go in the same transaction (fewer conflicts
         # between the transactions, which run in parallel).
         units.sort(key=lambda u: sorted(u.names))
-        parallel(lambda group: self._commit(group, undo=True), list(self._groups(units)))
+        parallel(
+            lambda group: self.table._commit(group, undo=True), list(self.table._groups(units))
+        )
 
     def _redaction_writes(
         self, project: str, r: Any, stored: Message | None
@@ -170,7 +223,7 @@ class Erasure(Reports, Messages):
         100 items and ~4 MB), the transactions in parallel: all of a message or none.
         A message too large for that, or in a transaction that fails its condition (the
         message is gone), is redacted by itself (_redact)."""
-        table = self.table_name
+        table = self.table.table_name
         groups: list[tuple[list[Any], list[Item]]] = []
         alone: list[Any] = []
         ops: list[Item] = []
@@ -179,7 +232,7 @@ class Erasure(Reports, Messages):
         # The messages as held, read at once (BatchGetItem, in parallel), not one
         # GetItem after another.
         keys = [message_key(project, r.message_id) for r in redactions]
-        held = {i["id"]["S"]: message_of(i) for i in self._batch_get(keys)}
+        held = {i["id"]["S"]: message_of(i) for i in self.table._batch_get(keys)}
         for r in redactions:
             writes, update = self._redaction_writes(project, r, held.get(r.message_id))
             mine: list[Item] = [
@@ -205,7 +258,7 @@ class Erasure(Reports, Messages):
 
         def commit(group: tuple[list[Any], list[Item]]) -> None:
             try:
-                self._transact(group[1])
+                self.table._transact(group[1])
             except Exception as error:
                 if cancellation(error) is None:
                     raise
@@ -218,9 +271,13 @@ class Erasure(Reports, Messages):
     def _redact(self, project: str, r: Any) -> None:
         """Passages first, the message last: until the message is rewritten it still
         names the entity, so a retry finds it and finishes."""
-        writes, update = self._redaction_writes(project, r, self.message(project, r.message_id))
-        self._batch_write(writes)
-        self.client.update_item(TableName=self.table_name, **update)
+        writes, update = self._redaction_writes(
+            project, r, self.messages.message(project, r.message_id)
+        )
+        self.table._batch_write(writes)
+        self.table.client.update_item(TableName=self.table.table_name, **update)
+
+    # -- what an erasure leaves: tombstones, vectors to delete, audit records, aliases
 
     def erasures(self, project: str | None = None) -> list[ErasureRecord]:
         params: dict[str, Any] = {
@@ -231,21 +288,25 @@ class Erasure(Reports, Messages):
             params["FilterExpression"] = "#p = :p"
             params["ExpressionAttributeNames"] = {"#p": "project"}
             params["ExpressionAttributeValues"][":p"] = {"S": project}
-        return [erasure_record_of(i) for i in self._query(**params)]
+        return [erasure_record_of(i) for i in self.table._query(**params)]
 
     def add_tombstones(self, project: str, hashes: Collection[str]) -> None:
         for h in dict.fromkeys(hashes):
-            self.client.put_item(TableName=self.table_name, Item=tombstone_key(project, h))
+            self.table.client.put_item(
+                TableName=self.table.table_name, Item=tombstone_key(project, h)
+            )
 
     def erased(self, project: str, hashes: Collection[str]) -> set[str]:
-        items = self._batch_get([tombstone_key(project, h) for h in dict.fromkeys(hashes)])
+        items = self.table._batch_get([tombstone_key(project, h) for h in dict.fromkeys(hashes)])
         return {i["SK"]["S"].removeprefix(TOMBSTONE_PREFIX) for i in items}
 
     def clear_erased(self, project: str, hashes: Collection[str]) -> None:
-        self._batch_write([{"DeleteRequest": {"Key": tombstone_key(project, h)}} for h in hashes])
+        self.table._batch_write(
+            [{"DeleteRequest": {"Key": tombstone_key(project, h)}} for h in hashes]
+        )
 
     def erased_vectors(self, project: str) -> list[tuple[VectorKind, str]]:
-        items = self._query(
+        items = self.table._query(
             KeyConditionExpression="PK = :pk",
             ExpressionAttributeValues={":pk": {"S": erased_vectors_pk(project)}},
         )
@@ -256,10 +317,144 @@ class Erasure(Reports, Messages):
         return found
 
     def clear_erased_vectors(self, project: str, items: Sequence[tuple[VectorKind, str]]) -> None:
-        self._batch_write(
+        self.table._batch_write(
             [
                 {"DeleteRequest": {"Key": erased_vector_key(project, k, i)}}
                 for k, i in dict.fromkeys(items)
             ],
             ordered=False,
         )
+
+    def remove_aliases(self, project: str, keys: Collection[str]) -> int:
+        wanted = set(keys)
+        gone = [
+            i for i in listed_aliases(self.table, project) if {i["k"]["S"], i["t"]["S"]} & wanted
+        ]
+        requests: list[Item] = []
+        for item in gone:
+            requests.append({"DeleteRequest": {"Key": key_of(item)}})
+            requests.append({"DeleteRequest": {"Key": name_key(project, item["k"]["S"])}})
+            requests.append(
+                {"DeleteRequest": {"Key": listing_key(project, LIST_ENTITIES, item["k"]["S"])}}
+            )
+        self.table._batch_write(requests)
+        return len(gone)
+
+    # -- erasure requests ------------------------------------------------------------
+
+    def begin_erasure(self, pending: PendingErasure) -> None:
+        item: Item = {
+            **item_key(erasing_pk(pending.project), pending.id),
+            **pending_erasure_attributes(pending),
+        }
+        entry = {
+            **erasure_work_key(pending.project, pending.id),
+            "project": {"S": pending.project},
+        }
+        table = self.table.table_name
+        self.table._transact([{"Put": {"TableName": table, "Item": i}} for i in (item, entry)])
+
+    def pending_erasure(self, project: str, erasure_id: str) -> PendingErasure | None:
+        item = self.table._get(item_key(erasing_pk(project), erasure_id))
+        return pending_erasure_of(project, item) if item else None
+
+    def pending_erasures(self, project: str) -> list[PendingErasure]:
+        items = self.table._query(
+            direct=True,
+            KeyConditionExpression="PK = :pk",
+            ExpressionAttributeValues={":pk": {"S": erasing_pk(project)}},
+            ConsistentRead=True,
+        )
+        found = [pending_erasure_of(project, i) for i in items]
+        return sorted(found, key=lambda p: (p.requested_at, p.id))
+
+    def erasing_projects(self) -> list[str]:
+        return work_projects(self.table, ERASING)
+
+    def claim_erasure(
+        self, project: str, erasure_id: str, holder: str, now: float, until: float
+    ) -> bool:
+        try:
+            self.table.client.update_item(
+                TableName=self.table.table_name,
+                Key=item_key(erasing_pk(project), erasure_id),
+                UpdateExpression="SET holder = :holder, held_until = :until",
+                ConditionExpression=(
+                    "attribute_exists(PK) AND (attribute_not_exists(holder) "
+                    "OR holder = :holder OR held_until < :now)"
+                ),
+                ExpressionAttributeValues={
+                    ":holder": {"S": holder},
+                    ":until": {"N": repr(until)},
+                    ":now": {"N": repr(now)},
+                },
+            )
+        except Exception as error:
+            if error_code(error) == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
+
+    def add_erasure_counts(self, project: str, erasure_id: str, counts: dict[str, int]) -> None:
+        names = {f"#{k}": k for k in COUNTS}
+        values = {f":{k}": {"N": str(counts.get(k, 0))} for k in COUNTS}
+        try:
+            self.table.client.update_item(
+                TableName=self.table.table_name,
+                Key=item_key(erasing_pk(project), erasure_id),
+                UpdateExpression="ADD " + ", ".join(f"#{k} :{k}" for k in COUNTS),
+                ConditionExpression="attribute_exists(PK)",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+            )
+        except Exception as error:
+            # Finished meanwhile (a duplicate message's pass): its counts are final.
+            if error_code(error) != "ConditionalCheckFailedException":
+                raise
+
+    def finish_erasure(self, record: ErasureRecord, requested_at: str) -> bool:
+        project = record.project
+        counts = {k: {"N": str(v)} for k, v in record.counts().items()}
+        status: Item = {
+            **item_key(erasure_pk(project), record.id),
+            "requested_at": {"S": requested_at},
+            "finished_at": {"S": record.erased_at},
+            **counts,
+        }
+        table = self.table.table_name
+        ops: list[Item] = [
+            {
+                "Delete": {
+                    "TableName": table,
+                    "Key": item_key(erasing_pk(project), record.id),
+                    "ConditionExpression": "attribute_exists(PK)",
+                }
+            },
+            {"Delete": {"TableName": table, "Key": erasure_work_key(project, record.id)}},
+            {"Put": {"TableName": table, "Item": status}},
+            {"Put": {"TableName": table, "Item": audit_item(record)}},
+        ]
+        try:
+            self.table._transact(ops)
+        except Exception as error:
+            reasons = cancellation(error)
+            if reasons is not None and 0 in reasons.failed_checks:
+                return False  # finished already: the audit record is written once
+            raise
+        return True
+
+    def erasure_status(self, project: str, erasure_id: str) -> ErasureStatus | None:
+        keys = [
+            item_key(erasing_pk(project), erasure_id),
+            item_key(erasure_pk(project), erasure_id),
+        ]
+        items = {i["PK"]["S"]: i for i in self.table._batch_get(keys)}
+        pending_item = items.get(erasing_pk(project))
+        pending = pending_erasure_of(project, pending_item) if pending_item else None
+        finished = None
+        if (item := items.get(erasure_pk(project))) is not None:
+            counts = {k: int(item[k]["N"]) for k in COUNTS}
+            finished = ErasureStatus(
+                erasure_id, "done", counts, item["requested_at"]["S"], item["finished_at"]["S"]
+            )
+        return erasure_status(erasure_id, pending, finished)

@@ -22,6 +22,8 @@ from ...domain.validity import (
     plan_closings,
     sortable,
 )
+from ..composed_store import MarkSwitches
+from .aliases import resolve_aliases
 from .client import ATTEMPTS, MAX_PAGE, MIN_PAGE, PARALLEL, RESEND, backoff, cancellation, parallel
 from .codec import fact_attributes, fact_of, item_size
 from .keys import (
@@ -37,7 +39,6 @@ from .keys import (
     item_key,
     listing_key,
 )
-from .names import Names
 from .units import (
     CLOCK,
     Stale,
@@ -82,10 +83,12 @@ def _pointer(fact: Fact) -> FactPointer:
     return FactPointer._make(getattr(fact, name) for name in FactPointer._fields)
 
 
-class Facts(Names, UnitWrites):
+class DynamoDbFactStore:
     """put_facts, facts_about and the other fact reads and writes."""
 
-    mark_vectors: bool
+    def __init__(self, table: UnitWrites, switches: MarkSwitches) -> None:
+        self.table = table
+        self.switches = switches
 
     def _fact_unit(self, project: str, f: Fact, seq: str, token: str) -> Unit:
         copy = fact_attributes(f)
@@ -120,7 +123,7 @@ class Facts(Names, UnitWrites):
 
     def put_facts(self, project: str, facts: Sequence[Fact]) -> None:
         # Aliases first: a contradiction is found under the entity's own key.
-        facts = self._resolve_aliases(project, facts)
+        facts = resolve_aliases(self.table, project, facts)
         if any(contradiction_key(f) is not None for f in facts):
             self._put_facts_closing(project, facts)
             return
@@ -135,9 +138,9 @@ class Facts(Names, UnitWrites):
                 continue  # a repeated id in one batch: the first copy is kept
             seen.add(f.id)
             unit = self._fact_unit(project, f, f"{clock:020d}.{token}.{index:06d}", token)
-            mark_fact(project, unit, f, token, self.mark_vectors)
+            mark_fact(project, unit, f, token, self.switches.vectors)
             units.append(unit)
-        self._store_units(units)
+        self.table._store_units(units)
 
     def _put_facts_closing(self, project: str, facts: Sequence[Fact]) -> None:
         """put_facts for a batch with a single-valued predicate: read what it may
@@ -166,12 +169,12 @@ class Facts(Names, UnitWrites):
         # Every id already stored is left out, not only those closing_reads needs (the
         # keyed ones): a claim found taken while writing would make the batch plan again.
         by_pk = {fact_pk(project, i): i for i in place}
-        claims = self._batch_get([item_key(pk, FACT_SK) for pk in by_pk], "PK")
+        claims = self.table._batch_get([item_key(pk, FACT_SK) for pk in by_pk], "PK")
         reads = closing_reads(facts, {by_pk[i["PK"]["S"]] for i in claims})
         existing: list[Fact] = []
         sort_keys: dict[str, str] = {}
         for (subject_key, role), at in reads.open_from.items():
-            for item in self._query(
+            for item in self.table._query(
                 KeyConditionExpression="PK = :pk AND begins_with(SK, :f)",
                 FilterExpression="#d = :s AND #r = :r AND (attribute_not_exists(#vt) OR #vt > :at)",
                 ExpressionAttributeNames={"#d": "d", "#r": "r", "#vt": "vt"},
@@ -191,12 +194,12 @@ class Facts(Names, UnitWrites):
         for f in planned:
             seq = f"{clock:020d}.{token}.{place[f.id]:06d}"
             unit = self._fact_unit(project, f, seq, token)
-            mark_fact(project, unit, f, token, self.mark_vectors)
+            mark_fact(project, unit, f, token, self.switches.vectors)
             units.append(unit)
             by_id[f.id] = unit
         for closing in closings:
             self._add_closing(project, by_id[closing.by], closing, sort_keys[closing.fact.id])
-        self._store_units(units, strict=True)
+        self.table._store_units(units, strict=True)
 
     def _add_closing(self, project: str, unit: Unit, closing: Closing, sk: str) -> None:
         """Update ops that close a stored fact (both its copies), on what was read."""
@@ -269,11 +272,11 @@ class Facts(Names, UnitWrites):
         extra: dict[str, Any] = {"Limit": page}
         if start is not None:
             extra["ExclusiveStartKey"] = start
-        reply = self._read(
+        reply = self.table._read(
             "Query",
             {
-                "TableName": self.table_name,
-                "ConsistentRead": self.consistent_reads,
+                "TableName": self.table.table_name,
+                "ConsistentRead": self.table.consistent_reads,
                 "ReturnConsumedCapacity": "TOTAL",
                 **params,
                 **extra,
@@ -346,7 +349,7 @@ class Facts(Names, UnitWrites):
             facts, last = self._facts_page(params, page, last)
 
     def facts_with_subject(self, project: str, key: str) -> list[Fact]:
-        items = self._query(
+        items = self.table._query(
             KeyConditionExpression="PK = :pk AND begins_with(SK, :f)",
             FilterExpression="#d = :s",
             ExpressionAttributeNames={"#d": "d"},
@@ -360,7 +363,7 @@ class Facts(Names, UnitWrites):
 
     def delete_fact(self, project: str, fact_id: str) -> bool:
         claim_key = fact_claim_key(project, fact_id)
-        claim = self._get(claim_key)
+        claim = self.table._get(claim_key)
         if claim is None:
             return False
         sk = fact_sk(claim["sq"]["S"])
@@ -370,7 +373,7 @@ class Facts(Names, UnitWrites):
         ops = [
             {
                 "Delete": {
-                    "TableName": self.table_name,
+                    "TableName": self.table.table_name,
                     "Key": claim_key,
                     # The claim read above: not a fact stored again meanwhile.
                     "ConditionExpression": "#w = :w",
@@ -378,22 +381,25 @@ class Facts(Names, UnitWrites):
                     "ExpressionAttributeValues": {":w": claim["w"]},
                 }
             },
-            *({"Delete": {"TableName": self.table_name, "Key": item_key(pk, sk)}} for pk in counts),
+            *(
+                {"Delete": {"TableName": self.table.table_name, "Key": item_key(pk, sk)}}
+                for pk in counts
+            ),
             {
                 "Delete": {
-                    "TableName": self.table_name,
+                    "TableName": self.table.table_name,
                     "Key": listing_key(project, LIST_FACTS, fact_id),
                 }
             },
             *(
-                {"Update": {"TableName": self.table_name, **name_update(pk, None, {role: n})}}
+                {"Update": {"TableName": self.table.table_name, **name_update(pk, None, {role: n})}}
                 for pk, n in counts.items()
             ),
             # The reports of both ends are rebuilt without it.
-            *work_ops(self.table_name, [dirty_marks(project, role, claim, token)]),
+            *work_ops(self.table.table_name, [dirty_marks(project, role, claim, token)]),
         ]
         try:
-            self._transact(ops, RESEND)
+            self.table._transact(ops, RESEND)
         except Exception as error:
             reasons = cancellation(error)
             if reasons is not None and 0 in reasons.failed_checks:
@@ -404,13 +410,13 @@ class Facts(Names, UnitWrites):
     def held_facts(self, project: str, ids: Collection[str]) -> set[str]:
         """The facts' claim items, one BatchGetItem per 100 ids (keys only)."""
         by_pk = {fact_pk(project, i): i for i in ids}
-        items = self._batch_get([item_key(pk, FACT_SK) for pk in by_pk], projection="PK")
+        items = self.table._batch_get([item_key(pk, FACT_SK) for pk in by_pk], projection="PK")
         return {by_pk[i["PK"]["S"]] for i in items}
 
     def fact_pointers(self, project: str, ids: Sequence[str]) -> list[FactPointer]:
         """From the facts' listing copies (each holds the whole fact), one BatchGetItem
         per 100 ids, the calls in one wave."""
         wanted = list(dict.fromkeys(ids))
-        items = self._batch_get([listing_key(project, LIST_FACTS, i) for i in wanted])
+        items = self.table._batch_get([listing_key(project, LIST_FACTS, i) for i in wanted])
         found = {f.id: _pointer(f) for f in map(fact_of, items)}
         return [found[i] for i in wanted if i in found]

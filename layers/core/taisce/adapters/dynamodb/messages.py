@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ...domain.filters import MessageFilter
 from ...domain.message_batch import batch_to_store, passages_by_message
 from ...domain.model import Message, Passage
 from ...domain.validity import unsortable
+from ..composed_store import MarkSwitches
 from .client import BATCH_GET_KEYS, TRANSACTION_BUDGET, TRANSACTION_ITEMS, error_code, parallel
 from .codec import (
     ITEM_BYTES,
@@ -27,7 +28,6 @@ from .codec import (
 )
 from .keys import (
     EXTRACTIONS_PENDING_PK,
-    LIST_MESSAGES,
     MESSAGE_SK,
     PASSAGES_PREFIX,
     Item,
@@ -36,17 +36,17 @@ from .keys import (
     message_pk,
     positions_key,
 )
-from .listings import Listings
 from .units import Unit, UnitWrites, mark_passages
 
 logger = logging.getLogger(__name__)
 
 
-class Messages(Listings, UnitWrites):
+class DynamoDbMessageStore:
     """put_messages and the message and passage reads."""
 
-    mark_extractions: bool
-    mark_vectors: bool
+    def __init__(self, table: UnitWrites, switches: MarkSwitches) -> None:
+        self.table = table
+        self.switches = switches
 
     def put_messages(
         self, project: str, messages: Sequence[Message], passages: Sequence[Passage]
@@ -63,19 +63,22 @@ class Messages(Listings, UnitWrites):
             # The claim and its passages share one position value (_message_unit).
             unit.claim["pos"]["N"] = str(first + n)
             # Passages first: mark_passages reads unit.items as the message's passages.
-            mark_passages(project, unit, self.mark_vectors)
+            mark_passages(project, unit, self.switches.vectors)
             listed = message_listing_item(project, m)
             unit.items.append(listed)
             unit.size += item_size(listed)
-            if self.mark_extractions:
+            if self.switches.extractions:
                 mark = extraction_item(EXTRACTIONS_PENDING_PK, project, m.id)
                 unit.items.append(mark)
                 unit.size += item_size(mark)
-            fits = self._op_count([unit]) <= TRANSACTION_ITEMS and unit.size <= TRANSACTION_BUDGET
+            fits = (
+                self.table._op_count([unit]) <= TRANSACTION_ITEMS
+                and unit.size <= TRANSACTION_BUDGET
+            )
             unit.big = not fits
             units.append(unit)
         try:
-            stored = self._store_units(units)
+            stored = self.table._store_units(units)
         except BaseException:
             self._release_positions(project, first, len(units), 0)
             raise
@@ -93,8 +96,8 @@ class Messages(Listings, UnitWrites):
         position and leaves its reserved one unused (a gap: no neighbour there)."""
         if count <= 0:
             return 0
-        answer = self.client.update_item(
-            TableName=self.table_name,
+        answer = self.table.client.update_item(
+            TableName=self.table.table_name,
             Key=positions_key(project),
             UpdateExpression="ADD #n :c",
             ExpressionAttributeNames={"#n": "n"},
@@ -111,8 +114,8 @@ class Messages(Listings, UnitWrites):
         if count <= 0:
             return
         try:
-            self.client.update_item(
-                TableName=self.table_name,
+            self.table.client.update_item(
+                TableName=self.table.table_name,
                 Key=positions_key(project),
                 UpdateExpression="SET #n = :keep",
                 ConditionExpression="#n = :end",
@@ -141,14 +144,14 @@ class Messages(Listings, UnitWrites):
         return Unit(claim, items, size=sum(sizes))
 
     def message(self, project: str, message_id: str) -> Message | None:
-        item = self._get(message_key(project, message_id))
+        item = self.table._get(message_key(project, message_id))
         if item is None:
             return None
         return message_of(item)
 
     def passages_of(self, project: str, message_id: str, *, direct: bool = False) -> list[Passage]:
         """The message's passages, by start (`direct`: one of the recall's reads)."""
-        items = self._query(
+        items = self.table._query(
             direct=direct,
             KeyConditionExpression="PK = :pk AND begins_with(SK, :s)",
             ExpressionAttributeValues={
@@ -185,7 +188,9 @@ class Messages(Listings, UnitWrites):
             kind, of = what
             if kind == "times":
                 keys = [message_key(project, m) for m in of]
-                return self._batch_get_chunk(keys, "PK, occurred_at, recorded_at", direct=True)
+                return self.table._batch_get_chunk(
+                    keys, "PK, occurred_at, recorded_at", direct=True
+                )
             return self.passages_of(project, of[0], direct=True)
 
         passages: dict[str, list[Passage]] = {}
@@ -211,16 +216,3 @@ class Messages(Listings, UnitWrites):
                     when = unsortable(occurred) if occurred is not None else None
                     found[p.id] = p._replace(occurred_at=when)
         return [found[i] for i in ids if i in found]
-
-    def passages_of_messages(
-        self, project: str, message_ids: Sequence[str]
-    ) -> dict[str, list[Passage]]:
-        """passages_of for several messages: their Queries in parallel."""
-        ids = list(dict.fromkeys(message_ids))
-        found = parallel(lambda m: self.passages_of(project, m), ids)
-        return dict(zip(ids, found, strict=True))
-
-    def project_messages(self, project: str) -> Iterator[Message]:
-        ids = [i["id"]["S"] for i in self._listing(project, LIST_MESSAGES)]
-        for item in self._batch_get([message_key(project, i) for i in ids]):
-            yield message_of(item)

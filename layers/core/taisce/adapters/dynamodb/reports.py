@@ -170,35 +170,39 @@ def _report_items(project: str, role: str, reports: Sequence[Report]) -> list[tu
     return staged
 
 
-class Reports(TableClient):
+def listed_reports(
+    table: TableClient, project: str, role: str, component: str
+) -> list[tuple[Item, tuple[str, ...]]]:
+    """(listing item, entity keys) of a component's reports: one Query of its
+    listing partition, which holds the listing items and their key chunks."""
+    items = list(
+        table._query(
+            KeyConditionExpression="PK = :pk",
+            ExpressionAttributeValues={":pk": {"S": report_list_pk(project, role, component)}},
+            ConsistentRead=True,
+        )
+    )
+    chunks = _key_chunks(items)
+    return [
+        (i, _keys_of(i, chunks.get(i["SK"]["S"], [])))
+        for i in items
+        if "id" in i  # not a key chunk
+    ]
+
+
+class DynamoDbReportStore:
     """Reports as the worker replaces them and recall reads them."""
+
+    def __init__(self, table: TableClient) -> None:
+        self.table = table
 
     def report_components(self, project: str, role: Role, keys: Collection[str]) -> set[str]:
         """The components whose reports hold any of these keys: one pointer item per
         entity and role (BatchGetItem, 100 keys a call)."""
-        pointers = self._batch_get(
+        pointers = self.table._batch_get(
             [item_key(entity_pk(project, k), report_pointer_sk(role)) for k in keys]
         )
         return {i["component"]["S"] for i in pointers}
-
-    def _listed_reports(
-        self, project: str, role: str, component: str
-    ) -> list[tuple[Item, tuple[str, ...]]]:
-        """(listing item, entity keys) of a component's reports: one Query of its
-        listing partition, which holds the listing items and their key chunks."""
-        items = list(
-            self._query(
-                KeyConditionExpression="PK = :pk",
-                ExpressionAttributeValues={":pk": {"S": report_list_pk(project, role, component)}},
-                ConsistentRead=True,
-            )
-        )
-        chunks = _key_chunks(items)
-        return [
-            (i, _keys_of(i, chunks.get(i["SK"]["S"], [])))
-            for i in items
-            if "id" in i  # not a key chunk
-        ]
 
     def replace_reports(
         self, project: str, role: Role, components: Collection[str], reports: Sequence[Report]
@@ -217,7 +221,8 @@ class Reports(TableClient):
         old = [
             entry
             for listed in parallel(
-                lambda c: self._listed_reports(project, role, c), list(dict.fromkeys(components))
+                lambda c: listed_reports(self.table, project, role, c),
+                list(dict.fromkeys(components)),
             )
             for entry in listed
         ]
@@ -226,11 +231,11 @@ class Reports(TableClient):
 
         def delete(keys: Sequence[tuple[str, str]]) -> None:
             gone = [k for k in dict.fromkeys(keys) if k not in rewritten]
-            self._batch_write(
+            self.table._batch_write(
                 [{"DeleteRequest": {"Key": item_key(pk, sk)}} for pk, sk in gone], ordered=False
             )
 
-        self._batch_write(
+        self.table._batch_write(
             [{"PutRequest": {"Item": i}} for s, i in new_items if s == "report"], ordered=False
         )
         old_keys: set[str] = set()
@@ -252,7 +257,7 @@ class Reports(TableClient):
             listings_gone += [(pk, chunk_sk(sk, n)) for n in range(_chunk_count(listing))]
         delete(reports_gone)
         delete(listings_gone)
-        self._batch_write(
+        self.table._batch_write(
             [{"PutRequest": {"Item": i}} for s, i in new_items if s == "pointer"], ordered=False
         )
         delete([(entity_pk(project, k), report_pointer_sk(role)) for k in sorted(old_keys)])
@@ -263,12 +268,12 @@ class Reports(TableClient):
         """BatchGetItem of the report items; a report whose keys did not fit its item
         reads them from its chunks (a Query of its partition, in parallel)."""
         keys = [item_key(report_pk(project, i), REPORT_SK) for i in dict.fromkeys(ids)]
-        items = self._batch_get(keys)
+        items = self.table._batch_get(keys)
         split = [i for i in items if _chunk_count(i)]
 
         def chunks(item: Item) -> list[Item]:
             return list(
-                self._query(
+                self.table._query(
                     KeyConditionExpression="PK = :pk AND begins_with(SK, :k)",
                     ExpressionAttributeValues={
                         ":pk": item["PK"],
@@ -287,7 +292,7 @@ class Reports(TableClient):
     def reports_of_entity(self, project: str, key: str, roles: Collection[Role]) -> list[Report]:
         """The level-0 reports that hold this entity, for the roles given: one Query of
         the member copies kept in the entity's partition."""
-        items = self._query(
+        items = self.table._query(
             KeyConditionExpression="PK = :pk AND begins_with(SK, :m)",
             ExpressionAttributeValues={
                 ":pk": {"S": entity_pk(project, key)},

@@ -1,23 +1,41 @@
 """The worker's side of the work marks (docs/dynamodb.md, "Work marks"): which
 projects have work, their marks, and clearing them (a mark rewritten since it was read
-stays), retiring a project's index entries once its marks are gone.
+stays), retiring a project's index entries once its marks are gone. Also the
+extraction marks and failure records (messages -> facts): every project's in two
+partitions (keys.EXTRACTIONS_PENDING_PK, EXTRACTIONS_FAILED_PK), so a worker finds
+pending work with one Query.
+
+The marks are written with the records they are about (units.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from itertools import islice
 from typing import Any
 
-from ...domain.model import PendingVector, Role
-from .client import DROP_FAILED, TRANSACTION_ITEMS, Members, TableClient, error_code
-from .codec import pending_vector_of
+from ...domain.extraction import failures_to_replay
+from ...domain.model import ExtractionFailure, PendingVector, Role
+from .client import (
+    DROP_FAILED,
+    RESEND,
+    TRANSACTION_ITEMS,
+    Members,
+    TableClient,
+    cancellation,
+    error_code,
+)
+from .codec import extraction_failure_of, extraction_item, number_value, pending_vector_of
 from .keys import (
     DIRTY,
+    EXTRACTIONS_FAILED_PK,
+    EXTRACTIONS_PENDING_PK,
     VECTORS,
     WORK_PK,
     Item,
     dirty_sk,
+    extraction_key,
+    extraction_prefix,
     item_key,
     vector_sk,
     work_index_prefix,
@@ -25,17 +43,24 @@ from .keys import (
 )
 
 
-class WorkMarks(TableClient):
-    """Dirty entities and pending vectors, as the worker reads and clears them."""
+def work_projects(table: TableClient, kind: str) -> list[str]:
+    """The projects listed in the index of projects with work of this kind (the erasure
+    requests' sweep reads it too)."""
+    items = table._query(
+        KeyConditionExpression="PK = :pk AND begins_with(SK, :k)",
+        ExpressionAttributeValues={":pk": {"S": WORK_PK}, ":k": {"S": f"{kind}#"}},
+        ProjectionExpression="#p",
+        ExpressionAttributeNames={"#p": "project"},
+    )
+    return sorted({i["project"]["S"] for i in items})
 
-    def _work_projects(self, kind: str) -> list[str]:
-        items = self._query(
-            KeyConditionExpression="PK = :pk AND begins_with(SK, :k)",
-            ExpressionAttributeValues={":pk": {"S": WORK_PK}, ":k": {"S": f"{kind}#"}},
-            ProjectionExpression="#p",
-            ExpressionAttributeNames={"#p": "project"},
-        )
-        return sorted({i["project"]["S"] for i in items})
+
+class DynamoDbWorkMarks:
+    """Dirty entities and pending vectors, as the worker reads and clears them, and
+    the extraction marks the worker takes and the failures it records."""
+
+    def __init__(self, table: TableClient) -> None:
+        self.table = table
 
     def _marks(self, project: str, kind: str, page: int | None = None) -> Iterator[Item]:
         params: dict[str, Any] = {
@@ -49,7 +74,7 @@ class WorkMarks(TableClient):
         }
         if page is not None:
             params["Limit"] = page
-        return self._query(**params)
+        return self.table._query(**params)
 
     def _delete_marks(self, project: str, marks: Sequence[tuple[str, str, str]]) -> None:
         """Delete marks (sort key, attribute, value read) whose attribute still holds the
@@ -62,7 +87,7 @@ class WorkMarks(TableClient):
             ops = [
                 {
                     "Delete": {
-                        "TableName": self.table_name,
+                        "TableName": self.table.table_name,
                         "Key": item_key(pk, sk),
                         "ConditionExpression": "#a = :v",
                         "ExpressionAttributeNames": {"#a": attribute},
@@ -75,14 +100,14 @@ class WorkMarks(TableClient):
 
         for start in range(0, len(wanted), TRANSACTION_ITEMS):
             group = Members(wanted[start : start + TRANSACTION_ITEMS], deletes)
-            self._transact(group, DROP_FAILED, consumed=False)
+            self.table._transact(group, DROP_FAILED, consumed=False)
 
     def _retire(self, project: str, kind: str) -> None:
         """Remove the project's index entries for this kind once it has no marks left,
         each unless a writer touched it since it was read: that writer's marks were
         then either seen by the emptiness check, or keep the entry it touched."""
         entries = list(
-            self._query(
+            self.table._query(
                 KeyConditionExpression="PK = :pk AND begins_with(SK, :k)",
                 ExpressionAttributeValues={
                     ":pk": {"S": WORK_PK},
@@ -95,8 +120,8 @@ class WorkMarks(TableClient):
             return
         for entry in entries:
             try:
-                self.client.delete_item(
-                    TableName=self.table_name,
+                self.table.client.delete_item(
+                    TableName=self.table.table_name,
                     Key=item_key(WORK_PK, entry["SK"]["S"]),
                     ConditionExpression="#t = :t",
                     ExpressionAttributeNames={"#t": "t"},
@@ -107,7 +132,7 @@ class WorkMarks(TableClient):
                     raise
 
     def vector_projects(self) -> list[str]:
-        return self._work_projects(VECTORS)
+        return work_projects(self.table, VECTORS)
 
     def pending_vectors(self, project: str, limit: int) -> list[PendingVector]:
         if limit <= 0:
@@ -119,7 +144,7 @@ class WorkMarks(TableClient):
         self._retire(project, VECTORS)
 
     def dirty_projects(self) -> list[str]:
-        return self._work_projects(DIRTY)
+        return work_projects(self.table, DIRTY)
 
     def dirty_entities(self, project: str) -> list[tuple[Role, str, str]]:
         marks = [(i["role"]["S"], i["key"]["S"], i["t"]["S"]) for i in self._marks(project, DIRTY)]
@@ -128,3 +153,85 @@ class WorkMarks(TableClient):
     def clear_dirty(self, project: str, marks: Sequence[tuple[Role, str, str]]) -> None:
         self._delete_marks(project, [(dirty_sk(r, k), "t", t) for r, k, t in marks])
         self._retire(project, DIRTY)
+
+    # -- extraction (messages -> facts) ------------------------------------------------
+
+    def _extraction_items(
+        self, pk: str, project: str | None, limit: int | None = None
+    ) -> Iterator[Item]:
+        params: dict[str, Any] = {
+            "KeyConditionExpression": "PK = :pk",
+            "ExpressionAttributeValues": {":pk": {"S": pk}},
+        }
+        if project is not None:
+            params["KeyConditionExpression"] += " AND begins_with(SK, :p)"
+            params["ExpressionAttributeValues"][":p"] = {"S": extraction_prefix(project)}
+        if limit is not None:
+            params["Limit"] = limit
+        # Stops at the limit without asking for the next page.
+        for n, item in enumerate(self.table._query(**params), start=1):
+            yield item
+            if limit is not None and n >= limit:
+                return
+
+    def extraction_projects(self) -> list[str]:
+        projects = {i["project"]["S"] for i in self._extraction_items(EXTRACTIONS_PENDING_PK, None)}
+        return sorted(projects)
+
+    def pending_extractions(self, project: str, limit: int) -> list[str]:
+        items = self._extraction_items(EXTRACTIONS_PENDING_PK, project, limit)
+        return [i["message_id"]["S"] for i in items]
+
+    def extraction_pending(self, project: str, message_id: str) -> bool:
+        key = extraction_key(EXTRACTIONS_PENDING_PK, project, message_id)
+        return self.table._get(key, "PK") is not None
+
+    def finish_extraction(
+        self, project: str, message_id: str, failure: ExtractionFailure | None = None
+    ) -> None:
+        key = extraction_key(EXTRACTIONS_PENDING_PK, project, message_id)
+        if failure is None:
+            self.table.client.delete_item(TableName=self.table.table_name, Key=key)
+            return
+        delete = {"Delete": {"TableName": self.table.table_name, "Key": key}}
+        record = {
+            **extraction_item(EXTRACTIONS_FAILED_PK, project, message_id),
+            "error": {"S": failure.error},
+            "attempts": number_value("failure", "attempts", failure.attempts),
+            "failed_at": {"S": failure.failed_at},
+        }
+        put = {"Put": {"TableName": self.table.table_name, "Item": record}}
+        self.table._transact([delete, put], RESEND, consumed=False)
+
+    def failed_extractions(self, project: str | None = None) -> list[ExtractionFailure]:
+        found = [
+            extraction_failure_of(i) for i in self._extraction_items(EXTRACTIONS_FAILED_PK, project)
+        ]
+        return sorted(found, key=lambda f: (f.project, f.message_id))
+
+    def replay_extractions(
+        self, project: str | None = None, message_ids: Collection[str] | None = None
+    ) -> list[ExtractionFailure]:
+        replayed: list[ExtractionFailure] = []
+        for failure in failures_to_replay(self.failed_extractions(project), message_ids):
+            failed = extraction_key(EXTRACTIONS_FAILED_PK, failure.project, failure.message_id)
+            mark = extraction_item(EXTRACTIONS_PENDING_PK, failure.project, failure.message_id)
+            ops = [
+                {
+                    "Delete": {
+                        "TableName": self.table.table_name,
+                        "Key": failed,
+                        "ConditionExpression": "attribute_exists(PK)",
+                    }
+                },
+                {"Put": {"TableName": self.table.table_name, "Item": mark}},
+            ]
+            try:
+                self.table._transact(ops, RESEND, consumed=False)
+            except Exception as error:
+                reasons = cancellation(error)
+                if reasons is not None and reasons.failed_checks:
+                    continue  # replayed meanwhile by another caller
+                raise
+            replayed.append(failure)
+        return replayed

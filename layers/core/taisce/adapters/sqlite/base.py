@@ -1,24 +1,21 @@
-"""What every capability of the embedded store works on: its file, a connection, a
-write transaction, a plain-tuple scan, and the switches of the marks it writes. Each
-capability module holds one mixin over this base; store.SqliteStore composes them."""
+"""What every part of the embedded store works on: its file (a connection, a write
+transaction, a plain-tuple scan) and the switches of the work marks it writes. Each
+part (one per port, in the module named as the port's) is built over one of these;
+store.SqliteStore holds them and delegates to them."""
 
 from __future__ import annotations
 
 import sqlite3
 from contextlib import AbstractContextManager
-from pathlib import Path
 
+from ..composed_store import MarkSwitches
 from .file import SqliteFile
 
 
-class SqliteBase:
-    file: SqliteFile
-    path: Path
-    # Without an embedding model nothing would ever take the pending vector marks, so
-    # the wiring turns them off rather than let them pile up.
-    mark_vectors: bool
-    # Likewise extraction marks: only with an extractor configured.
-    mark_extractions: bool
+class SqlitePart:
+    def __init__(self, file: SqliteFile, switches: MarkSwitches) -> None:
+        self.file = file
+        self.switches = switches
 
     def _db(self) -> sqlite3.Connection:
         return self.file.db()
@@ -31,6 +28,3 @@ class SqliteBase:
         cursor = self._db().cursor()
         cursor.row_factory = None
         return cursor.execute(sql, params)
-
-    def close(self) -> None:
-        self.file.close()

@@ -4,10 +4,10 @@ only as its hash, which finds the credential's project."""
 from __future__ import annotations
 
 from ...domain.model import Credential
-from .base import SqliteBase
+from .base import SqlitePart
 
 
-class SqliteCredentials(SqliteBase):
+class SqliteCredentialStore(SqlitePart):
     def add_credential(self, credential: Credential, secret_hash: str) -> None:
         with self._write() as db:
             db.execute(

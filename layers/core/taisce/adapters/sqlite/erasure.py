@@ -1,14 +1,14 @@
-"""Erasure in the embedded store (domain/erasure.py): the reads of a whole project
-that find what names an entity, erase() applying the plan in one transaction (so an
-erasure is all or nothing, vectors included: the index lives in this file), and the
-erasure requests, recorded as DynamoDB records them."""
+"""Erasure in the embedded store (domain/erasure.py): erase() applying the plan in one
+transaction (so an erasure is all or nothing, vectors included: the index lives in this
+file), the tombstones it leaves and the aliases it forgets, and the erasure requests,
+recorded as DynamoDB records them."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
 import uuid
-from collections.abc import Iterator
+from collections.abc import Collection, Sequence
 
 from ...domain.entity_counts import end_counts
 from ...domain.erasure_reports import report_marks, touched_by_erasure
@@ -19,41 +19,19 @@ from ...domain.model import (
     ErasurePlan,
     ErasureRecord,
     ErasureStatus,
-    Fact,
-    Message,
     PendingErasure,
     Role,
+    VectorKind,
 )
 from . import vectors as sqlite_vectors
-from .base import SqliteBase
-from .facts import FACT_COLUMNS, fact_from_row
-from .marks import MARK_DIRTY
+from .base import SqlitePart
 from .reports import components_of
 from .sql import MARKS, rows_in
+from .tombstones import erased_hashes
+from .work import MARK_DIRTY
 
 
-class SqliteErasure(SqliteBase):
-    # domain/erasure.py finds what names an entity; erase() applies its plan in one
-    # transaction, so an erasure is all or nothing.
-
-    def project_facts(self, project: str) -> Iterator[Fact]:
-        rows = self._scan(f"SELECT seq, {FACT_COLUMNS} FROM facts WHERE project = ?", (project,))
-        for row in rows:
-            yield fact_from_row(row)
-
-    def project_entities(self, project: str) -> Iterator[str]:
-        for row in self._scan("SELECT key FROM entities WHERE project = ?", (project,)):
-            yield row[0]
-
-    def project_messages(self, project: str) -> Iterator[Message]:
-        rows = self._scan(
-            "SELECT id, role, content, source, occurred_at, recorded_at FROM messages "
-            "WHERE project = ? ORDER BY seq",
-            (project,),
-        )
-        for row in rows:
-            yield Message(*row)
-
+class SqliteErasureStore(SqlitePart):
     def erase(self, project: str, plan: ErasurePlan) -> int:
         token = uuid.uuid4().hex
         erased = set(plan.entity_keys)
@@ -139,7 +117,7 @@ class SqliteErasure(SqliteBase):
         for kind, ids in by_kind.items():
             sqlite_vectors.delete_rows(db, project, kind, sorted(set(ids)))
 
-    def _drain_erased_vectors(self) -> None:
+    def drain_erased_vectors(self) -> None:
         """Ids an older version left in erased_vectors (an entity's holds its name):
         their vectors and the rows go, and the file is purged, once, at open."""
         if self._db().execute("SELECT 1 FROM erased_vectors LIMIT 1").fetchone() is None:
@@ -193,6 +171,52 @@ class SqliteErasure(SqliteBase):
             if sqlite_vectors.held_in(db):
                 sqlite_vectors.purge_text(db)
         self.file.purge()
+
+    # -- what an erasure leaves: tombstones, the vector ids an older version recorded
+    # for deleting later (none are written now), and the aliases it forgets
+
+    def add_tombstones(self, project: str, hashes: Collection[str]) -> None:
+        with self._write() as db:
+            db.executemany(
+                "INSERT OR IGNORE INTO erased_subjects (project, hash) VALUES (?, ?)",
+                [(project, h) for h in dict.fromkeys(hashes)],
+            )
+
+    def erased(self, project: str, hashes: Collection[str]) -> set[str]:
+        return erased_hashes(self._db().execute, project, list(hashes))
+
+    def clear_erased(self, project: str, hashes: Collection[str]) -> None:
+        with self._write() as db:
+            db.executemany(
+                "DELETE FROM erased_subjects WHERE project = ? AND hash = ?",
+                [(project, h) for h in hashes],
+            )
+
+    def erased_vectors(self, project: str) -> list[tuple[VectorKind, str]]:
+        rows = self._db().execute(
+            "SELECT kind, id FROM erased_vectors WHERE project = ? ORDER BY kind, id", (project,)
+        )
+        return [(r[0], r[1]) for r in rows]
+
+    def clear_erased_vectors(self, project: str, items: Sequence[tuple[VectorKind, str]]) -> None:
+        with self._write() as db:
+            db.executemany(
+                "DELETE FROM erased_vectors WHERE project = ? AND kind = ? AND id = ?",
+                [(project, kind, i) for kind, i in items],
+            )
+
+    def remove_aliases(self, project: str, keys: Collection[str]) -> int:
+        wanted = sorted(set(keys))
+        if not wanted:
+            return 0
+        marks = ", ".join("?" * len(wanted))
+        with self._write() as db:
+            gone = db.execute(
+                f"DELETE FROM aliases WHERE project = ? AND (key IN ({marks}) "
+                f"OR target IN ({marks}))",
+                (project, *wanted, *wanted),
+            )
+            return gone.rowcount
 
     # -- erasure requests: the embedded store finishes them in the request, but records
     # them as DynamoDB does, so a crash part-way leaves one the worker completes.

@@ -17,10 +17,10 @@ from ...domain.facts_once import facts_once
 from ...domain.filters import FactFilter
 from ...domain.model import Fact, FactPointer, Role
 from ...domain.validity import closing_reads, keyed_ids, plan_closings, sortable
-from .base import SqliteBase
-from .marks import MARK_DIRTY, MARK_VECTOR
-from .names import alias_targets
+from .aliases import alias_targets
+from .base import SqlitePart
 from .sql import MARKS, Execute, rows_in, sortable_sql
+from .work import MARK_DIRTY, MARK_VECTOR
 
 FACT_COLUMNS = (
     "id, subject, subject_key, predicate, object, object_kind, object_key, statement, "
@@ -77,7 +77,7 @@ def _resolve_aliases(db: sqlite3.Connection, project: str, facts: Sequence[Fact]
     return rekeyed(facts, alias_targets(db.execute, project, keys))
 
 
-class SqliteFacts(SqliteBase):
+class SqliteFactStore(SqlitePart):
     def put_facts(self, project: str, facts: Sequence[Fact]) -> None:
         token = uuid.uuid4().hex
         with self._write() as db:
@@ -113,7 +113,7 @@ class SqliteFacts(SqliteBase):
                 ).rowcount
                 if not inserted:
                     continue
-                if self.mark_vectors:  # its statement is embedded for recall's ranking
+                if self.switches.vectors:  # its statement is embedded for recall's ranking
                     db.execute(MARK_VECTOR, (project, "fact", f.id, f.statement, f.source_role))
                 role, names = f.source_role, end_names(f)
                 # Reports of these entities are rebuilt later, never during a recall.
@@ -129,7 +129,7 @@ class SqliteFacts(SqliteBase):
                         "SET facts = facts + excluded.facts RETURNING facts",
                         (project, key, role, n),
                     ).fetchone()[0]
-                    if new_to_role(count - n, n) and self.mark_vectors:  # index its name
+                    if new_to_role(count - n, n) and self.switches.vectors:  # index its name
                         db.execute(
                             MARK_VECTOR, (project, "entity", f"{role}:{key}", names[key], role)
                         )

@@ -1,6 +1,6 @@
 """Messages and their passages in the embedded store: storing a batch (each new
 message placed in its project's storing order, its passages marked for indexing and
-extraction), the passages recall reads, and the explorer's message pages."""
+extraction), and the passages recall reads."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from collections.abc import Sequence
 
 from ...domain.filters import MessageFilter
 from ...domain.message_batch import batch_to_store
-from ...domain.model import Message, Passage, Role
+from ...domain.model import Message, Passage
 from ...domain.validity import sortable
-from .base import SqliteBase
-from .marks import MARK_PASSAGE
+from .base import SqlitePart
 from .sql import MARKS, rows_in, sortable_sql
+from .work import MARK_PASSAGE
 
 
 def _message_filter_sql(messages: MessageFilter | None) -> tuple[str, list[object]]:
@@ -33,7 +33,7 @@ def _message_filter_sql(messages: MessageFilter | None) -> tuple[str, list[objec
     return "".join(f" AND {w}" for w in where), params
 
 
-class SqliteMessages(SqliteBase):
+class SqliteMessageStore(SqlitePart):
     def put_messages(
         self, project: str, messages: Sequence[Message], passages: Sequence[Passage]
     ) -> set[str]:
@@ -83,7 +83,7 @@ class SqliteMessages(SqliteBase):
                 "quote) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
-            if self.mark_vectors:
+            if self.switches.vectors:
                 db.executemany(
                     MARK_PASSAGE,
                     [
@@ -98,7 +98,7 @@ class SqliteMessages(SqliteBase):
                         for row in rows
                     ],
                 )
-            if self.mark_extractions:
+            if self.switches.extractions:
                 db.executemany(
                     "INSERT OR IGNORE INTO pending_extractions (project, message_id) VALUES (?, ?)",
                     [(project, message_id) for message_id in new],
@@ -149,34 +149,3 @@ class SqliteMessages(SqliteBase):
             (project, message_id),
         )
         return [Passage(**dict(r)) for r in rows]
-
-    def passages_of_messages(
-        self, project: str, message_ids: Sequence[str]
-    ) -> dict[str, list[Passage]]:
-        return {m: self.passages_of(project, m) for m in dict.fromkeys(message_ids)}
-
-    def message_page(
-        self,
-        project: str,
-        before: tuple[str, str] | None,
-        limit: int,
-        role: Role | None,
-        source: str | None,
-    ) -> list[Message]:
-        where = ["project = ?"]
-        args: list[object] = [project]
-        if before is not None:
-            where.append("(recorded_at, id) < (?, ?)")
-            args += list(before)
-        if role is not None:
-            where.append("role = ?")
-            args.append(role)
-        if source is not None:
-            where.append("source = ?")
-            args.append(source)
-        rows = self._db().execute(
-            "SELECT id, role, content, source, occurred_at, recorded_at FROM messages "
-            f"WHERE {' AND '.join(where)} ORDER BY recorded_at DESC, id DESC LIMIT ?",
-            (*args, limit),
-        )
-        return [Message(*r) for r in rows]

@@ -22,7 +22,7 @@ import uuid
 
 from ...domain.model import ROLES
 from ...domain.names import normalize_name
-from .marks import MARK_DIRTY
+from .work import MARK_DIRTY
 
 NAME_KEYS_VERSION = "2"
 

@@ -10,7 +10,7 @@ from collections.abc import Collection, Sequence
 
 from ...domain.erasure import tombstone_hashes
 from ...domain.model import Report, Role
-from .base import SqliteBase
+from .base import SqlitePart
 from .sql import MARKS, Execute, rows_in
 from .tombstones import erased_hashes
 
@@ -48,7 +48,7 @@ def _report(r: sqlite3.Row) -> Report:
     )
 
 
-class SqliteReports(SqliteBase):
+class SqliteReportStore(SqlitePart):
     def report_components(self, project: str, role: Role, keys: Collection[str]) -> set[str]:
         return components_of(self._db().execute, project, role, list(keys))
 

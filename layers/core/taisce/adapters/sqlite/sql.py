@@ -13,7 +13,7 @@ CHUNK = 500
 MARKS = "{marks}"
 
 # A connection's execute (rows as its row factory makes them), or the store's plain
-# tuple scan (base.SqliteBase._scan), which hot reads use.
+# tuple scan (base.SqlitePart._scan), which hot reads use.
 Execute = Callable[[str, tuple[object, ...]], sqlite3.Cursor]
 
 

@@ -1,21 +1,28 @@
-"""Merging an entity into another (domain/aliases.py, plan_merge): the alias is
-marked, its aliases re-pointed and its facts moved, in steps that a merge sent again
-after a failure part-way completes.
+"""Aliases (domain/aliases.py): what the alias keys of a batch resolve to, the
+project's aliases and entities, and merging an entity into another (plan_merge): the
+alias is marked, its aliases re-pointed and its facts moved, in steps that a merge
+sent again after a failure part-way completes.
+
+The listing P#<p>#ALIAS / A#<alias key> holds `k` (alias key), `n` (alias name), `t`
+(entity key); the alias's name item holds `a`, its entity's key (names.py).
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from ...domain.aliases import MergePlan, NameState, plan_merge
+from ...domain.aliases import MergePlan, NameState, plan_merge, rekeyed
 from ...domain.entity_counts import moved_counts, new_to_role
 from ...domain.errors import InvalidRequest
-from ...domain.model import ROLES, Fact, MergeResult, Role
-from .client import ATTEMPTS, DROP_FAILED_AT_ONCE, Members, backoff, cancellation
+from ...domain.model import ROLES, Alias, EntityName, Fact, MergeResult, Role
+from ...domain.names import normalize_name
+from ..composed_store import MarkSwitches
+from .client import ATTEMPTS, DROP_FAILED_AT_ONCE, Members, TableClient, backoff, cancellation
 from .codec import ALIAS_OF, fact_of, live_count, text_of
 from .keys import (
+    ALIAS_PREFIX,
     FACTS_PREFIX,
     LIST_FACTS,
     NAME_SK,
@@ -29,7 +36,7 @@ from .keys import (
     listing_key,
     name_key,
 )
-from .names import Names
+from .names import name_items, names_of
 from .units import Unit, mark_dirty, mark_vector, name_update, work_ops
 
 # Facts moved per transaction by a merge: each is at most 5 items (the alias's copy
@@ -44,10 +51,39 @@ def _moved(facts: Iterable[Fact], alias: str) -> dict[Role, int]:
     return moved_counts(((f.source_role, f.subject_key, f.object_key) for f in facts), alias)
 
 
-class Merges(Names):
-    """merge_entities (see the module)."""
+def alias_targets(table: TableClient, project: str, keys: Collection[str]) -> dict[str, str]:
+    """The entity each of these keys is an alias of (keys that are none left out)."""
+    items = names_of(table, project, keys)
+    return {k: i[ALIAS_OF]["S"] for k, i in items.items() if ALIAS_OF in i}
 
-    mark_vectors: bool
+
+def resolve_aliases(table: TableClient, project: str, facts: Sequence[Fact]) -> Sequence[Fact]:
+    """The facts with each alias key replaced by its entity's (the words stay):
+    one BatchGetItem per 100 names of the batch."""
+    keys = {k for f in facts for k in (getattr(f, "subject_key", None), f.object_key) if k}
+    targets = alias_targets(table, project, keys) if keys else {}
+    return rekeyed(facts, targets)
+
+
+def listed_aliases(table: TableClient, project: str) -> list[Item]:
+    """The project's alias listing (erasure forgets aliases through it too)."""
+    return list(
+        table._query(
+            KeyConditionExpression="PK = :pk AND begins_with(SK, :a)",
+            ExpressionAttributeValues={
+                ":pk": {"S": aliases_pk(project)},
+                ":a": {"S": ALIAS_PREFIX},
+            },
+        )
+    )
+
+
+class DynamoDbAliasStore:
+    """Merging names into entities, and listing what was merged."""
+
+    def __init__(self, table: TableClient, switches: MarkSwitches) -> None:
+        self.table = table
+        self.switches = switches
 
     def merge_entities(
         self, project: str, alias_key: str, alias_text: str, into_key: str, into_text: str
@@ -76,7 +112,7 @@ class Merges(Names):
         answer with (the alias and the entity as first written), and the entity's live
         facts of each role."""
         pks = {entity_pk(project, alias_key): alias_key, entity_pk(project, into_key): into_key}
-        found = self._batch_get([item_key(pk, NAME_SK) for pk in pks])
+        found = self.table._batch_get([item_key(pk, NAME_SK) for pk in pks])
         items = {pks[i["PK"]["S"]]: i for i in found}
 
         def state(key: str) -> NameState:
@@ -85,7 +121,7 @@ class Merges(Names):
             return NameState(key, alias_of, item is not None and alias_of is None)
 
         plan = plan_merge(state(alias_key), state(into_key), alias_text, into_text)
-        target = items.get(plan.target_key) or self._get(name_key(project, plan.target_key))
+        target = items.get(plan.target_key) or self.table._get(name_key(project, plan.target_key))
         alias_item = items.get(alias_key)
         alias_name = (text_of(alias_item, "n") if alias_item else None) or alias_text
         into_name = (text_of(target, "n") if target else None) or into_text
@@ -94,7 +130,7 @@ class Merges(Names):
 
     def _mark_alias(self, project: str, alias: str, name: str, target: str) -> bool:
         """The commit point; False if a condition failed (a concurrent merge)."""
-        table = self.table_name
+        table = self.table.table_name
         ops = [
             {
                 "ConditionCheck": {
@@ -127,7 +163,7 @@ class Merges(Names):
             },
         ]
         try:
-            self._transact(ops)
+            self.table._transact(ops)
         except Exception as error:
             if cancellation(error) is None:
                 raise
@@ -136,8 +172,8 @@ class Merges(Names):
 
     def _repoint_aliases(self, project: str, alias: str, target: str) -> int:
         """The aliases of the alias become the target's (aliases stay flat)."""
-        mine = [i for i in self._listed_aliases(project) if i["t"]["S"] == alias]
-        table = self.table_name
+        mine = [i for i in listed_aliases(self.table, project) if i["t"]["S"] == alias]
+        table = self.table.table_name
         for start in range(0, len(mine), _REPOINT_ALIASES):
             ops: list[Item] = []
             for item in mine[start : start + _REPOINT_ALIASES]:
@@ -162,7 +198,7 @@ class Merges(Names):
                         }
                     }
                 )
-            self._transact(ops)
+            self.table._transact(ops)
         return len(mine)
 
     def _move_facts(
@@ -175,14 +211,14 @@ class Merges(Names):
         alias_pk = entity_pk(project, alias)
         moved = 0
         params: dict[str, Any] = {
-            "TableName": self.table_name,
+            "TableName": self.table.table_name,
             "ConsistentRead": True,
             "KeyConditionExpression": "PK = :pk AND begins_with(SK, :f)",
             "ExpressionAttributeValues": {":pk": {"S": alias_pk}, ":f": {"S": FACTS_PREFIX}},
             "Limit": _MERGE_FACTS,
         }
         while True:
-            copies = self.client.query(**params).get("Items", [])
+            copies = self.table.client.query(**params).get("Items", [])
             if not copies:
                 return moved
             done = self._move_copies(project, alias, target, target_name, copies, held)
@@ -208,7 +244,7 @@ class Merges(Names):
             copies,
             lambda given: self._move_ops(project, alias, target, target_name, given, held),
         )
-        return self._transact(moves, DROP_FAILED_AT_ONCE)
+        return self.table._transact(moves, DROP_FAILED_AT_ONCE)
 
     def _move_ops(
         self,
@@ -220,7 +256,7 @@ class Merges(Names):
         held: dict[Role, int],
     ) -> tuple[list[Item], dict[int, int]]:
         """The ops that move these copies, and which op is whose claim update."""
-        table = self.table_name
+        table = self.table.table_name
         alias_pk, target_pk = entity_pk(project, alias), entity_pk(project, target)
         ops: list[Item] = []
         claims: dict[int, int] = {}
@@ -279,8 +315,39 @@ class Merges(Names):
             token = secrets.token_hex(4)
             for role, n in counts.items():
                 mark_dirty(project, marks, role, [alias, target], token)
-                if self.mark_vectors and new_to_role(held.get(role, 0), n):
+                if self.switches.vectors and new_to_role(held.get(role, 0), n):
                     entity = f"{role}:{target}"
                     mark_vector(project, marks, "entity", entity, target_name, role)
             ops += work_ops(table, [marks])
         return ops, claims
+
+    def aliases(self, project: str) -> list[Alias]:
+        listed = listed_aliases(self.table, project)
+        pks = {entity_pk(project, i["t"]["S"]) for i in listed}
+        names = {
+            i["PK"]["S"]: i["n"]["S"]
+            for i in self.table._batch_get([item_key(pk, NAME_SK) for pk in pks])
+            if "n" in i
+        }
+        found = [
+            Alias(
+                alias=i["n"]["S"],
+                alias_key=i["k"]["S"],
+                into=names.get(entity_pk(project, i["t"]["S"]), i["t"]["S"]),
+                into_key=i["t"]["S"],
+            )
+            for i in listed
+        ]
+        return sorted(found, key=lambda a: a.alias_key)
+
+    def entity_names(self, project: str, limit: int) -> list[EntityName]:
+        """The project's live entities (not aliases): its listing, then the name items
+        (BatchGetItem, in parallel chunks). Never a Scan of the table."""
+        found: list[EntityName] = []
+        for _, item in name_items(self.table, project):
+            if ALIAS_OF in item:
+                continue
+            facts = sum(int(v["N"]) for k, v in item.items() if k.startswith("c_"))
+            if facts > 0 and "n" in item:
+                found.append(EntityName(normalize_name(item["n"]["S"]), item["n"]["S"], facts))
+        return sorted(found, key=lambda e: e.key)[:limit]

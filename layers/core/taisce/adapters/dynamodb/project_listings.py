@@ -1,0 +1,78 @@
+"""A project's listings (keys.py, "project listings"): what a project holds, read
+with one Query per shard (the shards in parallel), never a Scan of the multi-tenant
+table. The reads of a whole project and the explorer's pages (listing.py) start here.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterator, Sequence
+from itertools import chain
+from typing import Any
+
+from .client import MIN_PAGE, TableClient, parallel
+from .keys import Item, listing_pks
+
+
+def listing(table: TableClient, project: str, kind: str) -> list[Item]:
+    """Every listing item of one kind: one Query per shard, the shards in parallel."""
+
+    def shard(pk: str) -> list[Item]:
+        return list(
+            table._query(
+                KeyConditionExpression="PK = :pk",
+                ExpressionAttributeValues={":pk": {"S": pk}},
+            )
+        )
+
+    return [i for items in parallel(shard, listing_pks(project, kind)) for i in items]
+
+
+def listing_in_order(
+    table: TableClient,
+    project: str,
+    kind: str,
+    *,
+    after: str | None = None,
+    before: str | None = None,
+    filters: Sequence[tuple[str, str, str]] = (),
+    descending: bool = False,
+    page: int = MIN_PAGE,
+) -> Iterator[Item]:
+    """The listing items of one kind, merged across shards by sort key (ascending,
+    or descending), those after/before the given sort key only, each filter a
+    (attribute, function, value) with function "=" or "contains"."""
+    condition = "PK = :pk"
+    values: Item = {}
+    if after is not None:
+        condition += " AND SK > :a"
+        values[":a"] = {"S": after}
+    if before is not None:
+        condition += " AND SK < :b"
+        values[":b"] = {"S": before}
+    names: dict[str, str] = {}
+    tests: list[str] = []
+    for n, (attribute, function, value) in enumerate(filters):
+        names[f"#f{n}"] = attribute
+        values[f":f{n}"] = {"S": value}
+        if function == "contains":
+            tests.append(f"contains(#f{n}, :f{n})")
+        else:
+            tests.append(f"#f{n} = :f{n}")
+
+    def start(pk: str) -> Iterator[Item]:
+        params: dict[str, Any] = {
+            "KeyConditionExpression": condition,
+            "ExpressionAttributeValues": {":pk": {"S": pk}, **values},
+            "ScanIndexForward": not descending,
+            "Limit": page,
+        }
+        if tests:
+            params["FilterExpression"] = " AND ".join(tests)
+            params["ExpressionAttributeNames"] = names
+        items = table._query(**params)
+        first = next(items, None)  # the first page, read in this wave
+        return iter(()) if first is None else chain([first], items)
+
+    shards = parallel(start, listing_pks(project, kind))
+    return heapq.merge(*shards, key=lambda i: i["SK"]["S"], reverse=descending)

@@ -1,0 +1,125 @@
+"""Aliases in the embedded store (domain/aliases.py): what an alias key finds, merging
+one entity into another in one transaction, and the lists of aliases and entities."""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+
+from ...domain.aliases import NameState, plan_merge
+from ...domain.entity_counts import moved_counts, new_to_role
+from ...domain.model import ROLES, Alias, EntityName, MergeResult
+from .base import SqlitePart
+from .sql import MARKS, Execute, rows_in
+from .work import MARK_DIRTY, MARK_VECTOR
+
+
+def alias_targets(execute: Execute, project: str, keys: list[str]) -> dict[str, str]:
+    """The entity each of these keys is an alias of (keys that are none left out)."""
+    rows = rows_in(
+        execute,
+        f"SELECT key, target FROM aliases WHERE project = ? AND key IN ({MARKS})",
+        keys,
+        (project,),
+    )
+    return {r[0]: r[1] for r in rows}
+
+
+class SqliteAliasStore(SqlitePart):
+    @staticmethod
+    def _name_state(db: sqlite3.Connection, project: str, key: str) -> NameState:
+        alias_of = db.execute(
+            "SELECT target FROM aliases WHERE project = ? AND key = ?", (project, key)
+        ).fetchone()
+        named = db.execute(
+            "SELECT 1 FROM entities WHERE project = ? AND key = ?", (project, key)
+        ).fetchone()
+        return NameState(key, alias_of[0] if alias_of else None, named is not None)
+
+    def merge_entities(
+        self, project: str, alias_key: str, alias_text: str, into_key: str, into_text: str
+    ) -> MergeResult:
+        with self._write() as db:
+            plan = plan_merge(
+                self._name_state(db, project, alias_key),
+                self._name_state(db, project, into_key),
+                alias_text,
+                into_text,
+            )
+            alias, target = plan.alias_key, plan.target_key
+            moved = db.execute(
+                "SELECT source_role, subject_key, object_key FROM facts "
+                "WHERE project = ? AND (subject_key = ? OR object_key = ?)",
+                (project, alias, alias),
+            ).fetchall()
+            ends = moved_counts(moved, alias)
+            db.execute(
+                "UPDATE facts SET subject_key = ? WHERE project = ? AND subject_key = ?",
+                (target, project, alias),
+            )
+            db.execute(
+                "UPDATE facts SET object_key = ? WHERE project = ? AND object_key = ?",
+                (target, project, alias),
+            )
+            row = db.execute(
+                "SELECT name FROM entities WHERE project = ? AND key = ?", (project, target)
+            ).fetchone()
+            into_name = row[0] if row else into_text
+            for role, count in ends.items():
+                total = db.execute(
+                    "INSERT INTO entity_roles (project, key, role, facts) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT (project, key, role) DO UPDATE SET facts = facts + excluded.facts "
+                    "RETURNING facts",
+                    (project, target, role, count),
+                ).fetchone()[0]
+                if new_to_role(total - count, count) and self.switches.vectors:
+                    db.execute(
+                        MARK_VECTOR, (project, "entity", f"{role}:{target}", into_name, role)
+                    )
+            # Both ends' reports are rebuilt: the alias's are dropped, the target's grow.
+            token = uuid.uuid4().hex
+            db.executemany(
+                MARK_DIRTY,
+                [(project, role, k, token) for role in ends for k in (alias, target)],
+            )
+            db.execute("DELETE FROM entity_roles WHERE project = ? AND key = ?", (project, alias))
+            # The alias's name vectors may stay in the index: recall resolves them.
+            db.executemany(
+                "DELETE FROM pending_vectors WHERE project = ? AND kind = 'entity' AND id = ?",
+                [(project, f"{role}:{alias}") for role in ROLES],
+            )
+            row = db.execute(
+                "DELETE FROM entities WHERE project = ? AND key = ? RETURNING name",
+                (project, alias),
+            ).fetchone()
+            db.execute(
+                "INSERT INTO aliases (project, key, name, target) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (project, key) DO NOTHING",
+                (project, alias, row[0] if row else alias_text, target),
+            )
+            repointed = db.execute(
+                "UPDATE aliases SET target = ? WHERE project = ? AND target = ?",
+                (target, project, alias),
+            ).rowcount
+            alias_name = db.execute(
+                "SELECT name FROM aliases WHERE project = ? AND key = ?", (project, alias)
+            ).fetchone()[0]
+        return MergeResult(alias_name, into_name, len(moved), repointed)
+
+    def aliases(self, project: str) -> list[Alias]:
+        rows = self._db().execute(
+            "SELECT a.name, a.key, COALESCE(e.name, a.target), a.target FROM aliases a "
+            "LEFT JOIN entities e ON e.project = a.project AND e.key = a.target "
+            "WHERE a.project = ? ORDER BY a.key",
+            (project,),
+        )
+        return [Alias(*r) for r in rows]
+
+    def entity_names(self, project: str, limit: int) -> list[EntityName]:
+        rows = self._db().execute(
+            "SELECT e.key, e.name, SUM(r.facts) FROM entities e JOIN entity_roles r "
+            "ON r.project = e.project AND r.key = e.key WHERE e.project = ? "
+            "GROUP BY e.key HAVING SUM(r.facts) > 0 ORDER BY e.key LIMIT ?",
+            (project, limit),
+        )
+        return [EntityName(*r) for r in rows]
