@@ -23,8 +23,8 @@ from ..domain.filters import FactFilter
 from ..domain.model import ExtractionFailure, Fact, PendingVector, Role, VectorItem, VectorKind
 from ..domain.ports.extractor import ExtractionError, Extractor
 from ..domain.ports.store import Store
-from ..domain.semantic import Semantic
 from ..domain.reports import build_reports
+from ..domain.semantic import Semantic
 from ..domain.summaries import SummaryWriter
 from ..domain.timestamps import timestamp
 from .work import EXTRACTION_BATCH, VECTOR_BATCH

@@ -48,9 +48,9 @@ from ..domain.model import ROLES, Alias, EntityCounts, Fact, MergeResult, Role
 from ..domain.names import normalize_name
 from ..domain.ports.extractor import Extractor
 from ..domain.ports.store import Store
-from ..domain.semantic import Semantic
 from ..domain.recall import recall as recall_steps
 from ..domain.recalled import RecallAnswer
+from ..domain.semantic import Semantic
 from ..domain.timestamps import timestamp
 from .background import BackgroundWork
 from .erasure_cases import ErasureCases
