@@ -42,7 +42,7 @@ lint: install
 	$(BIN)/cfn-lint template.yaml
 
 # The deploy-readiness test translates template.yaml with the SAM CLI's translator (.venv-sam).
-test: lint audit sam-install browser
+test: lint audit sam-install browser test-ts
 	$(BIN)/python -m pytest
 
 # The TypeScript client (clients/typescript, npm package taisce-client): its tests start a
