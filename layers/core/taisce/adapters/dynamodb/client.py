@@ -146,6 +146,35 @@ class Cancellation:
         return frozenset(c for c in self.codes if c not in (None, "None", CONDITION_FAILED))
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """What a cancelled transaction's reasons ask for under a retry rule: give up (the
+    caller gets the error), leave members out (`drop`, their positions), send again at
+    once with the attempts reset (`at_once`), or after a pause (`wait`)."""
+
+    give_up: bool = False
+    drop: frozenset[int] = frozenset()
+    at_once: bool = False
+    wait: bool = False
+
+
+def judge(reasons: Cancellation, owners: Mapping[int, int], rule: Retry) -> Verdict:
+    """The rule applied to one cancellation. `owners`: op position → member position."""
+    failed = frozenset(owners[i] for i in reasons.failed_checks if i in owners)
+    if not rule.drop:
+        failed = frozenset()
+    elif failed and rule.drop_at_once:
+        return Verdict(drop=failed, at_once=True)
+    # Any other failed condition is the caller's answer, but for DROP_FAILED, which
+    # looks only at its members' ops (no other op has a condition).
+    if reasons.failed_checks and (not rule.drop or rule.drop_at_once):
+        return Verdict(give_up=True)
+    others = reasons.others
+    if others - rule.reasons or not (failed or others):
+        return Verdict(give_up=True)
+    return Verdict(drop=failed, wait=bool(others))
+
+
 def cancellation(error: BaseException) -> Cancellation | None:
     """The reasons of a cancelled transaction; None for any other error."""
     if error_code(error) != "TransactionCanceledException":
@@ -376,26 +405,15 @@ class TableClient:
                 reasons = cancellation(error)
                 if reasons is None:
                     raise
-                failed = {owners[i] for i in reasons.failed_checks if i in owners}
-                if not rule.drop:
-                    failed = set()
-                elif failed and rule.drop_at_once:
-                    members = [m for n, m in enumerate(members) if n not in failed]
-                    packed, attempt = None, 0
-                    continue
-                # Any other failed condition is the caller's answer, but for DROP_FAILED,
-                # which looks only at its members' ops (no other op has a condition).
-                if reasons.failed_checks and (not rule.drop or rule.drop_at_once):
+                verdict = judge(reasons, owners, rule)
+                if verdict.give_up or (verdict.wait and attempt >= rule.attempts):
                     raise
-                others = reasons.others
-                if others - rule.reasons or not (failed or others):
-                    raise
-                if failed:
-                    members = [m for n, m in enumerate(members) if n not in failed]
+                if verdict.drop:
+                    members = [m for n, m in enumerate(members) if n not in verdict.drop]
                     packed = None
-                if others:
-                    if attempt >= rule.attempts:
-                        raise
+                if verdict.at_once:
+                    attempt = 0
+                elif verdict.wait:
                     backoff(attempt)
                     attempt += 1
         return []

@@ -135,34 +135,10 @@ class Requests:
         pending = actions
         assigned: dict[str, list[str]] = {}
         for attempt in range(self.max_attempts):
-            lines: list[str] = []
-            for action, source, _ in pending:
-                lines.append(json.dumps(action, separators=(",", ":")))
-                if source is not None:
-                    lines.append(json.dumps(source, separators=(",", ":")))
-            body = "\n".join(lines) + "\n"
-            response = self.call(
-                what, lambda body=body: self.client.bulk(body=body, index=self.index_name)
-            )
-            if not isinstance(response, dict):
-                raise VectorIndexError(f"OpenSearch {what} returned an unexpected response")
-            items = response.get("items")
-            if not response.get("errors") and not isinstance(items, list):
+            items = self._bulk_items(what, pending)
+            if items is None:
                 return assigned
-            if not isinstance(items, list) or len(items) != len(pending):
-                raise VectorIndexError(f"OpenSearch {what} returned an unexpected response")
-            failed: list[tuple[Action, int, str]] = []
-            for sent, item in zip(pending, items, strict=True):
-                result = next(iter(item.values()), {}) if isinstance(item, dict) else {}
-                error = result.get("error") if isinstance(result, dict) else None
-                if error is None:
-                    doc_id = result.get("_id") if isinstance(result, dict) else None
-                    if "index" in sent[0] and isinstance(doc_id, str):
-                        assigned.setdefault(sent[2], []).append(doc_id)
-                    continue
-                status = result.get("status")
-                kind = error.get("type", "") if isinstance(error, dict) else ""
-                failed.append((sent, status if isinstance(status, int) else 0, str(kind)))
+            failed = _bulk_failures(pending, items, assigned)
             if not failed:
                 return assigned
             retryable = all(status == 429 or status >= 500 for _, status, _ in failed)
@@ -176,3 +152,42 @@ class Requests:
                 f"OpenSearch {what} failed for {len(ids)} item(s): {', '.join(ids)}"
                 + (f" ({', '.join(kinds)})" if kinds else "")
             )
+
+    def _bulk_items(self, what: str, pending: list[Action]) -> list[Any] | None:
+        """Sends one `_bulk` of `pending`; its per-item results, one per action, or None
+        when the answer reports no errors and lists no items."""
+        lines: list[str] = []
+        for action, source, _ in pending:
+            lines.append(json.dumps(action, separators=(",", ":")))
+            if source is not None:
+                lines.append(json.dumps(source, separators=(",", ":")))
+        body = "\n".join(lines) + "\n"
+        response = self.call(what, lambda: self.client.bulk(body=body, index=self.index_name))
+        if not isinstance(response, dict):
+            raise VectorIndexError(f"OpenSearch {what} returned an unexpected response")
+        items = response.get("items")
+        if not response.get("errors") and not isinstance(items, list):
+            return None
+        if not isinstance(items, list) or len(items) != len(pending):
+            raise VectorIndexError(f"OpenSearch {what} returned an unexpected response")
+        return items
+
+
+def _bulk_failures(
+    pending: list[Action], items: list[Any], assigned: dict[str, list[str]]
+) -> list[tuple[Action, int, str]]:
+    """The actions that failed, with their status and error type; the `_id`s of the
+    documents indexed are added to `assigned` by item id."""
+    failed: list[tuple[Action, int, str]] = []
+    for sent, item in zip(pending, items, strict=True):
+        result = next(iter(item.values()), {}) if isinstance(item, dict) else {}
+        error = result.get("error") if isinstance(result, dict) else None
+        if error is None:
+            doc_id = result.get("_id") if isinstance(result, dict) else None
+            if "index" in sent[0] and isinstance(doc_id, str):
+                assigned.setdefault(sent[2], []).append(doc_id)
+            continue
+        status = result.get("status")
+        kind = error.get("type", "") if isinstance(error, dict) else ""
+        failed.append((sent, status if isinstance(status, int) else 0, str(kind)))
+    return failed
