@@ -39,6 +39,8 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python .ci/complexity.py layers functions clients
+	@# Types: strict on the domain, the API and the service layer ([tool.mypy]).
+	$(BIN)/mypy --config-file pyproject.toml
 	$(BIN)/cfn-lint template.yaml
 
 # The deploy-readiness test translates template.yaml with the SAM CLI's translator (.venv-sam).
@@ -150,4 +152,4 @@ bench-load-quick: install
 	$(BIN)/python -m bench.load_bench --quick
 
 clean:
-	rm -rf $(VENV) $(SAM_VENV) .aws-sam .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(SAM_VENV) .aws-sam .pytest_cache .ruff_cache .mypy_cache .hypothesis

@@ -100,7 +100,7 @@ def build_document(template: Path) -> dict[str, Any]:
     merge.add_schema(
         {"components": {"schemas": {**error_body.pop("$defs"), "ErrorBody": error_body}}}
     )
-    document = json.loads(merge.get_openapi_json_schema())
+    document: dict[str, Any] = json.loads(merge.get_openapi_json_schema())
     protected = {_route_key(r.method, r.path): r.authorized for r in routes}
     seen: set[str] = set()
     for path, item in document["paths"].items():

@@ -79,20 +79,16 @@ def make_resolver(*, invalid: Invalid = field_response) -> APIGatewayHttpResolve
     """
     app = APIGatewayHttpResolver(enable_validation=True)
 
-    @app.exception_handler(RequestValidationError)
     def _invalid(exc: RequestValidationError) -> Response[str]:
         return invalid(list(exc.errors()), body_model(app))
 
-    @app.exception_handler(TaisceError)
     def _domain(exc: TaisceError) -> Response[str]:
         extra = {"control": exc.control} if exc.control else {}
         return error_response(exc.status, exc.code, exc.message, **extra)
 
-    @app.not_found
     def _not_found(_: Exception) -> Response[str]:
         return error_response(404, "not_found", "no such route")
 
-    @app.exception_handler(Exception)
     def _internal(exc: Exception) -> Response[str]:
         request_id = app.current_event.request_context.request_id
         logger.exception("unhandled error", extra={"request_id": request_id})
@@ -100,6 +96,12 @@ def make_resolver(*, invalid: Invalid = field_response) -> APIGatewayHttpResolve
             500, "internal", "the server failed; quote the request id", request_id=request_id
         )
 
+    # Registered by calls, not as decorators: Powertools' exception_handler has no
+    # return type, and as a decorator it would leave each handler untyped.
+    app.exception_handler(RequestValidationError)(_invalid)
+    app.exception_handler(TaisceError)(_domain)
+    app.not_found(_not_found)
+    app.exception_handler(Exception)(_internal)
     return app
 
 
@@ -173,6 +175,8 @@ def make_handler(
         headers = event.get("headers") or {}
         if event.get("body") and "json" not in str(headers.get("content-type", "")):
             event = {**event, "headers": {**headers, "content-type": "application/json"}}
-        return app.resolve(event, context)
+        # Powertools types the context as required but only keeps it for handlers to
+        # read (app.lambda_context, read by none here); a caller outside Lambda has none.
+        return app.resolve(event, context)  # type: ignore[arg-type]
 
     return lambda_handler

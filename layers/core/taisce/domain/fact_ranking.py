@@ -157,11 +157,11 @@ def word_scores(question: Sequence[str], documents: Sequence[Sequence[str]]) -> 
     if ideal <= 0:
         return [0.0] * n
     scores: list[float] = []
-    for c, length in zip(counts, lengths, strict=True):
+    for found, length in zip(counts, lengths, strict=True):
         norm = K1 * (1 - B + B * length / average)
         s = 0.0
         for t, weight in idf.items():
-            tf = c.get(t, 0)
+            tf = found.get(t, 0)
             if tf:
                 s += weight * tf * (K1 + 1) / (tf + norm)
         scores.append(min(1.0, s / ideal))

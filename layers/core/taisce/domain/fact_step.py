@@ -130,7 +130,7 @@ def fill_facts(ctx: RecallContext, ask: FactAsk) -> None:
         said,
         model=ask.meaning is not None,
         neutral=neutral,
-        explain=ctx.controls.explain,
+        explain=bool(ctx.controls.explain),  # None: not sent, so no `why`
     )
     _add(ctx, ask.step, ranked)
 

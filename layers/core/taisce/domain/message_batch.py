@@ -34,11 +34,11 @@ def batch_to_store(messages: Sequence[Message], passages: Sequence[Passage]) -> 
     places: set[tuple[str, int]] = set()
     kept: list[Passage] = []
     for p in passages:
-        m = firsts.get(p.message_id)
-        if m is None or p.id in ids:
+        message = firsts.get(p.message_id)
+        if message is None or p.id in ids:
             continue
         place = (p.message_id, p.start)
-        if place in places or m.content[p.start : p.end] != p.quote:
+        if place in places or message.content[p.start : p.end] != p.quote:
             continue  # a second passage at one place, or one of another copy's text
         ids.add(p.id)
         places.add(place)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 _SPACE = re.compile(r"\s+")
@@ -182,7 +182,7 @@ class QuestionNames:
 
     def spans(self, known: Collection[str] | None = None) -> Iterator[Span]:
         """The runs (only those whose key is in `known`, if given)."""
-        widths = range(1, MAX_NAME_TOKENS + 1)
+        widths: Sequence[int] = range(1, MAX_NAME_TOKENS + 1)
         if known is not None:
             # Only run lengths some known key has (a key of n tokens spans n tokens).
             lengths = {len(_tokens(k)) for k in known}

@@ -290,9 +290,9 @@ def _communities(keys: list[str], facts: list[Fact], seed: int) -> list[list[str
             continue
         (node,) = group
         shared: Counter[int] = Counter()
-        for other, weight in adjacency[node].items():
-            if other != node:
-                shared[where[other]] += weight
+        for neighbour, weight in adjacency[node].items():
+            if neighbour != node:
+                shared[where[neighbour]] += weight
         target = min(shared, key=lambda g: (-shared[g], min(groups[g])))
         groups[target].add(node)
         where[node] = target

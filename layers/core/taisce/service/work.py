@@ -12,6 +12,7 @@ marks. Messages never carry stored text.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Callable, Collection, Sequence
@@ -193,11 +194,12 @@ STEPS_OF: dict[WorkKind, tuple[str, ...]] = {
 
 def _listers(memory: Memory, steps: Collection[str]) -> list[tuple[str, Callable[[], list[str]]]]:
     """How to list the projects needing each of these steps that this memory can take."""
-    return [
-        (s.name, lambda s=s: s.projects(memory.store))
-        for s in STEPS
-        if s.name in steps and s.available(memory)
-    ]
+    return [(s.name, _lister(s, memory)) for s in STEPS if s.name in steps and s.available(memory)]
+
+
+def _lister(step: WorkStep, memory: Memory) -> Callable[[], list[str]]:
+    """How to list the projects needing this step (a closure per step, listed later)."""
+    return lambda: step.projects(memory.store)
 
 
 def projects_with_work(memory: Memory, steps: Collection[str] = STEP_NAMES) -> dict[str, set[str]]:
@@ -222,7 +224,7 @@ def extraction_seconds(timeout: float, calls_per_attempt: int, retry_wait: float
     (EXTRACTION_ATTEMPTS) waits `timeout` for each of its client calls, with the
     domain's waits between attempts. The worker starts an extraction only with this
     much time left (plus FINISH_SECONDS), so a pass ends before Lambda's timeout."""
-    waits = sum(retry_wait * 2**n for n in range(EXTRACTION_ATTEMPTS - 1))
+    waits = sum(retry_wait * 2.0**n for n in range(EXTRACTION_ATTEMPTS - 1))
     return EXTRACTION_ATTEMPTS * calls_per_attempt * timeout + waits
 
 
@@ -295,7 +297,7 @@ def one_pass(
         if step.name not in steps:
             continue
         started = time.monotonic()
-        result = _step(best_effort, step.failed, lambda s=step: s.run(memory, context))
+        result = _step(best_effort, step.failed, functools.partial(step.run, memory, context))
         done.done[step.name] = result.count
         done.seconds[step.name] = time.monotonic() - started
         if result.deferred:
