@@ -66,9 +66,11 @@ def cmd_credentials(args: argparse.Namespace) -> int:
             return 2
         print(_create_credential(args.project, args.label))
     elif args.action == "list":
-        # Tab-separated, one credential a line, under a header naming the columns.
+        # Read first, so a store that cannot be read prints its error and nothing else;
+        # then tab-separated, one credential a line, under a header naming the columns.
+        credentials = store.list_credentials(args.project)
         print("id\tproject\tcreated_at\tstate\tlabel")
-        for c in store.list_credentials(args.project):
+        for c in credentials:
             state = f"revoked {c.revoked_at}" if c.revoked_at else "live"
             print(f"{c.id}\t{c.project}\t{c.created_at}\t{state}\t{c.label or ''}")
     else:
