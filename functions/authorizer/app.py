@@ -11,7 +11,7 @@ runs this same handler before each route and answers 401 in the API's own shape.
 On Lambda (TAISCE_STORE=dynamodb) it imports and builds only the credentials' part of
 the DynamoDB store: one GetItem is all it does, so it leaves out the HTTP resolver,
 pydantic's settings and the models' and vector index's clients that the API's wiring
-builds (docs/aws.md, "Cold start"). Anywhere else it asks the wiring's store.
+builds (docs/aws.md, "Cold start and size"). Anywhere else it asks the wiring's store.
 """
 
 from __future__ import annotations

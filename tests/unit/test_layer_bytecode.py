@@ -1,6 +1,6 @@
 """The core layer ships bytecode for Lambda's Python (3.12): /opt is read-only there,
 so a layer without it is compiled from source on every cold start (docs/aws.md,
-"Cold start").
+"Cold start and size").
 
 Builds the layer's taisce package and compiles it as `sam build` does (layers/core/
 Makefile, `runtime` and `bytecode`; the pinned arm64 wheels are left out, they would
