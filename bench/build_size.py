@@ -48,7 +48,7 @@ def zipped(folder: Path) -> int:
 
 def by_distribution(layer: Path) -> list[tuple[int, str]]:
     """(bytes, distribution) for every distribution in the layer's python/ folder,
-    and what no RECORD claims (the taisce package, bytecode written after install)."""
+    and what no RECORD claims (the taisce package)."""
     root = layer / "python"
     claimed: set[Path] = set()
     sizes: list[tuple[int, str]] = []
@@ -59,9 +59,13 @@ def by_distribution(layer: Path) -> list[tuple[int, str]]:
         rows = csv.reader(record.read_text().splitlines()) if record.exists() else []
         for row in rows:
             path = (root / row[0]).resolve()
-            if path.is_file() and path not in claimed:
-                claimed.add(path)
-                total += path.stat().st_size
+            # A module's bytecode, compiled after install (layers/core/Makefile), is
+            # its distribution's too.
+            compiled = path.parent.glob(f"__pycache__/{path.stem}.*.pyc")
+            for owned in [path, *(compiled if path.suffix == ".py" else [])]:
+                if owned.is_file() and owned not in claimed:
+                    claimed.add(owned)
+                    total += owned.stat().st_size
         sizes.append((total, name))
     rest: dict[str, int] = {}
     for directory, _, names in os.walk(root):

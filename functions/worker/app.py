@@ -42,8 +42,8 @@ from taisce.settings import SettingsError
 # Idempotency records live in the memory table under one partition of their own
 # (docs/dynamodb.md, "Idempotency records"); DynamoDB's TTL removes them.
 IDEMPOTENCY_PK = "IDEMPOTENCY#worker"
-# Longer than a message can stay in flight: the queue's visibility timeout (5,400 s)
-# x maxReceiveCount (5) = 7.5 h (tests/integration/test_deploy_readiness.py checks it).
+# Longer than a message can stay in flight: the queue's visibility timeout (3,600 s)
+# x maxReceiveCount (2) = 2 h (tests/integration/test_deploy_readiness.py checks it).
 IDEMPOTENCY_SECONDS = 8 * 60 * 60
 
 processor = SqsFifoPartialProcessor(skip_group_on_error=True)

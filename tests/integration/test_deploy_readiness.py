@@ -179,17 +179,47 @@ def test_the_authorizer_reads_credentials_and_nothing_else() -> None:
         )
 
 
-def test_the_worker_may_receive_from_its_queue() -> None:
+def test_the_worker_may_receive_from_its_own_queue_only() -> None:
+    """Lambda's pollers use the worker's role: receive, delete and change visibility on
+    the work queue, and on no other queue (not AWS's managed policy for every queue)."""
     s = stack()
     arns = s.managed_arns("WorkerFunction")
-    assert f"arn:{PARTITION}:iam::aws:policy/service-role/AWSLambdaSQSQueueExecutionRole" in arns
+    assert not any(a.endswith("/AWSLambdaSQSQueueExecutionRole") for a in arns)
     mapping = next(
         r["Properties"]
         for r in translated()["Resources"].values()
         if r["Type"] == "AWS::Lambda::EventSourceMapping"
     )
     assert s.resolve(mapping["EventSourceArn"]) == s.attribute("WorkQueue", "Arn")
+    assert s.resolve(mapping["FunctionName"]) == s.physical("WorkerFunction")
     assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    queue = s.attribute("WorkQueue", "Arn")
+    other = f"arn:{PARTITION}:sqs:{REGION}:{ACCOUNT}:someone-elses.fifo"
+    for action in (
+        "sqs:ReceiveMessage",
+        "sqs:DeleteMessage",
+        "sqs:ChangeMessageVisibility",
+        "sqs:GetQueueAttributes",
+    ):
+        assert s.allows("WorkerFunction", action, queue), action
+        assert not s.allows("WorkerFunction", action, other), action
+
+
+def test_the_worker_is_capped_by_its_event_source_not_by_reserved_concurrency() -> None:
+    """Reserved concurrency throttles the pollers' invocations, and each throttled
+    receive counts toward the dead-letter limit; the mapping's maximum concurrency
+    makes the pollers wait instead."""
+    mapping = next(
+        r["Properties"]
+        for r in translated()["Resources"].values()
+        if r["Type"] == "AWS::Lambda::EventSourceMapping"
+    )
+    for cap in ("0", "5"):
+        s = Stack(translated(), {"WorkerMaxConcurrency": cap})
+        worker_props = s.resolve(translated()["Resources"]["WorkerFunction"]["Properties"])
+        assert "ReservedConcurrentExecutions" not in worker_props
+        scaling = s.resolve(mapping).get("ScalingConfig")
+        assert scaling == ({"MaximumConcurrency": cap} if cap != "0" else None)
 
 
 # -- Bedrock -------------------------------------------------------------------------------
@@ -300,6 +330,11 @@ def test_opensearch_names_fit_for_the_longest_collection_name_allowed() -> None:
 # -- the worker's time -------------------------------------------------------------------
 
 
+# How long a failing message may hold its project's message group (and so every later
+# pass of that project) before it is dead-lettered (docs/aws.md, "Background work").
+LONGEST_GROUP_STALL = 2 * 3600
+
+
 def test_the_worker_timeout_queue_visibility_and_idempotency_agree() -> None:
     resources = translated()["Resources"]
     timeout = resources["WorkerFunction"]["Properties"]["Timeout"]
@@ -312,7 +347,11 @@ def test_the_worker_timeout_queue_visibility_and_idempotency_agree() -> None:
     )
     assert timeout <= 900
     assert timeout >= one + FINISH_SECONDS
-    # AWS refuses an SQS event source whose visibility is below the function's timeout.
-    assert visibility >= timeout
+    # AWS's rule for a Lambda event source: visibility at least 6x the function's
+    # timeout (Lambda refuses a mapping whose visibility is below the timeout).
+    assert visibility == 6 * timeout
+    # A failed message reappears only when its visibility expires, and until then no
+    # other message of its group is delivered: receives x visibility bounds the stall.
+    assert receives >= 2 and visibility * receives <= LONGEST_GROUP_STALL
     # A message is processed once while it can still be delivered.
     assert visibility * receives <= worker.IDEMPOTENCY_SECONDS
