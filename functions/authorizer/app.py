@@ -44,9 +44,10 @@ class CredentialLookup(Protocol):
 
 @functools.cache
 def _table_credentials(table: str, endpoint: str | None) -> CredentialLookup:
-    from taisce.adapters.dynamodb.credentials import Credentials
+    from taisce.adapters.dynamodb.client import TableClient
+    from taisce.adapters.dynamodb.credentials import DynamoDbCredentialStore
 
-    return Credentials(table, endpoint_url=endpoint)
+    return DynamoDbCredentialStore(TableClient(table, endpoint_url=endpoint))
 
 
 def credentials() -> CredentialLookup:
