@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from taisce.domain.erasable import COMMON_WORDS, ONE_LETTER, ONLY_COMMON_WORDS, refusal
-from taisce.domain.errors import InvalidRequest
 from taisce.domain.erasure import ErasureRequest
+from taisce.domain.errors import InvalidRequest
 
 
 @pytest.mark.parametrize("subject", ["a", "S", "'s", "s.", "\uff41", "9", " x "])
@@ -41,8 +41,8 @@ def test_the_list_is_lower_case_and_holds_no_common_abbreviation() -> None:
 
 def test_the_use_case_refuses_too(tmp_path: object) -> None:
     from taisce.adapters.sqlite.store import SqliteStore
-    from taisce.service.memory import Memory
     from taisce.domain.controls import Limits
+    from taisce.service.memory import Memory
 
     store = SqliteStore(tmp_path / "t.sqlite3")  # type: ignore[operator]
     with pytest.raises(InvalidRequest, match="subject must be more than one letter"):

@@ -8,9 +8,10 @@ The list is short on purpose: the articles, pronouns, prepositions, conjunctions
 auxiliaries that occur in almost every sentence of English (the API's own language),
 Irish (the project's name), French, German and Spanish (the most used languages written
 with spaces between words in the places the service is run), less those that are
-also common names or abbreviations ("us", "it" kept; "who", "will", "may", "mit",
-"un", "elle", "des", "go", "ar", "ag", "na", "al", "del", "don", "su", "sa" left out). A general stop-word list, made for search,
-holds words that are names of people, companies and bands, and is not used here.
+also common names or abbreviations ("who", "will", "may", "mit", "un", "us", "elle",
+"des", "go", "ar", "ag", "na", "al", "del", "don", "su", "sa" left out). A general
+stop-word list, made for search, holds words that are names of people, companies and
+bands, and is not used here.
 """
 
 from __future__ import annotations

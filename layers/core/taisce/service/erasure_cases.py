@@ -9,6 +9,7 @@ import uuid
 from collections.abc import Callable, Collection, Sequence
 from datetime import datetime
 
+from ..domain.erasable import refusal
 from ..domain.erasure import (
     ERASURE_ID,
     MAX_PASSES,
@@ -20,7 +21,6 @@ from ..domain.erasure import (
     subject_hash,
     tombstone_hashes,
 )
-from ..domain.erasable import refusal
 from ..domain.errors import InvalidRequest, NotFound
 from ..domain.model import (
     ErasureRecord,
