@@ -64,6 +64,10 @@ def start_server(
     environ = {k: v for k, v in os.environ.items() if not k.startswith("TAISCE_")}
     # Embeddings are off unless a test asks for them: the model is slow to load.
     environ.update({"TAISCE_EMBEDDINGS": "none", **(env or {})})
+    if "--refused-credentials" not in args:
+        # The suite sends many refused credentials from one address on purpose; the
+        # throttle's own tests (test_http_throttle.py) start servers with it on.
+        args = (*args, "--refused-credentials", "0")
     process = subprocess.Popen(
         [
             sys.executable,

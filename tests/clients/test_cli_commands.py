@@ -125,7 +125,7 @@ def test_import_sends_batches_reports_refused_lines_and_is_idempotent(
     summary = done.stdout.splitlines()
     # 250 lines: one not JSON, one without a role, one repeating an id.
     assert summary[0] == (
-        f"{source}: 247 messages and 1 facts stored "
+        f"{source}: 247 messages and 1 facts stored, 2 lines refused "
         "(an id stored before is kept as it was, so a rerun adds nothing twice)"
     )
     assert summary[1] == "1 lines repeat an earlier line's id and were skipped: 32"
@@ -144,6 +144,60 @@ def test_import_sends_batches_reports_refused_lines_and_is_idempotent(
     assert again.stdout.splitlines()[0] == summary[0]
     assert taisce(*dump).returncode == 0
     assert exported.read_text(encoding="utf-8") == first
+
+
+def test_import_reports_each_bad_line_goes_on_and_prints_a_summary(
+    server: LocalServer, tmp_path: Path
+) -> None:
+    """500 lines, the bad ones spread through them (one at line 251): each is one line of
+    the summary, every good line is stored, no traceback."""
+    bad: dict[int, tuple[bytes, str]] = {
+        3: (b'{"role": "user", "content": "\\ud800 alone"}', "not Unicode"),
+        40: (b'{"role": "user", "content": "raw \xff byte"}', "not Unicode"),
+        77: (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+        120: (b'{"role": "user", "content": "x", "occurred_at": NaN}', "NaN is not JSON"),
+        121: (b'{"role": "user", "content": Infinity}', "Infinity is not JSON"),
+        122: (b'{"role": "user", "content": "x", "n": 1e999}', "too large"),
+        251: (b'{"role": "robot", "content": "who am I?"}', "invalid_request: "),
+        400: (b'{"role": "user", "content": "' + b'{"a":' * 3000 + b'"}', "not JSON"),
+    }
+    lines = [
+        json.dumps({"role": "user", "content": f"Line {n} about Orla."}).encode()
+        for n in range(1, 501)
+    ]
+    for number, (line, _) in bad.items():
+        lines[number - 1] = line
+    source = tmp_path / "bad-lines.jsonl"
+    source.write_bytes(b"\n".join(lines) + b"\n")
+    env = connection(server, server.new_credential("cli-import-bad-lines"))
+
+    done = taisce("import", str(source), env=env)
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr + done.stdout
+    summary = done.stdout.splitlines()
+    assert summary[0].startswith(f"{source}: 492 messages and 0 facts stored, 8 lines refused ")
+    assert summary[1] == "8 lines refused:"
+    for row, (number, (_, reason)) in zip(summary[2:], sorted(bad.items()), strict=True):
+        assert row.startswith(f"  line {number}: ") and reason in row, row
+    assert len(summary) == 10
+
+
+def test_import_stops_on_an_error_not_about_a_line_and_still_prints_a_summary(
+    server: LocalServer, tmp_path: Path
+) -> None:
+    source = tmp_path / "refused.jsonl"
+    source.write_text(
+        "".join(json.dumps({"role": "user", "content": f"m{n}"}) + "\n" for n in range(150)),
+        encoding="utf-8",
+    )
+    env = connection(server, "tsk_" + "0" * 64)  # a credential the server does not know
+    done = taisce("import", str(source), env=env)
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr + done.stdout
+    summary = done.stdout.splitlines()
+    assert summary[0].startswith(f"{source}: 0 messages and 0 facts stored, 0 lines refused ")
+    assert summary[1].startswith("stopped before the end: unauthorized: ")
+    assert "100 lines read were not confirmed" in summary[1]
 
 
 def test_export_writes_messages_and_facts_that_import_takes_back(

@@ -133,6 +133,10 @@ async def test_the_tools_store_recall_and_report_refusals(server: LocalServer) -
         assert refused.is_error
         assert structured(refused)["error"]["code"] == "invalid_request"
 
+        # A common word is no subject: refused by the API, nothing masked.
+        common = await session.call_tool("forget", {"subject": "the"})
+        assert common.is_error and structured(common)["error"]["code"] == "invalid_request"
+        assert "common words" in structured(common)["error"]["message"]
         forgotten = await session.call_tool("forget", {"subject": "Atlas"})
         again = structured(await session.call_tool("recall", {"question": "Where is Atlas?"}))
     assert not forgotten.is_error, forgotten

@@ -94,6 +94,47 @@ def test_a_bad_body_is_refused_and_changes_nothing(server: LocalServer, body: by
         assert len(http.get("/v1/facts", params={"subject": "atlas"}).json()["facts"]) >= 1
 
 
+@pytest.mark.parametrize(
+    ("subject", "rule"),
+    [
+        ("a", "more than one letter or digit"),
+        ("s", "more than one letter or digit"),
+        ("'s", "more than one letter or digit"),
+        ("  É ", "more than one letter or digit"),
+        ("7", "more than one letter or digit"),
+        ("it", "common words"),
+        ("The", "common words"),
+        ("of the", "common words"),
+        ("it's", "common words"),
+        ("der", "common words"),
+        ("agus", "common words"),
+        ("Le, la!", "common words"),
+    ],
+)
+def test_a_common_word_is_refused_and_masks_nothing(
+    server: LocalServer, subject: str, rule: str
+) -> None:
+    with server.client(server.new_credential("erasure-common")) as http:
+        assert http.post("/v1/messages", json={"messages": MESSAGES}).status_code == 202
+        before = http.get("/v1/messages").json()["messages"]
+        r = erase(http, {"subject": subject})
+        assert r.status_code == 400, r.text
+        error = r.json()["error"]
+        assert error["code"] == "invalid_request" and rule in error["message"], error
+        assert "subject" in error["message"]
+        assert http.get("/v1/messages").json()["messages"] == before
+        assert all("\u2588" not in m["content"] for m in before)
+
+
+@pytest.mark.parametrize("subject", ["Al", "C++", "Malcolm X", "The Who", "MIT", "Atlas"])
+def test_short_names_and_names_with_common_words_are_erased(
+    server: LocalServer, subject: str
+) -> None:
+    with server.client(server.new_credential("erasure-short")) as http:
+        r = erase(http, {"subject": subject})
+    assert r.status_code == 200, r.text
+
+
 def test_erasure_needs_a_credential(server: LocalServer) -> None:
     with server.client() as http:
         r = erase(http, {"subject": "Atlas"})

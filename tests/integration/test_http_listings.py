@@ -6,6 +6,7 @@ newest first, a message with its passages, a neighbourhood; and the page itself
 from __future__ import annotations
 
 import asyncio
+import base64
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -162,6 +163,34 @@ def test_the_neighbourhood_of_an_entity(client: Client) -> None:
     assert {e.id for e in two.edges} == {"x1", "x2", "x3", "x4"}
     names = {n.id: n.name for n in two.nodes}
     assert names["e:bob"] == "Bob" and names["e:dublin"] == "Dublin"
+
+
+def _edited(cursor: str, old: bytes, new: bytes) -> str:
+    """The cursor with `old` replaced by `new` inside it, still well-formed base64url."""
+    raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+    assert old in raw
+    return base64.urlsafe_b64encode(raw.replace(old, new)).decode().rstrip("=")
+
+
+def test_an_edited_or_borrowed_cursor_is_refused(
+    client: Client, running: tuple[str, LocalServer]
+) -> None:
+    _, server = running
+    cursor = client.entities(limit=1).next_cursor
+    assert cursor and client.entities(limit=1, cursor=cursor).entities  # handed out: read
+    edits = [
+        _edited(cursor, b"acme corp", b"bob"),  # another point in the listing
+        _edited(cursor, b"entities", b"messages"),  # another route
+        # As cursors were before they carried a tag: plain base64url of the JSON.
+        base64.urlsafe_b64encode(b'["entities","bob"]').decode().rstrip("="),
+    ]
+    for edited in edits:
+        with pytest.raises(InvalidRequest, match="cursor is not one this route handed out"):
+            client.entities(limit=1, cursor=edited)
+    # Handed out in one project, refused in another.
+    with server.client(credential(running, f"listings-other-{uuid.uuid4().hex[:8]}")) as http:
+        r = http.get("/v1/entities", params={"cursor": cursor})
+    assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_request", r.text
 
 
 def test_listing_errors_have_the_api_shape(

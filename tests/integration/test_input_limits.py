@@ -25,8 +25,10 @@ from tests.draining import drain
 from tests.server import ROOT, LocalServer, start_server
 
 MIB = 1024 * 1024
-# A cursor of exactly 2,048 characters (["entities", key] as unpadded base64url).
-LONG_CURSOR = encode_cursor("entities", ["k" * 1521])
+# A cursor of exactly 2,048 characters (its tag and ["entities", key] as unpadded
+# base64url), made for this project: a cursor is good only in the project it came from.
+CURSOR_PROJECT = f"limits-cursor-{uuid.uuid4().hex[:10]}"
+LONG_CURSOR = encode_cursor("entities", CURSOR_PROJECT, ["k" * 1509])
 TABLES = ("facts", "entities", "messages", "passages", "aliases", "erasures")
 
 
@@ -42,6 +44,7 @@ class Limit:
     control: str | None = None  # the control an invalid_recall_controls error names
     status: int = 400
     setup: dict[str, Any] | None = None  # facts stored first, for the request at the limit
+    project: str | None = None  # the project to run in (default: a new one)
 
 
 def fact(**over: Any) -> dict[str, Any]:
@@ -275,6 +278,7 @@ LIMITS = [
         None,
         200,
         "invalid_request",
+        project=CURSOR_PROJECT,
     ),
     Limit(
         "GET /v1/entities/neighbourhood name",
@@ -369,7 +373,7 @@ def send(http: httpx.Client, case: Limit, n: int) -> httpx.Response:
 def test_at_the_limit_accepted_one_over_refused_and_nothing_stored(
     api: LocalServer, case: Limit
 ) -> None:
-    project = f"limits-{uuid.uuid4().hex[:10]}"
+    project = case.project or f"limits-{uuid.uuid4().hex[:10]}"
     with api.client(api.new_credential(project)) as http:
         if case.setup:
             route = "/v1/messages" if "messages" in case.setup else "/v1/facts"

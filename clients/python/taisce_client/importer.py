@@ -5,6 +5,13 @@ A line is a message object (`role`, `content`, optional `id`, `source`, `occurre
 any record with `"kind": "message"` or `"kind": "fact"`; `recorded_at` is dropped (the
 server sets it). A line without an `id` gets one made from its content, so a rerun sends
 the same ids and the API, which keeps an id once, stores nothing twice.
+
+The rule for errors: a bad line (not JSON, not UTF-8 or a lone surrogate, NaN or
+Infinity, nested too deeply, or refused by the API) is reported with its number and
+reason and skipped, and the import goes on. An error that is not about one line (the
+credential refused, the server unreachable, or failing or throttling after the
+client's retries) stops it: the lines not yet confirmed are counted, and a rerun of the
+same file finishes the job. Either way the summary is printed.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .client import Client
-from .errors import InvalidRequest, PayloadTooLarge
+from .errors import InvalidRequest, PayloadTooLarge, TaisceError
 
 BATCH = 100
 
@@ -28,11 +35,15 @@ class ImportSummary:
     # Lines whose id an earlier line of the file already had: not sent again.
     repeated: list[int] = field(default_factory=list)
     refused: list[tuple[int, str]] = field(default_factory=list)
+    # Why the import stopped before the end, and how many lines read were not confirmed.
+    stopped: str | None = None
+    unconfirmed: int = 0
 
     def lines(self, name: str) -> list[str]:
         """The summary for a person, one fact per line."""
         out = [
-            f"{name}: {self.stored['message']} messages and {self.stored['fact']} facts stored "
+            f"{name}: {self.stored['message']} messages and {self.stored['fact']} facts stored, "
+            f"{len(self.refused)} lines refused "
             "(an id stored before is kept as it was, so a rerun adds nothing twice)"
         ]
         if self.repeated:
@@ -42,23 +53,62 @@ class ImportSummary:
             )
         if self.refused:
             out.append(f"{len(self.refused)} lines refused:")
-            out += [f"  line {number}: {reason}" for number, reason in self.refused]
+            out += [f"  line {number}: {_one_line(reason)}" for number, reason in self.refused]
+        if self.stopped:
+            out.append(
+                f"stopped before the end: {_one_line(self.stopped)}; {self.unconfirmed} lines "
+                "read were not confirmed and the rest were not read (run the same file "
+                "again to finish: nothing is stored twice)"
+            )
         return out
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _not_json_constant(name: str) -> float:
+    raise ValueError(f"{name} is not JSON (write a number or null)")
 
 
 def _record(line: str) -> tuple[str, dict[str, Any]]:
     """(kind, record) of one line; raises ValueError saying what is wrong with it."""
     try:
-        record = json.loads(line)
+        record = json.loads(line, parse_constant=_not_json_constant)
     except json.JSONDecodeError as error:
         raise ValueError(f"not JSON ({error.msg})") from None
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    except ValueError as error:  # NaN or Infinity; an integer of over 4,300 digits
+        raise ValueError(_one_line(str(error))) from None
     if not isinstance(record, dict):
         raise ValueError("not a JSON object")
+    try:
+        # What will be sent: no lone surrogate (or byte that was not UTF-8), no number
+        # too large for a float (1e999 reads as infinity).
+        json.dumps(record, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(
+            "holds text that is not Unicode (a byte that is not UTF-8, or a lone "
+            "surrogate such as \\ud800)"
+        ) from None
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    except ValueError:
+        raise ValueError("holds a number too large to send (JSON has no infinity)") from None
     kind = record.pop("kind", "message")
     if kind not in ("message", "fact"):
         raise ValueError(f"unknown kind {kind!r} (message or fact)")
     record.pop("recorded_at", None)
     return kind, record
+
+
+class _Stopped(Exception):
+    """An error not about one line: the import stops."""
+
+    def __init__(self, error: TaisceError, unconfirmed: int) -> None:
+        super().__init__(str(error))
+        self.unconfirmed = unconfirmed
 
 
 class _Sender:
@@ -88,13 +138,21 @@ class _Sender:
             self.summary.stored[kind] += len(batch)
         except (InvalidRequest, PayloadTooLarge):
             # A batch is all or nothing: send its lines one by one to find the bad ones.
-            for number, record in batch:
+            for at, (number, record) in enumerate(batch):
                 try:
                     self._store(kind, [record])
                     self.summary.stored[kind] += 1
                 except (InvalidRequest, PayloadTooLarge) as error:
                     self.summary.refused.append((number, str(error)))
+                except TaisceError as error:
+                    raise self._stopped(error, len(batch) - at) from None
+        except TaisceError as error:
+            raise self._stopped(error, len(batch)) from None
         self.progress(len(batch))
+
+    def _stopped(self, error: TaisceError, unsent: int) -> _Stopped:
+        waiting = sum(len(batch) for batch in self.pending.values())
+        return _Stopped(error, unsent + waiting)
 
 
 def import_lines(
@@ -103,6 +161,21 @@ def import_lines(
     """Send every line; `progress(n)` is told as each n lines are done."""
     summary = ImportSummary()
     sender = _Sender(client, summary, progress)
+    try:
+        _read(lines, summary, sender, progress)
+    except _Stopped as stop:
+        summary.stopped = str(stop)
+        summary.unconfirmed = stop.unconfirmed
+    summary.refused.sort()
+    return summary
+
+
+def _read(
+    lines: Iterable[str],
+    summary: ImportSummary,
+    sender: _Sender,
+    progress: Callable[[int], None],
+) -> None:
     seen: dict[str, int] = {}
     made: Counter[str] = Counter()
     for number, line in enumerate(lines, start=1):
@@ -130,5 +203,3 @@ def import_lines(
         sender.add(kind, number, record)
     sender.flush("message")
     sender.flush("fact")
-    summary.refused.sort()
-    return summary

@@ -17,6 +17,7 @@ from . import demo
 from .client_commands import add_client_parsers, client_errors
 from .credentials import new_credential_id, new_secret, secret_hash
 from .domain.model import Credential
+from .local.throttle import REFUSED_PER_MINUTE
 from .settings import SettingsError
 
 if TYPE_CHECKING:
@@ -116,6 +117,7 @@ async def _serve(args: argparse.Namespace) -> None:
     from .local.routes import find_template, read_api
     from .local.sandboxes import BackgroundWorker, Sandboxes
     from .local.server import App, bind, make_server
+    from .local.throttle import CredentialThrottle
 
     settings = services().settings  # a bad setting stops the start here; makes the schema
     template = find_template(args.template).resolve()
@@ -146,12 +148,23 @@ async def _serve(args: argparse.Namespace) -> None:
         # with the handlers it found: ours let the processes below stop in order.
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: None)
-        await make_server(App(gateway, sandboxes)).serve(sockets=[sock])
+        throttle = CredentialThrottle.per_minute(args.refused_credentials)
+        await make_server(App(gateway, sandboxes, throttle)).serve(sockets=[sock])
     finally:
         if worker is not None:
             await asyncio.to_thread(worker.stop)
         await sandboxes.close()
         sock.close()
+
+
+def _not_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a whole number, 0 or more: {text!r}")
+    return value
 
 
 def _positive(text: str) -> int:
@@ -265,6 +278,13 @@ def _parser() -> argparse.ArgumentParser:
         default=4,
         help="handler processes, each running one request at a time like a Lambda "
         "sandbox; the server's own process is the first (default 4)",
+    )
+    serve.add_argument(
+        "--refused-credentials",
+        type=_not_negative,
+        default=REFUSED_PER_MINUTE,
+        help="refused credentials an address may send per minute before it is answered "
+        f"429 (all at once, then one every 60/N s; 0: no limit; default {REFUSED_PER_MINUTE})",
     )
     serve.set_defaults(run=cmd_serve)
 

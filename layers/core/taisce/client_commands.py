@@ -64,22 +64,23 @@ def cmd_import(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     path = Path(args.file)
+    # A byte that is not UTF-8 is kept as a lone surrogate: its line is refused, the
+    # others are imported.
     try:
-        with path.open(encoding="utf-8") as counting:
+        with path.open(encoding="utf-8", errors="surrogateescape") as counting:
             total = sum(1 for _ in counting)
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
-        print(f"error: cannot read {path}: {reason}", file=sys.stderr)
+    except OSError as exc:
+        print(f"error: cannot read {path}: {exc.strerror}", file=sys.stderr)
         return 1
     # The bar is drawn on a terminal only (disable=None), never into a pipe or a log.
     with (
         _client(args) as client,
-        path.open(encoding="utf-8") as lines,
+        path.open(encoding="utf-8", errors="surrogateescape") as lines,
         tqdm(total=total, unit="line", desc="importing", disable=None, file=sys.stderr) as bar,
     ):
         summary = import_lines(client, lines, bar.update)
     print("\n".join(summary.lines(str(path))))
-    return 1 if summary.refused else 0
+    return 1 if summary.refused or summary.stopped else 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import BaseModel, ConfigDict, StringConstraints, field_validator
 
 from .budget import fact_characters, passage_characters, report_characters
+from .erasable import refusal
 from .model import ErasurePlan, Fact, Message, Passage, Redaction
 from .names import (
     NOT_A_NAME,
@@ -72,6 +73,9 @@ class ErasureRequest(BaseModel):
     def _named(cls, value: str) -> str:
         if not has_letter_or_digit(value):
             raise ValueError(NOT_A_NAME)
+        refused = refusal(value)
+        if refused:
+            raise ValueError(refused)
         return value
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
+import hmac
 import json
 import re
 from dataclasses import dataclass
@@ -20,22 +22,44 @@ MAX_PAGE = 100
 # A neighbourhood draws at most this many facts (a hub's graph stays readable).
 NEIGHBOURHOOD_FACTS = 200
 MAX_CURSOR_CHARACTERS = 2048
+_BASE64URL = re.compile(r"[A-Za-z0-9_-]*")
 
 
-def encode_cursor(kind: str, values: list[str]) -> str:
-    raw = json.dumps([kind, *values], ensure_ascii=False, separators=(",", ":"))
-    return base64.urlsafe_b64encode(raw.encode("utf-8")).decode("ascii").rstrip("=")
+# A cursor carries a tag over its project, route and values, so that an edited cursor,
+# or one from another project or route, is refused rather than read. The key is not
+# secret: a forged cursor could only start the caller's own listing at a point it chose
+# (the tag makes edits evident, it does not hide anything).
+_TAG_KEY = b"taisce listing cursor v1"
+_TAG_BYTES = 12
 
 
-def decode_cursor(kind: str, cursor: str, size: int) -> list[str]:
-    """The values of a cursor this route handed out; anything else is a 400."""
+def _tag(project: str, payload: bytes) -> bytes:
+    message = project.encode("utf-8") + b"\x00" + payload
+    return hmac.new(_TAG_KEY, message, hashlib.sha256).digest()[:_TAG_BYTES]
+
+
+def encode_cursor(kind: str, project: str, values: list[str]) -> str:
+    payload = json.dumps([kind, *values], ensure_ascii=False, separators=(",", ":")).encode()
+    raw = _tag(project, payload) + payload
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def decode_cursor(kind: str, project: str, cursor: str, size: int) -> list[str]:
+    """The values of a cursor this route handed out for this project; anything else
+    (edited, another route's or project's, made up) is a 400."""
     problem = InvalidRequest("cursor is not one this route handed out (pass next_cursor back)")
-    if len(cursor) > MAX_CURSOR_CHARACTERS:
+    if len(cursor) > MAX_CURSOR_CHARACTERS or not _BASE64URL.fullmatch(cursor):
         raise problem
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        decoded = json.loads(raw.decode("utf-8"))
-    except (binascii.Error, ValueError, UnicodeError):
+    except (binascii.Error, ValueError):
+        raise problem from None
+    tag, payload = raw[:_TAG_BYTES], raw[_TAG_BYTES:]
+    if not hmac.compare_digest(tag, _tag(project, payload)):
+        raise problem
+    try:
+        decoded = json.loads(payload.decode("utf-8"))
+    except (ValueError, UnicodeError):
         raise problem from None
     if (
         not isinstance(decoded, list)

@@ -95,6 +95,10 @@ class Gateway:
         """The methods the template routes on this path (none: an unknown path)."""
         return sorted({r.method for r in self.api.routes if r.pattern.fullmatch(path)})
 
+    def authorized(self, route_key: str) -> bool:
+        """Whether the route runs the authorizer first (it takes a credential)."""
+        return self._routes[route_key].authorized
+
     def route_key(self, method: str, target: str) -> str:
         """The route a request went to, as the template names it ("DELETE /v1/facts/{id}"):
         what the access log shows, so that ids and stray paths never reach it."""

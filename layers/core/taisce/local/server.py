@@ -7,8 +7,9 @@ refuses conflicting or signed Content-Length headers, Content-Length beside chun
 and malformed chunks. This module adds what they leave to the application: the API's
 error shape for what is refused before any route, a deadline for a request's head (a
 new connection that sends nothing, or a head sent byte by byte) and for its body, the
-1 MiB body limit, HTTP versions other than 1.0 and 1.1 refused, and an access log of
-one line per request that names the route, never the path.
+1 MiB body limit, HTTP versions other than 1.0 and 1.1 refused, refused credentials
+throttled per client address (local/throttle.py), and an access log of one line per
+request that names the route, never the path.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from ..api.resolver import MAX_BODY_BYTES, error_body
 from .gateway import Gateway, Reply, error_reply
 from .sandboxes import ProcessFailed, Sandboxes
+from .throttle import CredentialThrottle, retry_after
 
 # A request's head (request line and headers) at most this big, as the stdlib server
 # allowed per line; API Gateway's own limit is 10 KB.
@@ -131,9 +133,12 @@ class App:
     """The ASGI application: an HTTP request in, the gateway's event to a handler
     process, its reply out."""
 
-    def __init__(self, gateway: Gateway, sandboxes: Sandboxes) -> None:
+    def __init__(
+        self, gateway: Gateway, sandboxes: Sandboxes, throttle: CredentialThrottle | None = None
+    ) -> None:
         self.gateway = gateway
         self.sandboxes = sandboxes
+        self.throttle = throttle
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -211,7 +216,16 @@ class App:
         # A caller is its credential: one caller's slow requests leave processes free
         # for the others (sandboxes.py).
         caller = headers.get("authorization", "")
+        address = scope["client"][0] if scope["client"] else ""
+        # Guesses at credentials are throttled per address (local/throttle.py).
+        throttle = self.throttle
+        guarded = bool(caller) and self.gateway.authorized(prepared.route_key)
+        if throttle and guarded:
+            wait = throttle.take(address, caller)
+            if wait is not None:
+                return _throttled(wait), False, " (throttled: too many refused credentials)"
         gone = asyncio.ensure_future(_disconnected(receive))
+        reply: Reply | None = None
         try:
             reply = await self.sandboxes.invoke(caller, prepared)
         except ProcessFailed:
@@ -219,9 +233,21 @@ class App:
         finally:
             if not gone.done():
                 gone.cancel()
+            if throttle and guarded:
+                throttle.settle(address, caller, reply.status if reply else 500)
         # The handler ran to the end even so, as a Lambda does when its client goes.
         left = gone.done() and not gone.cancelled()
         return reply, False, " (the client disconnected before the reply)" if left else ""
+
+
+def _throttled(wait: float) -> Reply:
+    after = retry_after(wait)
+    reply = error_reply(
+        429,
+        "rate_limited",
+        f"too many refused credentials from this address; try again in {after} s",
+    )
+    return Reply(reply.status, {**reply.headers, "Retry-After": after}, reply.body)
 
 
 async def _read_body(receive: Receive) -> bytes | tuple[Reply, bool, str]:

@@ -9,6 +9,7 @@ import uuid
 from collections.abc import Callable, Collection, Sequence
 from datetime import datetime
 
+from ..domain.erasable import refusal
 from ..domain.erasure import (
     ERASURE_ID,
     MAX_PASSES,
@@ -20,7 +21,7 @@ from ..domain.erasure import (
     subject_hash,
     tombstone_hashes,
 )
-from ..domain.errors import NotFound
+from ..domain.errors import InvalidRequest, NotFound
 from ..domain.model import (
     ErasureRecord,
     ErasureStatus,
@@ -67,6 +68,10 @@ class ErasureCases:
         unless deferred, complete it in this call. Deferred, the worker completes it
         (complete_erasure) and the status says pending until then. `defer` None: as
         the store's capabilities say (defers_erasure)."""
+        refused = refusal(subject)
+        if refused:
+            # The HTTP route refuses it first (ErasureRequest); every other caller here.
+            raise InvalidRequest(f"subject {refused}")
         if defer is None:
             defer = self.store.capabilities.defers_erasure
         key = normalize_name(subject)

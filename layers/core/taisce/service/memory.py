@@ -167,7 +167,7 @@ class Memory(ErasureCases, BackgroundWork):
         """Entities (not aliases) by key, each with its live facts per role; `search`
         keeps those whose normalised name holds the normalised text."""
         size = check_page(limit)
-        after = decode_cursor("entities", cursor, 1)[0] if cursor else None
+        after = decode_cursor("entities", project, cursor, 1)[0] if cursor else None
         contains = normalize_name(search) if search else None
         view = _beside(self.store, lambda: self.pending_view(project))
         rows = self.store.entity_page(project, after, size + 1, contains or None)
@@ -179,7 +179,9 @@ class Memory(ErasureCases, BackgroundWork):
             shown = self._left_of(project, shown, hidden)
         # A page can come out short while an erasure is pending; the cursor goes on
         # from the last entity read.
-        return EntityPage(shown, encode_cursor("entities", [page[-1].key]) if more else None)
+        return EntityPage(
+            shown, encode_cursor("entities", project, [page[-1].key]) if more else None
+        )
 
     def _left_of(
         self, project: str, entities: list[EntityCounts], hidden: PendingView
@@ -216,7 +218,7 @@ class Memory(ErasureCases, BackgroundWork):
         """Messages newest first (by recorded_at, then id), of one role and/or source;
         with `passages`, each with its passages (by start), read for the page at once."""
         size = check_page(limit)
-        before = tuple(decode_cursor("messages", cursor, 2)) if cursor else None
+        before = tuple(decode_cursor("messages", project, cursor, 2)) if cursor else None
         view = _beside(self.store, lambda: self.pending_view(project))
         rows = self.store.message_page(project, before, size + 1, role, source)  # type: ignore[arg-type]
         page = rows[:size]
@@ -234,7 +236,9 @@ class Memory(ErasureCases, BackgroundWork):
             listed.append(ShownMessage(shown, kept if passages else None))
         return MessagePage(
             listed,
-            encode_cursor("messages", [last.recorded_at, last.id]) if more and last else None,
+            encode_cursor("messages", project, [last.recorded_at, last.id])
+            if more and last
+            else None,
         )
 
     def message_with_passages(self, project: str, message_id: str) -> ShownMessage:
