@@ -160,46 +160,14 @@ class App:
     ) -> tuple[Reply, bool, str]:
         """The reply, whether to close the connection after it, and a note for the log."""
         version = str(scope["http_version"])
-        if version not in ("1.0", "1.1"):
-            reply = error_reply(
-                505,
-                "http_version_not_supported",
-                f"HTTP/{version} is not served here; use HTTP/1.1",
-            )
-            return reply, True, ""
         raw_headers: list[tuple[bytes, bytes]] = scope["headers"]
-        if len(raw_headers) > MAX_HEADERS:
-            reply = error_reply(
-                400, "invalid_request", f"a request has at most {MAX_HEADERS} headers"
-            )
-            return reply, True, ""
-        # h11 bounds a head still arriving; one that came in a single read is measured here.
-        head = len(method) + len(target) + sum(len(n) + len(v) + 4 for n, v in raw_headers)
-        if head > MAX_HEAD_BYTES:
-            reply = error_reply(
-                400, "invalid_request", f"the request head is over {MAX_HEAD_BYTES:,} bytes"
-            )
-            return reply, True, ""
-        headers: dict[str, str] = {}
-        for name, value in raw_headers:
-            key, text = name.decode("latin-1"), value.decode("latin-1")
-            # As API Gateway does: repeated headers are joined with commas.
-            headers[key] = f"{headers[key]},{text}" if key in headers else text
-        declared = headers.get("content-length")
-        if declared is not None and "transfer-encoding" in headers:
-            # h11 reads such a body as chunked (RFC 9112, 6.3), but a proxy in front
-            # may have read it by its length: refused, and the connection closed.
-            reply = error_reply(
-                400, "invalid_request", "Content-Length and Transfer-Encoding together"
-            )
-            return reply, True, ""
-        if (
-            declared is not None
-            and int(declared) > MAX_BODY_BYTES
-            and (int(declared) > DRAIN_BYTES or headers.get("expect", "").lower() == "100-continue")
-        ):
-            # Refused unread (h11 allows one run of digits); the connection closes.
-            return error_reply(413, "payload_too_large", "the body is larger than 1 MiB"), True, ""
+        refused = _refused_head(version, method, target, raw_headers)
+        if refused is not None:
+            return refused, True, ""
+        headers = _joined_headers(raw_headers)
+        refused = _refused_framing(headers)
+        if refused is not None:
+            return refused, True, ""
         body = await _read_body(receive)
         if isinstance(body, tuple):
             return body
@@ -238,6 +206,53 @@ class App:
         # The handler ran to the end even so, as a Lambda does when its client goes.
         left = gone.done() and not gone.cancelled()
         return reply, False, " (the client disconnected before the reply)" if left else ""
+
+
+def _refused_head(
+    version: str, method: str, target: str, raw_headers: list[tuple[bytes, bytes]]
+) -> Reply | None:
+    """The refusal of a request head this server does not take (the connection then
+    closes), or None."""
+    if version not in ("1.0", "1.1"):
+        return error_reply(
+            505, "http_version_not_supported", f"HTTP/{version} is not served here; use HTTP/1.1"
+        )
+    if len(raw_headers) > MAX_HEADERS:
+        return error_reply(400, "invalid_request", f"a request has at most {MAX_HEADERS} headers")
+    # h11 bounds a head still arriving; one that came in a single read is measured here.
+    head = len(method) + len(target) + sum(len(n) + len(v) + 4 for n, v in raw_headers)
+    if head > MAX_HEAD_BYTES:
+        return error_reply(
+            400, "invalid_request", f"the request head is over {MAX_HEAD_BYTES:,} bytes"
+        )
+    return None
+
+
+def _joined_headers(raw_headers: list[tuple[bytes, bytes]]) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for name, value in raw_headers:
+        key, text = name.decode("latin-1"), value.decode("latin-1")
+        # As API Gateway does: repeated headers are joined with commas.
+        headers[key] = f"{headers[key]},{text}" if key in headers else text
+    return headers
+
+
+def _refused_framing(headers: dict[str, str]) -> Reply | None:
+    """The refusal of a body framed ambiguously or declared too large (the connection
+    then closes, the body unread), or None."""
+    declared = headers.get("content-length")
+    if declared is not None and "transfer-encoding" in headers:
+        # h11 reads such a body as chunked (RFC 9112, 6.3), but a proxy in front
+        # may have read it by its length: refused, and the connection closed.
+        return error_reply(400, "invalid_request", "Content-Length and Transfer-Encoding together")
+    if (
+        declared is not None
+        and int(declared) > MAX_BODY_BYTES
+        and (int(declared) > DRAIN_BYTES or headers.get("expect", "").lower() == "100-continue")
+    ):
+        # Refused unread (h11 allows one run of digits).
+        return error_reply(413, "payload_too_large", "the body is larger than 1 MiB")
+    return None
 
 
 def _throttled(wait: float) -> Reply:
