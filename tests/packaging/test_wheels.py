@@ -24,10 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+import httpx
 import pytest
 from packaging.requirements import Requirement
 
 import taisce
+from tests.recall_fixture import settle
 
 pytestmark = pytest.mark.packaging
 
@@ -205,6 +207,11 @@ def test_both_wheels_carry_the_one_version_and_the_server_accepts_its_client(
 def test_the_installed_client_recalls_the_demo_from_the_installed_server(
     venv: Path, served: Served
 ) -> None:
+    # The demo's facts are ranked by meaning once the worker has embedded them; before,
+    # a fact can fall under the words floor (recall right after a write is not yet
+    # guaranteed to see it), so this waits for the worker as the other HTTP tests do.
+    with httpx.Client(base_url=served.url, timeout=10) as http:
+        settle(lambda: bool(http.get("/v1/health").json().get("work_pending", False)))
     python = venv / "bin" / "python"
     script = (
         "import json, taisce, taisce_client\n"
