@@ -4,8 +4,9 @@ to stderr (and Powertools logs to stdout); an unread pipe fills at 64 KiB, about
 
 from __future__ import annotations
 
+import queue
 import threading
-from typing import TextIO
+from typing import IO, TextIO
 
 from tests.server import LocalServer
 
@@ -16,6 +17,16 @@ def _read(stream: TextIO, into: list[str]) -> None:
             into.append(line)
     except (OSError, ValueError):
         pass  # closed by stop()
+
+
+def lines_into(stream: IO[str], into: queue.Queue[str | None]) -> None:
+    """Each line of the stream into the queue as it comes, then None when it ends."""
+    try:
+        for line in iter(stream.readline, ""):
+            into.put(line.rstrip("\n"))
+    except (OSError, ValueError):
+        pass
+    into.put(None)
 
 
 def drain(server: LocalServer) -> list[str]:

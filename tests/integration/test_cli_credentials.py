@@ -15,11 +15,11 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 import httpx
 import pytest
 
+from tests.draining import lines_into
 from tests.server import ROOT, LocalServer, start_server
 
 CREDENTIAL = re.compile(r"^tsk_[A-Za-z0-9_-]{40,}$")
@@ -215,15 +215,6 @@ def test_revoking_an_unknown_id_fails_with_one_clear_line(data: Path) -> None:
 # -- serve --demo -------------------------------------------------------------------------------
 
 
-def _lines(stream: IO[str], into: queue.Queue[str | None]) -> None:
-    try:
-        for line in iter(stream.readline, ""):
-            into.put(line.rstrip("\n"))
-    except (OSError, ValueError):
-        pass
-    into.put(None)
-
-
 @dataclass
 class Demo:
     url: str
@@ -249,8 +240,8 @@ def serving_demo(data: Path, **env: str) -> Iterator[Demo]:
     assert process.stdout is not None and process.stderr is not None
     out: queue.Queue[str | None] = queue.Queue()
     err: queue.Queue[str | None] = queue.Queue()
-    threading.Thread(target=_lines, args=(process.stdout, out), daemon=True).start()
-    threading.Thread(target=_lines, args=(process.stderr, err), daemon=True).start()
+    threading.Thread(target=lines_into, args=(process.stdout, out), daemon=True).start()
+    threading.Thread(target=lines_into, args=(process.stderr, err), daemon=True).start()
     try:
         printed: list[str] = []
         deadline = time.monotonic() + 60

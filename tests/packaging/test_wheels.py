@@ -22,13 +22,13 @@ import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 import httpx
 import pytest
 from packaging.requirements import Requirement
 
 import taisce
+from tests.draining import lines_into
 from tests.recall_fixture import settle
 
 pytestmark = pytest.mark.packaging
@@ -101,15 +101,6 @@ class Served:
     printed: list[str]
 
 
-def _lines(stream: IO[str], into: queue.Queue[str | None]) -> None:
-    try:
-        for line in iter(stream.readline, ""):
-            into.put(line.rstrip("\n"))
-    except (OSError, ValueError):
-        pass
-    into.put(None)
-
-
 @pytest.fixture(scope="module")
 def served(venv: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     """`taisce serve --demo` from the venv, run from a folder outside the checkout."""
@@ -124,7 +115,7 @@ def served(venv: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ser
     )
     assert process.stdout is not None and process.stderr is not None
     out: queue.Queue[str | None] = queue.Queue()
-    threading.Thread(target=_lines, args=(process.stdout, out), daemon=True).start()
+    threading.Thread(target=lines_into, args=(process.stdout, out), daemon=True).start()
     threading.Thread(target=process.stderr.read, daemon=True).start()  # never blocks it
     try:
         printed: list[str] = []
