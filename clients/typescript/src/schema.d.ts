@@ -368,7 +368,9 @@ export interface components {
         /** ErasureRequest */
         ErasureRequest: {
             /** Subject */
-            subject: string;
+            subject?: string | null;
+            /** User */
+            user?: string | null;
         };
         /**
          * ErrorBody
@@ -538,6 +540,8 @@ export interface components {
         FactsRequest: {
             /** Facts */
             facts: components["schemas"]["FactIn"][];
+            /** User */
+            user?: string | null;
         };
         /** Health */
         Health: {
@@ -597,6 +601,8 @@ export interface components {
             alias: string;
             /** Into */
             into: string;
+            /** User */
+            user?: string | null;
         };
         /** Merged */
         Merged: {
@@ -654,6 +660,8 @@ export interface components {
         MessagesRequest: {
             /** Messages */
             messages: components["schemas"]["MessageIn"][];
+            /** User */
+            user?: string | null;
         };
         /** Neighbourhood */
         Neighbourhood: {
@@ -788,6 +796,11 @@ export interface components {
             reports: components["schemas"]["RecalledReport"][];
             /** Passages */
             passages: components["schemas"]["RecalledPassage"][];
+            /**
+             * User
+             * @description The end user the recall was for: present when sent.
+             */
+            user?: string | null;
         };
         /**
          * RecallRequest
@@ -818,6 +831,8 @@ export interface components {
             recorded_after?: string | null;
             /** Recorded Before */
             recorded_before?: string | null;
+            /** User */
+            user?: string | null;
         };
         /** RecalledFact */
         RecalledFact: {
@@ -1045,6 +1060,8 @@ export interface operations {
                 search?: string | null;
                 limit?: number | null;
                 cursor?: string | null;
+                /** @description An end user's id: see and act on the shared memory and this user's */
+                user?: string | null;
             };
             header?: never;
             path?: never;
@@ -1101,7 +1118,10 @@ export interface operations {
     };
     aliases_v1_entities_aliases_get: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description An end user's id: see and act on the shared memory and this user's */
+                user?: string | null;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -1220,6 +1240,8 @@ export interface operations {
             query: {
                 name: string;
                 hops?: number;
+                /** @description An end user's id: see and act on the shared memory and this user's */
+                user?: string | null;
             };
             header?: never;
             path?: never;
@@ -1276,7 +1298,10 @@ export interface operations {
     };
     proposals_v1_entities_proposals_get: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description An end user's id: see and act on the shared memory and this user's */
+                user?: string | null;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -1401,7 +1426,10 @@ export interface operations {
     };
     erasure_status_v1_erasures__erasure_id__get: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description An end user's id: see and act on the shared memory and this user's */
+                user?: string | null;
+            };
             header?: never;
             path: {
                 erasure_id: string;
@@ -1470,6 +1498,8 @@ export interface operations {
         parameters: {
             query: {
                 subject: string;
+                /** @description An end user's id: see and act on the shared memory and this user's */
+                user?: string | null;
             };
             header?: never;
             path?: never;
@@ -1586,7 +1616,10 @@ export interface operations {
     };
     delete_fact_v1_facts__fact_id__delete: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description An end user's id: see and act on the shared memory and this user's */
+                user?: string | null;
+            };
             header?: never;
             path: {
                 fact_id: string;
@@ -1705,6 +1738,8 @@ export interface operations {
                 cursor?: string | null;
                 /** @description true: each message carries its passages (by start) */
                 passages?: boolean | null;
+                /** @description An end user's id: see and act on the shared memory and this user's */
+                user?: string | null;
             };
             header?: never;
             path?: never;
@@ -1821,7 +1856,10 @@ export interface operations {
     };
     get_message_v1_messages__message_id__get: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description An end user's id: see and act on the shared memory and this user's */
+                user?: string | null;
+            };
             header?: never;
             path: {
                 message_id: string;

@@ -169,12 +169,14 @@ def proposals(found: MergeProposals) -> Body:
 # -- erasure -------------------------------------------------------------------------------
 
 
-def erasure(status: ErasureStatus) -> Body:
-    """An erasure's status; requested_at and finished_at only where known."""
+def erasure(status: ErasureStatus, user: str | None = None) -> Body:
+    """An erasure's status; requested_at and finished_at only where known. A user's
+    erasure is read back with its user (it is recorded in that user's scope)."""
+    url = f"/v1/erasures/{status.id}" + ("" if user is None else f"?user={user}")
     body: Body = {
         "id": status.id,
         "status": status.status,
-        "status_url": f"/v1/erasures/{status.id}",
+        "status_url": url,
         "erased": {k: status.counts.get(k, 0) for k in COUNTS},
     }
     if status.requested_at is not None:
@@ -303,8 +305,8 @@ def recalled_passage(item: RecalledPassage) -> Body:
     return body
 
 
-def recall(answer: RecallAnswer) -> Body:
-    return {
+def recall(answer: RecallAnswer, user: str | None = None) -> Body:
+    body: Body = {
         "controls": used_controls(answer.controls),
         "characters": answer.characters,
         "truncated": answer.truncated,
@@ -313,3 +315,6 @@ def recall(answer: RecallAnswer) -> Body:
         "reports": [recalled_report(i) for i in answer.reports],
         "passages": [recalled_passage(i) for i in answer.passages],
     }
+    if user is not None:
+        body["user"] = user
+    return body

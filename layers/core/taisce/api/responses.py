@@ -235,6 +235,9 @@ class Recall(BaseModel):
     facts: list[RecalledFact]
     reports: list[RecalledReport]
     passages: list[RecalledPassage]
+    user: str | None = Field(
+        default=None, description="The end user the recall was for: present when sent."
+    )
 
 
 class ErasedCounts(BaseModel):
