@@ -17,11 +17,13 @@ from pydantic import BaseModel
 
 from ..domain.aliases import MergeProposals
 from ..domain.controls import FILTERS, RecallControls
+from ..domain.credential_requests import CredentialPage
 from ..domain.listing import EntityPage, MessagePage, Neighbourhood, ShownMessage
 from ..domain.model import (
     COUNTS,
     ROLES,
     Alias,
+    Credential,
     ErasureStatus,
     Fact,
     MergeResult,
@@ -318,3 +320,27 @@ def recall(answer: RecallAnswer, user: str | None = None) -> Body:
     if user is not None:
         body["user"] = user
     return body
+
+
+# -- credentials -------------------------------------------------------------------------
+
+
+def _credential_fields(c: Credential) -> Body:
+    fields: Body = {"id": c.id, "kind": c.kind, "created_at": c.created_at}
+    for name in ("user", "label", "revoked_at"):
+        if getattr(c, name) is not None:
+            fields[name] = getattr(c, name)
+    return fields
+
+
+def minted_credential(credential: Credential, secret: str) -> Body:
+    return _through(
+        responses.MintedCredential, {**_credential_fields(credential), "secret": secret}
+    )
+
+
+def credential_list(page: CredentialPage) -> Body:
+    listed = [{**_credential_fields(c), "last_used_at": c.last_used_at} for c in page.credentials]
+    return _through(
+        responses.CredentialList, {"credentials": listed, "next_cursor": page.next_cursor}
+    )
