@@ -185,3 +185,20 @@ def test_passage_hits_carry_position_and_time_and_an_older_file_gains_them(
         "old#0": None,
     }
     again.close()
+
+
+def test_a_user_searches_the_shared_vectors_and_their_own_only(index: SqliteVectorIndex) -> None:
+    from taisce.domain.scope import Scope
+
+    shared, alice, bob = "p", Scope("p", "alice"), Scope("p", "bob")
+    index.upsert(shared, "passage", [VectorItem("s", unit(1, 0.2), "user", text="tea shared")])
+    index.upsert(alice, "passage", [VectorItem("a", unit(1, 0.1), "user", text="tea alice")])
+    index.upsert(bob, "passage", [VectorItem("b", unit(1), "user", text="tea bob")])
+    # Bob's is the nearest, and never found outside his scope.
+    assert [h.id for h in index.search(alice, "passage", unit(1), 5)] == ["a", "s"]
+    assert [h.id for h in index.search(alice, "passage", unit(1), 1)] == ["a"]
+    assert [h.id for h in index.search(bob, "passage", unit(1), 5)] == ["b", "s"]
+    assert [h.id for h in index.search(shared, "passage", unit(1), 5)] == ["s"]
+    assert {h.id for h in index.search_text(alice, "passage", "tea", 5)} == {"a", "s"}
+    assert {h.id for h in index.search_text(shared, "passage", "tea", 5)} == {"s"}
+    assert set(index.similarities(alice, "passage", unit(1), ["a", "b", "s"])) == {"a", "s"}
