@@ -72,6 +72,33 @@ def test_a_recall_echoes_the_user_only_when_sent(project: tuple[httpx.Client, st
     assert set(unsent.json()) | {"user"} == set(sent.json())
 
 
+def test_erasing_a_user_removes_their_scope_and_nothing_else(
+    server: LocalServer, scoped: tuple[httpx.Client, str]
+) -> None:
+    http, name = scoped
+    r = http.post("/v1/erasures", json={"user": "alice"})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["status"] == "done"
+    assert body["erased"]["facts"] == 2 and body["erased"]["messages"] == 1
+    status = http.get(body["status_url"])
+    assert status.status_code == 200 and status.json()["erased"] == body["erased"]
+    assert _recall(http, "What does Mom like?", "alice")["facts"] == []
+    assert _objects(_recall(http, "What does Mom like?", "bob")) == {"black coffee"}
+    assert _objects(_recall(http, "Acme Corp?", "alice")) == {"Dublin"}
+    assert http.get("/v1/messages", params={"user": "alice"}).json()["messages"][0]["id"] == "m-s"
+    with sqlite3.connect(server.data_dir / "taisce.sqlite3") as db:
+        partition = f"{name}\x1falice"
+        for table in ("facts", "messages", "passages", "entities", "entity_roles"):
+            count = db.execute(f"SELECT count(*) FROM {table} WHERE project = ?", (partition,))
+            assert count.fetchone()[0] == 0, table
+        # The audit record names the project and a hash, never the user.
+        audit = db.execute("SELECT * FROM erasures WHERE id = ?", (body["id"],)).fetchone()
+        assert audit is not None and "alice" not in repr(audit)
+    raw = (server.data_dir / "taisce.sqlite3").read_bytes()
+    assert b"green tea" not in raw and b"Alice here" not in raw
+
+
 def test_an_erasure_names_a_subject_or_a_user(project: tuple[httpx.Client, str]) -> None:
     http, _ = project
     for body in ({}, {"subject": None}, {"user": None}):

@@ -325,8 +325,9 @@ class SqliteErasureStore(SqlitePart):
             self._db()
             .execute(
                 "SELECT erased_at, requested_at, facts, entities, messages, passages, reports "
-                "FROM erasures WHERE project = ? AND id = ?",
-                (project, erasure_id),
+                # A user's erasure is recorded under the project (no user id in it).
+                "FROM erasures WHERE project IN (?, ?) AND id = ?",
+                (*seen(project), erasure_id),
             )
             .fetchone()
         )
