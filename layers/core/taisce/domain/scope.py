@@ -16,9 +16,12 @@ from that user's facts alone).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated
 
 from pydantic import StringConstraints
+
+from .model import Hit
 
 USER_PATTERN = r"^[A-Za-z0-9._:@-]{1,128}$"
 User = Annotated[str, StringConstraints(pattern=USER_PATTERN)]
@@ -59,6 +62,13 @@ def seen(partition: str) -> tuple[str, str]:
     return (partition, partition)
 
 
+def partitions(partition: str) -> tuple[str, ...]:
+    """The partitions a request in `partition` reads, each once: the shared one first."""
+    if isinstance(partition, Scope):
+        return (partition.project, str(partition))
+    return (partition,)
+
+
 def user_of(partition: str) -> str | None:
     """The user a partition belongs to, or None for the shared memory."""
     return partition.user if isinstance(partition, Scope) else None
@@ -67,3 +77,10 @@ def user_of(partition: str) -> str | None:
 def project_of_partition(partition: str) -> str:
     """The project a partition belongs to (its shared partition's name)."""
     return partition.project if isinstance(partition, Scope) else partition
+
+
+def best_hits(found: Sequence[Sequence[Hit]], k: int) -> list[Hit]:
+    """The k best of the hits of several partitions, best first, ties by id (as one
+    index's search orders them)."""
+    merged = sorted((h for hits in found for h in hits), key=lambda h: (-h.score, h.id))
+    return merged[:k]
