@@ -6,7 +6,7 @@ DATA ?= data
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: install run test test-ts lint audit browser screenshots openapi bench bench-quick bench-quality bench-extraction bench-erasure bench-secure-delete bench-load bench-load-quick bench-recall-speed bench-fact-replay bench-recall-ab clean sam-install sam-validate sam cold-start
+.PHONY: install run test test-ts lint audit browser screenshots openapi bench bench-quick bench-quality bench-extraction bench-erasure bench-secure-delete bench-load bench-load-quick bench-recall-speed bench-fact-replay bench-recall-ab bench-users clean sam-install sam-validate sam cold-start
 
 # Two steps, each with its stamp: .venv/.runtime is what `make run` needs (the two
 # packages, editable, with their runtime dependencies at the pinned versions, no AWS SDK
@@ -107,6 +107,11 @@ bench-extraction: install
 	$(BIN)/python -m bench.extraction_bench
 
 # Erasing an entity with 1k facts and 10k passages (embedded store; DynamoDB on moto).
+# Users inside a project: one user's recall among 10,000 users vs alone, storing, erasing
+# a user (embedded store; long at full scale: --users scales it down).
+bench-users: install
+	$(BIN)/python -m bench.users_bench
+
 bench-erasure: install
 	$(BIN)/python -m bench.erasure_bench --dynamodb
 

@@ -64,7 +64,14 @@ def _actions(service: str, operation: str, params: dict[str, Any]) -> list[Call]
                 action = f"dynamodb:{_TRANSACT_ITEM_ACTIONS[kind]}"
                 found.append((action, body["TableName"], _leading_key(body)))
         return found
-    if service == "dynamodb" and operation in ("BatchGetItem", "BatchWriteItem"):
+    if service == "dynamodb" and operation == "BatchGetItem":
+        # IAM's dynamodb:LeadingKeys holds every key's partition: one call each here.
+        return [
+            (f"dynamodb:{operation}", table, str(key["PK"]["S"]))
+            for table, request in params.get("RequestItems", {}).items()
+            for key in request.get("Keys", [])
+        ]
+    if service == "dynamodb" and operation == "BatchWriteItem":
         return [(f"dynamodb:{operation}", table, None) for table in params.get("RequestItems", {})]
     if service == "dynamodb":
         return [(f"dynamodb:{operation}", params.get("TableName", "?"), _leading_key(params))]

@@ -25,7 +25,7 @@ from taisce.credentials import bearer_secret, secret_hash
 from taisce.local.routes import load_template
 from tests.aws_calls import AwsCalls
 from tests.contract.factories import credential
-from tests.lambda_events import BEARER, ERASURE_ID, EVENTS, PROJECT
+from tests.lambda_events import BEARER, CREDENTIAL_ID, ERASURE_ID, EVENTS, PROJECT
 from tests.moto_server import AWS_ENV, TEMPLATE, shared_moto
 
 EVENTS_DIR = Path(__file__).resolve().parents[1] / "events"
@@ -52,6 +52,9 @@ ORDER = [
     "erasures.json",
     "worker-erasure.json",
     "erasures-status.json",
+    "credentials-mint.json",
+    "credentials-list.json",
+    "credentials-revoke.json",
 ]
 
 
@@ -138,11 +141,20 @@ def function_env(function: str) -> dict[str, str]:
     return env
 
 
-def _with_erasure_id(event: dict[str, Any], before: list[Invocation]) -> dict[str, Any]:
-    accepted = next(i for i in before if i.event_file == "erasures.json")
-    erasure_id = json.loads(accepted.answer["body"])["id"]
-    text = json.dumps(event).replace(ERASURE_ID, erasure_id)
-    return json.loads(text)
+def _with_id(
+    event: dict[str, Any], before: list[Invocation], made_by: str, placeholder: str
+) -> dict[str, Any]:
+    """The event with the id an earlier event's answer gave in place of its placeholder."""
+    accepted = next(i for i in before if i.event_file == made_by)
+    made = json.loads(accepted.answer["body"])["id"]
+    return json.loads(json.dumps(event).replace(placeholder, made))
+
+
+# Events that act on an id an earlier one made: event -> (its maker, the placeholder).
+MADE_IDS = {
+    "erasures-status.json": ("erasures.json", ERASURE_ID),
+    "credentials-revoke.json": ("credentials-mint.json", CREDENTIAL_ID),
+}
 
 
 @functools.cache
@@ -182,8 +194,8 @@ def run_events() -> tuple[list[Invocation], AwsCalls]:
             # Always moto's endpoints, declared or not: never a call to AWS itself.
             env = {**AWS_ENV, **env, **here}
             event = json.loads((EVENTS_DIR / name).read_text())
-            if name == "erasures-status.json":  # the id erasures.json was given
-                event = _with_erasure_id(event, invocations)
+            if name in MADE_IDS:  # the id an earlier event was given
+                event = _with_id(event, invocations, *MADE_IDS[name])
             with environment(env), calls.as_function(function):
                 answer = handler_of(function)(event, Context(function, timeout_of(function)))
             invocations.append(Invocation(name, function, answer))

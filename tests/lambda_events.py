@@ -30,6 +30,7 @@ def http(
     route: str | None = None,
     path_params: dict[str, str] | None = None,
     authorized: bool = True,
+    kind: str | None = None,
 ) -> dict[str, Any]:
     route_key = f"{method} {route or path}"
     raw_query = "&".join(f"{k}={v}" for k, v in (query or {}).items())
@@ -58,6 +59,8 @@ def http(
     if authorized:
         headers["authorization"] = BEARER
         context["authorizer"] = {"lambda": {"project": PROJECT}}
+        if kind:  # the authorizer names the kind; events without one are older shapes
+            context["authorizer"]["lambda"]["kind"] = kind
     return {
         "version": "2.0",
         "routeKey": route_key,
@@ -147,6 +150,10 @@ FACT = {
     "source_role": "user",
 }
 
+# The credential credentials-revoke.json revokes: a placeholder, since the id is made
+# when credentials-mint.json is answered (tests/function_events.py puts the real one in).
+CREDENTIAL_ID = "cred_000000000000"
+
 # file name -> (function logical id, event)
 EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
     "authorizer.json": ("AuthorizerFunction", authorizer_request()),
@@ -211,6 +218,24 @@ EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
             f"/v1/erasures/{ERASURE_ID}",
             route="/v1/erasures/{id}",
             path_params={"id": ERASURE_ID},
+        ),
+    ),
+    "credentials-mint.json": (
+        "CredentialsFunction",
+        http("POST", "/v1/credentials", {"user": "ana", "label": "ana's phone"}, kind="admin"),
+    ),
+    "credentials-list.json": (
+        "CredentialsFunction",
+        http("GET", "/v1/credentials", query={"limit": "10"}, kind="admin"),
+    ),
+    "credentials-revoke.json": (
+        "CredentialsFunction",
+        http(
+            "DELETE",
+            f"/v1/credentials/{CREDENTIAL_ID}",
+            route="/v1/credentials/{id}",
+            path_params={"id": CREDENTIAL_ID},
+            kind="admin",
         ),
     ),
     "worker-erasure.json": ("WorkerFunction", sqs_batch((("erasure", []),), first=5)),

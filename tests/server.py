@@ -16,7 +16,7 @@ import httpx
 
 from taisce.adapters.sqlite.store import SqliteStore
 from taisce.credentials import new_credential_id, new_secret, secret_hash
-from taisce.domain.model import Credential
+from taisce.domain.model import Credential, CredentialKind
 
 ROOT = Path(__file__).resolve().parents[1]
 _READY = re.compile(r"taisce serving (http://\S+)")
@@ -29,15 +29,17 @@ class LocalServer:
     data_dir: Path
     _store: SqliteStore | None = field(default=None, repr=False)
 
-    def new_credential(self, project: str) -> str:
-        """A live credential for `project`, written straight into the server's store."""
+    def new_credential(
+        self, project: str, kind: CredentialKind = "project", user: str | None = None
+    ) -> str:
+        """A live credential for `project` (of `kind`, bound to `user` for a user
+        credential), written straight into the server's store."""
         if self._store is None:
             self._store = SqliteStore(self.data_dir / "taisce.sqlite3")
         secret = new_secret()
         now = datetime.now(UTC).isoformat()
-        self._store.add_credential(
-            Credential(new_credential_id(), project, "test", now), secret_hash(secret)
-        )
+        made = Credential(new_credential_id(), project, "test", now, kind=kind, user=user)
+        self._store.add_credential(made, secret_hash(secret))
         return secret
 
     def client(self, secret: str | None = None) -> httpx.Client:

@@ -1,7 +1,11 @@
-"""The HTTP API's Lambda authorizer: bearer credential -> project.
+"""The HTTP API's Lambda authorizer: bearer credential -> project, kind and user.
 
 A known credential gets the simple response `{"isAuthorized": true, "context":
-{"project": ...}}`, which API Gateway caches per Authorization header. An unknown,
+{"project": ..., "kind": ...[, "user": ...]}}`, which API Gateway caches per
+Authorization header (so on AWS a revoked credential may be accepted for up to the
+cache's 300 s; the local server asks on every request). `kind` is project, user or
+admin; `user` is a user credential's end user (taisce.api.scoping applies the rule).
+It also records the credential's last use, at most once a minute (one UpdateItem). An unknown,
 revoked or malformed one raises `Unauthorized`, whose message is exactly
 "Unauthorized": API Gateway then answers 401 `{"message": "Unauthorized"}`, as it does
 for a missing header. (A simple response with isAuthorized false would be a 403
@@ -18,9 +22,11 @@ from __future__ import annotations
 
 import functools
 import os
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from taisce.credentials import bearer_secret, secret_hash
+from taisce.credentials import bearer_secret, now_text, secret_hash, use_is_stale
+from taisce.domain.model import Credential
 
 # API Gateway turns an authorizer failure with exactly this message into a 401.
 REFUSED = "Unauthorized"
@@ -39,7 +45,9 @@ class Unauthorized(Exception):
 
 
 class CredentialLookup(Protocol):
-    def project_for(self, secret_hash: str) -> str | None: ...
+    def credential_for(self, secret_hash: str) -> Credential | None: ...
+
+    def record_use(self, secret_hash: str, used_at: str, unless_after: str) -> None: ...
 
 
 @functools.cache
@@ -60,10 +68,26 @@ def credentials() -> CredentialLookup:
     return services().credentials
 
 
+def context_of(credential: Credential) -> dict[str, str]:
+    """What the functions are told about the caller (taisce.api.resolver.caller_of)."""
+    context = {"project": credential.project, "kind": credential.kind}
+    if credential.user is not None:
+        context["user"] = credential.user
+    return context
+
+
 def lambda_handler(event: dict[str, Any], context: object) -> dict[str, Any]:
     headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
     secret = bearer_secret(headers.get("authorization"))
-    project = credentials().project_for(secret_hash(secret)) if secret else None
-    if project is None:
+    if not secret:
         raise Unauthorized()
-    return {"isAuthorized": True, "context": {"project": project}}
+    hashed = secret_hash(secret)
+    lookup = credentials()
+    credential = lookup.credential_for(hashed)
+    if credential is None:
+        raise Unauthorized()
+    now = datetime.now(UTC)
+    cutoff = use_is_stale(credential, now)
+    if cutoff is not None:
+        lookup.record_use(hashed, now_text(now), cutoff)
+    return {"isAuthorized": True, "context": context_of(credential)}

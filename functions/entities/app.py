@@ -5,7 +5,7 @@ from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
-from taisce.api import bodies, make_handler, make_resolver, project_of, services
+from taisce.api import UserQuery, bodies, make_handler, make_resolver, scope_of, services
 from taisce.api.responses import (
     Aliases,
     EntityList,
@@ -29,9 +29,10 @@ def list_entities(
     search: Annotated[str | None, Query(min_length=1, max_length=500)] = None,
     limit: Annotated[int | None, Query(ge=1, le=MAX_PAGE)] = None,
     cursor: Annotated[str | None, Query(min_length=1, max_length=MAX_CURSOR_CHARACTERS)] = None,
+    user: UserQuery = None,
 ) -> dict[str, Any]:
     return bodies.entity_list(
-        services().memory.list_entities(project_of(app), search, limit, cursor)
+        services().memory.list_entities(scope_of(app, user), search, limit, cursor)
     )
 
 
@@ -43,8 +44,9 @@ def list_entities(
 def neighbourhood(
     name: Annotated[str, Query(min_length=1, max_length=500)],
     hops: Annotated[int, Query(ge=1, le=2)] = 1,
+    user: UserQuery = None,
 ) -> dict[str, Any]:
-    return bodies.neighbourhood(services().memory.neighbourhood(project_of(app), name, hops))
+    return bodies.neighbourhood(services().memory.neighbourhood(scope_of(app, user), name, hops))
 
 
 @app.post(
@@ -53,7 +55,7 @@ def neighbourhood(
     responses=described(200, Merged, "Merged (or already merged)"),
 )
 def merge(request: Annotated[MergeRequest, Body(embed=False)]) -> dict[str, Any]:
-    return bodies.merged(services().memory.merge_entities(project_of(app), request))
+    return bodies.merged(services().memory.merge_entities(scope_of(app, request.user), request))
 
 
 @app.get(
@@ -61,8 +63,8 @@ def merge(request: Annotated[MergeRequest, Body(embed=False)]) -> dict[str, Any]
     summary="Every alias of the project",
     responses=described(200, Aliases, "The aliases, by normalised alias"),
 )
-def aliases() -> dict[str, Any]:
-    return bodies.aliases(services().memory.aliases(project_of(app)))
+def aliases(user: UserQuery = None) -> dict[str, Any]:
+    return bodies.aliases(services().memory.aliases(scope_of(app, user)))
 
 
 @app.get(
@@ -70,8 +72,8 @@ def aliases() -> dict[str, Any]:
     summary="Names similar enough to merge (needs an embedding model)",
     responses=described(200, Proposals, "Proposed merges, most similar first"),
 )
-def proposals() -> dict[str, Any]:
-    return bodies.proposals(services().memory.merge_proposals(project_of(app)))
+def proposals(user: UserQuery = None) -> dict[str, Any]:
+    return bodies.proposals(services().memory.merge_proposals(scope_of(app, user)))
 
 
 lambda_handler = make_handler(app)

@@ -7,9 +7,10 @@ from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
-from taisce.api import bodies, make_handler, make_resolver, project_of, services
+from taisce.api import UserQuery, bodies, make_handler, make_resolver, scope_of, services
 from taisce.api.responses import ErasureAnswer, described
 from taisce.domain.erasure import ErasureRequest
+from taisce.domain.errors import InvalidRequest
 from taisce.service.work import announce
 
 app = make_resolver()
@@ -25,12 +26,17 @@ app = make_resolver()
 )
 def erase(request: Annotated[ErasureRequest, Body(embed=False)]) -> tuple[dict[str, Any], int]:
     built = services()
-    project = project_of(app)
-    status = built.memory.request_erasure(project, request.subject)
+    partition = scope_of(app, request.user)
+    if request.subject is None and request.user is None:
+        raise InvalidRequest("subject (a name) or user is required")
+    if request.subject is None:
+        # The embedded store erases a user's scope in the request (200).
+        return bodies.erasure(built.memory.erase_user(partition), request.user), 200
+    status = built.memory.request_erasure(partition, request.subject)
     if status.status == "pending":
-        announce(built.queue, project, "erasure", [status.id])
-        return bodies.erasure(status), 202
-    return bodies.erasure(status), 200
+        announce(built.queue, partition, "erasure", [status.id])
+        return bodies.erasure(status, request.user), 202
+    return bodies.erasure(status, request.user), 200
 
 
 @app.get(
@@ -38,9 +44,9 @@ def erase(request: Annotated[ErasureRequest, Body(embed=False)]) -> tuple[dict[s
     summary="The status of one erasure",
     responses=described(200, ErasureAnswer, "Pending or done, with counts", not_found=True),
 )
-def erasure_status(erasure_id: str) -> dict[str, Any]:
-    status = services().memory.erasure_status(project_of(app), unquote(erasure_id))
-    return bodies.erasure(status)
+def erasure_status(erasure_id: str, user: UserQuery = None) -> dict[str, Any]:
+    status = services().memory.erasure_status(scope_of(app, user), unquote(erasure_id))
+    return bodies.erasure(status, user)
 
 
 lambda_handler = make_handler(app)

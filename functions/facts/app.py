@@ -6,7 +6,7 @@ from urllib.parse import unquote
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
-from taisce.api import bodies, make_handler, make_resolver, project_of, services
+from taisce.api import UserQuery, bodies, make_handler, make_resolver, scope_of, services
 from taisce.api.responses import Facts, StoredFacts, described
 from taisce.domain.ingest import FactsRequest
 from taisce.service.work import announce
@@ -20,8 +20,9 @@ app = make_resolver()
     responses=described(201, StoredFacts, "Stored (or already stored)"),
 )
 def store_facts(request: Annotated[FactsRequest, Body(embed=False)]) -> tuple[dict[str, Any], int]:
-    ids = services().memory.store_facts(project_of(app), request)
-    announce(services().queue, project_of(app), "facts", ids)
+    partition = scope_of(app, request.user)
+    ids = services().memory.store_facts(partition, request)
+    announce(services().queue, partition, "facts", ids)
     return bodies.stored_facts(ids), 201
 
 
@@ -32,8 +33,9 @@ def store_facts(request: Annotated[FactsRequest, Body(embed=False)]) -> tuple[di
 )
 def list_facts(
     subject: Annotated[str, Query(min_length=1, max_length=500)],
+    user: UserQuery = None,
 ) -> dict[str, Any]:
-    return bodies.facts(services().memory.list_facts(project_of(app), subject))
+    return bodies.facts(services().memory.list_facts(scope_of(app, user), subject))
 
 
 @app.delete(
@@ -41,10 +43,11 @@ def list_facts(
     summary="Delete one fact",
     responses=described(204, None, "Deleted", not_found=True),
 )
-def delete_fact(fact_id: str) -> Response[str]:
+def delete_fact(fact_id: str, user: UserQuery = None) -> Response[str]:
     # The route matches the raw path, so an id sent percent-encoded is decoded here.
-    services().memory.delete_fact(project_of(app), unquote(fact_id))
-    announce(services().queue, project_of(app), "facts", [unquote(fact_id)])
+    partition = scope_of(app, user)
+    services().memory.delete_fact(partition, unquote(fact_id))
+    announce(services().queue, partition, "facts", [unquote(fact_id)])
     return Response(204, "application/json", "")
 
 

@@ -6,7 +6,7 @@ from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 
-from taisce.api import bodies, make_handler, make_resolver, project_of, services
+from taisce.api import UserQuery, bodies, make_handler, make_resolver, scope_of, services
 from taisce.api.responses import MessageList, MessageWithPassages, StoredMessages, described
 from taisce.domain.ingest import MessagesRequest
 from taisce.domain.listing import MAX_CURSOR_CHARACTERS, MAX_PAGE
@@ -24,8 +24,9 @@ app = make_resolver()
 def store_messages(
     request: Annotated[MessagesRequest, Body(embed=False)],
 ) -> tuple[dict[str, Any], int]:
-    ids = services().memory.store_messages(project_of(app), request)
-    announce(services().queue, project_of(app), "messages", ids)
+    partition = scope_of(app, request.user)
+    ids = services().memory.store_messages(partition, request)
+    announce(services().queue, partition, "messages", ids)
     return bodies.stored_messages(ids), 202
 
 
@@ -43,9 +44,10 @@ def list_messages(
         bool | None,
         Query(description="true: each message carries its passages (by start)"),
     ] = None,
+    user: UserQuery = None,
 ) -> dict[str, Any]:
     page = services().memory.list_messages(
-        project_of(app), role, source, limit, cursor, passages=bool(passages)
+        scope_of(app, user), role, source, limit, cursor, passages=bool(passages)
     )
     return bodies.message_list(page)
 
@@ -55,9 +57,9 @@ def list_messages(
     summary="One message with its passages",
     responses=described(200, MessageWithPassages, "The message and its passages", not_found=True),
 )
-def get_message(message_id: str) -> dict[str, Any]:
+def get_message(message_id: str, user: UserQuery = None) -> dict[str, Any]:
     # The route matches the raw path, so an id sent percent-encoded is decoded here.
-    shown = services().memory.message_with_passages(project_of(app), unquote(message_id))
+    shown = services().memory.message_with_passages(scope_of(app, user), unquote(message_id))
     return bodies.message_with_passages(shown)
 
 

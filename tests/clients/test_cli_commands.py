@@ -294,3 +294,27 @@ def test_import_draws_a_progress_bar_on_a_terminal(server: LocalServer, tmp_path
     assert process.returncode == 0, out
     assert b"importing" in b"".join(drawn) and b"1/1" in b"".join(drawn)
     assert out.startswith(f"{source}: 1 messages and 0 facts stored")
+
+
+def test_export_and_import_carry_a_user(server: LocalServer, tmp_path: Path) -> None:
+    secret = server.new_credential("cli-users")
+    with Client(server.url, secret, user="ana") as ana:
+        ana.store_facts(FACTS[:1])
+    mine = taisce(
+        "export", "--project", "cli-users", "--user", "ana", "--data", str(server.data_dir)
+    )
+    assert mine.returncode == 0, mine.stderr
+    assert mine.stderr.strip().endswith("for user 'ana'")
+    assert [json.loads(line)["id"] for line in mine.stdout.splitlines()] == ["c1"]
+    shared = taisce("export", "--project", "cli-users", "--data", str(server.data_dir))
+    assert shared.stdout == ""
+
+    copy = tmp_path / "ana.jsonl"
+    copy.write_text(mine.stdout, encoding="utf-8")
+    env = connection(server, server.new_credential("cli-users-copy"))
+    assert taisce("import", str(copy), "--user", "bo", env=env).returncode == 0
+    with Client(server.url, env["TAISCE_API_KEY"]) as copied:
+        assert [f.id for f in copied.facts_about("Atlas", user="bo")] == ["c1"]
+        assert copied.facts_about("Atlas") == []
+    told = taisce("recall", "Where does Atlas work?", "--user", "bo", "--json", env=env)
+    assert [f["id"] for f in json.loads(told.stdout)["facts"]] == ["c1"]

@@ -18,6 +18,7 @@ from taisce_client import (
     ErasedCounts,
     Erasure,
     Fact,
+    Forbidden,
     InvalidRecallControls,
     InvalidRequest,
     NewFact,
@@ -178,8 +179,54 @@ def test_the_async_client_covers_the_same_routes(server: LocalServer) -> None:
             with pytest.raises(NotFound):
                 await client.delete_fact("r2")
             assert (await client.health()).status == "ok"
+            assert await client.store_facts([NewFact("Zed", "likes", "tea", "user")], user="ana")
+            assert [f.object for f in await client.facts_about("Zed", user="ana")] == ["tea"]
+            assert await client.facts_about("Zed") == []
+            with pytest.raises(Forbidden):
+                await client.credentials()
 
     anyio.run(run)
+
+
+def test_a_user_per_client_and_per_call(server: LocalServer) -> None:
+    with (
+        Client(server.url, server.new_credential("routes-users"), user="ana") as ana,
+        Client(server.url, server.new_credential("routes-users")) as shared,
+    ):
+        assert ana.store_facts(ATLAS[:1]) == ["r1"]  # ana's, by the client's user
+        assert [f.id for f in ana.facts_about("Atlas")] == ["r1"]
+        assert shared.facts_about("Atlas") == []
+        # A call's own user wins over the client's.
+        assert [f.id for f in shared.facts_about("Atlas", user="ana")] == ["r1"]
+        assert ana.facts_about("Atlas", user="bo") == []
+        assert [f.id for f in shared.recall("Atlas", user="ana").facts] == ["r1"]
+        assert shared.recall("Atlas").facts == []
+        with pytest.raises(NotFound):
+            shared.delete_fact("r1")  # not in the shared memory
+        ana.delete_fact("r1")
+        assert shared.facts_about("Atlas", user="ana") == []
+
+
+def test_an_admin_mints_lists_and_revokes_through_the_client(server: LocalServer) -> None:
+    with Client(server.url, server.new_credential("routes-admin", "admin")) as admin:
+        minted = admin.create_credential(user="ana", label="ana's phone")
+        assert (minted.kind, minted.user, minted.label) == ("user", "ana", "ana's phone")
+        assert minted.secret and minted.secret.startswith("tsk_")
+        page = admin.credentials(limit=1)
+        assert len(page.credentials) == 1 and page.next_cursor
+        rest = admin.credentials(cursor=page.next_cursor)
+        listed = {c.id: c for c in page.credentials + rest.credentials}
+        assert listed[minted.id].kind == "user" and listed[minted.id].secret is None
+        with Client(server.url, minted.secret) as ana:
+            ana.store_facts(ATLAS[:1])  # acts as ana
+            with pytest.raises(Forbidden):
+                ana.facts_about("Atlas", user="bo")
+            with pytest.raises(Forbidden):
+                ana.credentials()
+            admin.revoke_credential(minted.id)
+            with pytest.raises(Unauthorized):
+                ana.facts_about("Atlas")
+        assert [f.id for f in admin.facts_about("Atlas", user="ana")] == ["r1"]
 
 
 # -- retries -----------------------------------------------------------------------------

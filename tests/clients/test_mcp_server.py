@@ -144,6 +144,25 @@ async def test_the_tools_store_recall_and_report_refusals(server: LocalServer) -
     assert again["facts"] == []
 
 
+async def test_the_tools_act_for_the_sessions_user_or_their_own(server: LocalServer) -> None:
+    secret = server.new_credential("mcp-users")
+    fact = {"subject": "Zed", "predicate": "likes", "object": "tea", "source_role": "user"}
+    question = {"question": "What does Zed like?"}
+    async with Client(build_server(server.url, secret, user="ana")) as ana:
+        tools = (await ana.list_tools()).tools
+        assert all("user" in t.input_schema["properties"] for t in tools)
+        assert not structured(await ana.call_tool("add_facts", {"facts": [fact]})).get("error")
+        mine = structured(await ana.call_tool("recall", question))
+        assert [f["object"] for f in mine["facts"]] == ["tea"]
+        # A call's own user wins over the session's.
+        theirs = structured(await ana.call_tool("recall", {**question, "user": "bo"}))
+        assert theirs["facts"] == []
+    async with Client(build_server(server.url, secret)) as shared:
+        assert structured(await shared.call_tool("recall", question))["facts"] == []
+        seen = structured(await shared.call_tool("recall", {**question, "user": "ana"}))
+        assert [f["object"] for f in seen["facts"]] == ["tea"]
+
+
 def _environ(server: LocalServer, secret: str) -> dict[str, str]:
     return {**clean_environ(), "TAISCE_URL": server.url, "TAISCE_API_KEY": secret}
 

@@ -455,6 +455,56 @@ def test_credentials_are_listed_by_creation_time_then_id(store: Any, project: st
     assert store.list_credentials(project) == sorted(same_time, key=lambda c: c.id)
 
 
+def test_credential_kinds_users_and_last_use(store: Any, project: str) -> None:
+    legacy = credential(project, created_at="2024-01-01T00:00:00Z")
+    bound = dataclasses.replace(
+        credential(project, created_at="2024-01-02T00:00:00Z"), kind="user", user="ana@x.io"
+    )
+    admin = dataclasses.replace(
+        credential(project, created_at="2024-01-03T00:00:00Z"), kind="admin"
+    )
+    hashes = {c.id: unique("h") for c in (legacy, bound, admin)}
+    for c in (legacy, bound, admin):
+        store.add_credential(c, hashes[c.id])
+    assert store.credential_for(hashes[bound.id]) == bound
+    assert store.credential_for(hashes[legacy.id]).kind == "project"
+    assert store.list_credentials(project) == [legacy, bound, admin]
+
+    # A use is recorded unless a later one than the cutoff is already there.
+    store.record_use(hashes[bound.id], "2025-01-01T00:00:00Z", "2024-12-31T23:59:00Z")
+    store.record_use(hashes[bound.id], "2025-01-01T00:00:30Z", "2024-12-31T23:59:30Z")
+    used = dataclasses.replace(bound, last_used_at="2025-01-01T00:00:00Z")
+    assert store.credential_for(hashes[bound.id]) == used
+    store.record_use(hashes[bound.id], "2025-01-01T00:02:00Z", "2025-01-01T00:01:00Z")
+    used = dataclasses.replace(bound, last_used_at="2025-01-01T00:02:00Z")
+    assert store.list_credentials(project) == [legacy, used, admin]
+
+
+def test_credential_pages_go_by_id_within_the_project(store: Any, project: str, other: str) -> None:
+    # Ids are unique across projects: these share a prefix, so the other project's
+    # sorts among them.
+    base = unique("cred")
+    mine = [dataclasses.replace(credential(project), id=f"{base}_{n}") for n in (3, 1, 2, 4)]
+    for c in mine:
+        store.add_credential(c, unique("h"))
+    store.add_credential(dataclasses.replace(credential(other), id=f"{base}_15"), unique("h"))
+    by_id = sorted(mine, key=lambda c: c.id)
+    assert store.credential_page(project, 2, None) == by_id[:2]
+    assert store.credential_page(project, 2, by_id[1].id) == by_id[2:]
+    assert store.credential_page(project, 5, by_id[3].id) == []
+
+
+def test_a_credential_is_revoked_only_within_its_project(
+    store: Any, project: str, other: str
+) -> None:
+    theirs = credential(other)
+    store.add_credential(theirs, hashed := unique("h"))
+    assert store.revoke_credential(theirs.id, "2025-01-01T00:00:00Z", project) is False
+    assert store.project_for(hashed) == other
+    assert store.revoke_credential(theirs.id, "2025-01-01T00:00:00Z", other) is True
+    assert store.credential_for(hashed) is None
+
+
 # -- durability and concurrency ---------------------------------------------------
 
 

@@ -185,3 +185,42 @@ def test_passage_hits_carry_position_and_time_and_an_older_file_gains_them(
         "old#0": None,
     }
     again.close()
+
+
+def test_a_user_searches_the_shared_vectors_and_their_own_only(index: SqliteVectorIndex) -> None:
+    from taisce.domain.scope import Scope
+
+    shared, alice, bob = "p", Scope("p", "alice"), Scope("p", "bob")
+    index.upsert(shared, "passage", [VectorItem("s", unit(1, 0.2), "user", text="tea shared")])
+    index.upsert(alice, "passage", [VectorItem("a", unit(1, 0.1), "user", text="tea alice")])
+    index.upsert(bob, "passage", [VectorItem("b", unit(1), "user", text="tea bob")])
+    # Bob's is the nearest, and never found outside his scope.
+    assert [h.id for h in index.search(alice, "passage", unit(1), 5)] == ["a", "s"]
+    assert [h.id for h in index.search(alice, "passage", unit(1), 1)] == ["a"]
+    assert [h.id for h in index.search(bob, "passage", unit(1), 5)] == ["b", "s"]
+    assert [h.id for h in index.search(shared, "passage", unit(1), 5)] == ["s"]
+    assert {h.id for h in index.search_text(alice, "passage", "tea", 5)} == {"a", "s"}
+    assert {h.id for h in index.search_text(shared, "passage", "tea", 5)} == {"s"}
+    assert set(index.similarities(alice, "passage", unit(1), ["a", "b", "s"])) == {"a", "s"}
+
+
+def test_erasing_a_user_deletes_their_vectors_and_keeps_the_others(tmp_path: Path) -> None:
+    from taisce.adapters.sqlite.store import SqliteStore
+    from taisce.domain.model import ErasureRecord
+    from taisce.domain.scope import Scope
+
+    path = tmp_path / "taisce.sqlite3"
+    store = SqliteStore(path)
+    index = SqliteVectorIndex(path, DIMS)
+    alice, bob = Scope("p", "alice"), Scope("p", "bob")
+    index.upsert(alice, "passage", [VectorItem("a", unit(1), "user", text="secretword")])
+    index.upsert(bob, "passage", [VectorItem("b", unit(1), "user", text="bobword")])
+    index.upsert("p", "passage", [VectorItem("s", unit(1), "user", text="sharedword")])
+    record = ErasureRecord("era_" + "0" * 32, "p", "h", "2026-01-01T00:00:00Z")
+    store.erase_scope(str(alice), "h", record)
+    assert [h.id for h in index.search(alice, "passage", unit(1), 5)] == ["s"]
+    assert index.search_text(alice, "passage", "secretword", 5) == []
+    assert [h.id for h in index.search(bob, "passage", unit(1), 5)] == ["b", "s"]
+    index.close()
+    store.close()
+    assert b"secretword" not in path.read_bytes()

@@ -55,7 +55,9 @@ def test_a_cold_authorizer_answers_from_the_table_with_only_what_a_lookup_needs(
     moto = shared_moto()
     store = moto.store()
     secret = new_secret()
-    credential = Credential("cred_coldstart01", "coldstart", None, "2026-12-01T00:00:00Z")
+    credential = Credential(
+        "cred_coldstart01", "coldstart", None, "2026-12-01T00:00:00Z", kind="user", user="ana"
+    )
     store.add_credential(credential, secret_hash(secret))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TAISCE_", "PYTHON"))}
     env.update(moto.env)
@@ -80,7 +82,11 @@ def test_a_cold_authorizer_answers_from_the_table_with_only_what_a_lookup_needs(
     )
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout.splitlines()[-1])
-    assert found["answer"] == {"isAuthorized": True, "context": {"project": "coldstart"}}
+    context = {"project": "coldstart", "kind": "user", "user": "ana"}
+    assert found["answer"] == {"isAuthorized": True, "context": context}
+    # Its use is recorded (the first in a minute is: one UpdateItem).
+    used = store.credential_for(secret_hash(secret))
+    assert used is not None and used.last_used_at is not None
     loaded = {name: _loaded(name, found["modules"]) for name in NOT_NEEDED}
     assert {name: mods for name, mods in loaded.items() if mods} == {}
 

@@ -23,7 +23,7 @@ from tests.draining import lines_into
 from tests.server import ROOT, LocalServer, start_server
 
 CREDENTIAL = re.compile(r"^tsk_[A-Za-z0-9_-]{40,}$")
-LIST_HEADER = "id\tproject\tcreated_at\tstate\tlabel"
+LIST_HEADER = "id\tproject\tkind\tuser\tcreated_at\tlast_used_at\tstate\tlabel"
 
 
 def _environ() -> dict[str, str]:
@@ -134,33 +134,51 @@ def test_create_refuses_an_empty_project(data: Path) -> None:
     assert "project" in line
 
 
+def test_create_refuses_a_bad_user_and_both_kinds_at_once(data: Path) -> None:
+    done = taisce("credentials", "create", "--project", "p", "--user", "a b", "--data", str(data))
+    assert done.returncode == 2
+    assert "--user" in assert_one_clear_line(done)
+    both = ("--admin", "--user", "ana")
+    done = taisce("credentials", "create", "--project", "p", *both, "--data", str(data))
+    assert done.returncode == 2 and "not allowed with" in done.stderr
+    assert taisce("credentials", "list", "--data", str(data)).stdout.splitlines() == [LIST_HEADER]
+
+
 # -- list -------------------------------------------------------------------------------------
 
 
 def test_list_shows_ids_and_projects_but_never_secrets(data: Path) -> None:
     id_a, secret_a = create(data, "list-alpha", "--label", "alpha laptop")
-    id_b, secret_b = create(data, "list-beta")
+    id_b, secret_b = create(data, "list-beta", "--user", "ana@example.com")
+    id_c, secret_c = create(data, "list-beta", "--admin")
     done = taisce("credentials", "list", "--data", str(data))
     assert done.returncode == 0, done.stderr
     out = done.stdout
     header, *lines = out.splitlines()
     assert header == LIST_HEADER
-    assert len(lines) == 2
-    # Every row has the header's five tab-separated columns, the label last.
-    assert all(len(line.split("\t")) == 5 for line in lines)
-    line_a = next(line for line in lines if id_a in line)
-    line_b = next(line for line in lines if id_b in line)
+    assert len(lines) == 3
+    # Every row has the header's eight tab-separated columns, the label last.
+    assert all(len(line.split("\t")) == 8 for line in lines)
+    columns = header.split("\t")
+    rows = {r.split("\t")[0]: dict(zip(columns, r.split("\t"), strict=True)) for r in lines}
     # Each line has the header's columns, in its order.
-    assert dict(zip(header.split("\t"), line_a.split("\t"), strict=True)) | {"created_at": "-"} == {
+    assert rows[id_a] | {"created_at": "-"} == {
         "id": id_a,
         "project": "list-alpha",
+        "kind": "project",
+        "user": "",
         "created_at": "-",
+        "last_used_at": "",
         "state": "live",
         "label": "alpha laptop",
     }
+    assert (rows[id_b]["kind"], rows[id_b]["user"]) == ("user", "ana@example.com")
+    assert (rows[id_c]["kind"], rows[id_c]["user"]) == ("admin", "")
+    line_a = next(line for line in lines if id_a in line)
+    line_b = next(line for line in lines if id_b in line)
     assert "list-alpha" in line_a and "alpha laptop" in line_a
     assert "list-beta" in line_b
-    for secret in (secret_a, secret_b):
+    for secret in (secret_a, secret_b, secret_c):
         assert secret not in out
         assert secret.removeprefix("tsk_") not in out
         assert hashlib.sha256(secret.encode()).hexdigest() not in out
@@ -308,7 +326,7 @@ def test_serve_demo_reuses_its_credential_until_it_is_revoked(tmp_path: Path) ->
         assert any("the one kept in" in line for line in second.printed)
         assert _recall(second, second.secret).status_code == 200
     (row,) = _demo_rows(data)  # one demo credential, made once
-    assert row[3] == "live" and row[4] == "demo"
+    assert row[6] == "live" and row[7] == "demo"
 
     done = taisce("credentials", "revoke", row[0], "--data", str(data))
     assert done.returncode == 0, done.stderr
@@ -317,5 +335,5 @@ def test_serve_demo_reuses_its_credential_until_it_is_revoked(tmp_path: Path) ->
         assert kept.read_text().strip() == third.secret
         assert _recall(third, third.secret).status_code == 200
         assert _recall(third, first.secret).status_code == 401
-    states = sorted(r[3].split()[0] for r in _demo_rows(data))
+    states = sorted(r[6].split()[0] for r in _demo_rows(data))
     assert states == ["live", "revoked"]

@@ -179,6 +179,21 @@ def test_the_authorizer_reads_credentials_and_nothing_else() -> None:
         )
 
 
+def test_the_credentials_routes_reach_credential_items_and_nothing_else() -> None:
+    s = stack()
+    table = s.attribute("Table", "Arn")
+    assert s.allows(
+        "AuthorizerFunction", "dynamodb:UpdateItem", table, {"dynamodb:LeadingKeys": ["CRED#ab"]}
+    )
+    for key in ("CRED#ab12", "CREDS"):
+        for action in ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:GetItem"):
+            assert s.allows("CredentialsFunction", action, table, {"dynamodb:LeadingKeys": [key]})
+    for action in ("dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem"):
+        assert not s.allows(
+            "CredentialsFunction", action, table, {"dynamodb:LeadingKeys": ["P#demo#E#atlas"]}
+        )
+
+
 def test_the_worker_may_receive_from_its_own_queue_only() -> None:
     """Lambda's pollers use the worker's role: receive, delete and change visibility on
     the work queue, and on no other queue (not AWS's managed policy for every queue)."""

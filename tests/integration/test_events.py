@@ -57,7 +57,7 @@ def test_every_function_has_an_event_and_env_json_sets_only_declared_variables()
 def test_the_authorizer_event_is_authorized_for_its_project() -> None:
     assert answers()["authorizer.json"].answer == {
         "isAuthorized": True,
-        "context": {"project": "demo"},
+        "context": {"project": "demo", "kind": "project"},
     }
 
 
@@ -153,3 +153,16 @@ def test_the_erasure_is_accepted_then_done_by_the_worker() -> None:
     assert done["id"] == accepted["id"] and done["status"] == "done"
     erased = done["erased"]
     assert erased["facts"] == 1 and erased["messages"] == 2
+
+
+def test_an_admin_mints_lists_and_revokes_a_user_credential() -> None:
+    assert status("credentials-mint.json") == 201
+    minted = body("credentials-mint.json")
+    assert (minted["kind"], minted["user"], minted["label"]) == ("user", "ana", "ana's phone")
+    assert minted["secret"].startswith("tsk_")
+    listed = body("credentials-list.json")["credentials"]
+    assert [(c["id"], c["kind"]) for c in listed if c["id"] == minted["id"]] == [
+        (minted["id"], "user")
+    ]
+    assert all("secret" not in c for c in listed)
+    assert status("credentials-revoke.json") == 204

@@ -167,7 +167,7 @@ def test_every_route_but_the_public_two_needs_the_bearer_credential() -> None:
     assert document["components"]["securitySchemes"]["bearer"] == {
         "type": "http",
         "scheme": "bearer",
-        "description": "A credential from `taisce credentials create`",
+        "description": "A credential from `taisce credentials create` or POST /v1/credentials",
     }
     operations = [
         (method, path, operation)
@@ -181,7 +181,7 @@ def test_every_route_but_the_public_two_needs_the_bearer_credential() -> None:
             assert "security" not in operation and "401" not in responses, path
         else:
             assert operation["security"] == [{"bearer": []}], path
-            assert "401" in responses, path
+            assert "401" in responses and "403" in responses, path
         assert "422" not in responses, path
         for status in ("400", "413", "500"):
             error = responses[status]["content"]["application/json"]["schema"]

@@ -49,6 +49,7 @@ PARAMETERS = {
     "/v1/facts/{id}": "/v1/facts/<fact_id>",
     "/v1/messages/{id}": "/v1/messages/<message_id>",
     "/v1/erasures/{id}": "/v1/erasures/<erasure_id>",
+    "/v1/credentials/{id}": "/v1/credentials/<credential_id>",
 }
 # The explorer's page (taisce.ui) is served by a plain handler, not a resolver.
 API_ROUTES = [r for r in API.routes if r.path.startswith("/v1/")]

@@ -196,3 +196,21 @@ async def test_the_recall_tool_answers_with_the_recalled_facts(taisce: Client) -
     assert await tool.ainvoke({"question": "Where does Atlas work?"}) == text
     facts_only = recall_tool(taisce, surfaces=["facts"])
     assert facts_only.invoke({"question": "Who is Zebedee?"}) == "Nothing found."
+
+
+def test_the_retriever_history_and_tool_act_for_a_user(taisce: Client) -> None:
+    taisce.store_facts(
+        [{"subject": "Zoe", "predicate": "likes", "object": "tea", "source_role": "user"}],
+        user="lc-ana",
+    )
+    mine = TaisceRetriever(client=taisce, user="lc-ana").invoke("What does Zoe like?")
+    assert any("Zoe likes tea" in d.page_content for d in mine)
+    shared = TaisceRetriever(client=taisce).invoke("What does Zoe like?")
+    assert not any("Zoe" in d.page_content for d in shared)
+    assert "Zoe likes tea" in recall_tool(taisce, user="lc-ana").invoke({"question": "Zoe?"})
+    assert "Zoe" not in recall_tool(taisce).invoke({"question": "Zoe?"})
+    TaisceChatMessageHistory(taisce, "lc-users", user="lc-ana").add_user_message("Hi, I'm Ana.")
+    assert [
+        m.content for m in TaisceChatMessageHistory(taisce, "lc-users", user="lc-ana").messages
+    ] == ["Hi, I'm Ana."]
+    assert TaisceChatMessageHistory(taisce, "lc-users").messages == []

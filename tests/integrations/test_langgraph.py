@@ -148,3 +148,26 @@ def test_a_tool_node_runs_the_recall_tool_for_the_model(taisce: Client) -> None:
     assert "- Atlas works at Acme Corp (said by user)" in result.content
     assert "Acme Corp is based in Dublin" in result.content
     assert state["messages"][-1].content == "Acme Corp, in Dublin."
+
+
+def test_the_nodes_act_for_the_configured_user(taisce: Client) -> None:
+    taisce.store_facts(
+        [{"subject": "Zed", "predicate": "likes", "object": "tea", "source_role": "user"}],
+        user="lg-ana",
+    )
+    graph = StateGraph(MemoryState)
+    graph.add_node("recall", recall_node(taisce))
+    graph.add_node("remember", remember_node(taisce, source="lg-users"))
+    graph.add_edge(START, "recall")
+    graph.add_edge("recall", "remember")
+    graph.add_edge("remember", END)
+    app = graph.compile()
+    question = {"messages": [HumanMessage("What does Zed like?", id="lg-u1")]}
+    ana = app.invoke(question, config={"configurable": {"user": "lg-ana"}})
+    assert "Zed likes tea" in ana["memory"]
+    assert "Zed" not in app.invoke(question)["memory"]
+    # Each run stored its turn in its own scope (the same id in each): the shared
+    # listing holds the shared run's, ana's listing that one and hers.
+    assert len(taisce.messages(source="lg-users").messages) == 1
+    assert len(taisce.messages(source="lg-users", user="lg-ana").messages) == 2
+    assert recall_node(taisce, user="lg-ana").invoke(question)["memory"] == ana["memory"]

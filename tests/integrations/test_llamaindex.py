@@ -74,3 +74,19 @@ async def test_messages_flushed_from_the_short_term_queue_are_stored(memory: Mem
     )
     assert len(flushed) < len(turns)
     assert any("motorbikes" in p.quote for p in found.passages)
+
+
+@pytest.mark.anyio
+async def test_the_block_recalls_and_stores_for_its_user(memory: Memory) -> None:
+    with memory.client() as client:
+        fact = {"subject": "Zara", "predicate": "likes", "object": "tea", "source_role": "user"}
+        client.store_facts([fact], user="li-ana")
+        question = [ChatMessage(role=MessageRole.USER, content="What does Zara like?")]
+        mine = TaisceMemoryBlock(client=client, user="li-ana", source="li-users")
+        assert "Zara likes tea" in await mine._aget(question)
+        assert "Zara" not in await TaisceMemoryBlock(client=client)._aget(question)
+        await mine._aput(question)
+        assert [m.content for m in client.messages(source="li-users", user="li-ana").messages] == [
+            "What does Zara like?"
+        ]
+        assert client.messages(source="li-users").messages == []

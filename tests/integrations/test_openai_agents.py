@@ -111,3 +111,24 @@ async def test_the_tool_says_when_nothing_was_found(memory: Memory) -> None:
         await Runner.run(agent, "Who is Zebedee?", run_config=OFFLINE)
     output = next(i for i in model.calls[1].input if i.get("type") == "function_call_output")
     assert output["output"] == "Nothing found."
+
+
+async def test_the_session_and_tool_act_for_a_user(memory: Memory) -> None:
+    async with memory.async_client() as taisce:
+        fact = {"subject": "Zia", "predicate": "likes", "object": "tea", "source_role": "user"}
+        await taisce.store_facts([fact], user="oa-ana")
+        tool = recall_tool(taisce, user="oa-ana")
+        session = TaisceSession("oa-users", taisce, user="oa-ana")
+        model = ScriptedModel(
+            [
+                [function_call("recall_memory", {"question": "What does Zia like?"}, call_id="c9")],
+                [assistant_message("Tea.")],
+            ]
+        )
+        agent = Agent(name="Assistant", model=model, tools=[tool])
+        await Runner.run(agent, "What does Zia like?", session=session, run_config=OFFLINE)
+        sent = model.calls[1].input
+        output = next(i for i in sent if i.get("type") == "function_call_output")
+        assert "Zia likes tea" in output["output"]
+        assert len(await TaisceSession("oa-users", taisce, user="oa-ana").get_items()) == 4
+        assert await TaisceSession("oa-users", taisce).get_items() == []

@@ -482,3 +482,15 @@ def test_similarities_score_exactly_the_items_asked(
     # The newest copy of b counts; a's score 0.8 is 1 / (1 - cos), so cos = -0.25.
     assert got == pytest.approx({"b": 0.9, "a": -0.25})
     assert index.similarities("p", "fact", Q, []) == {}
+
+
+def test_a_users_search_filters_on_the_shared_partition_and_theirs_only() -> None:
+    from taisce.domain.scope import Scope
+
+    # The read filter of k-NN, text search and similarities (the write side keeps the
+    # one partition: _scope); a plain project's filter is what the recordings hold.
+    seen = OpenSearchVectorIndex._seen(Scope("p", "u1"), "passage")
+    assert seen == [{"terms": {"project": ["p", "p\x1fu1"]}}, {"term": {"kind": "passage"}}]
+    assert OpenSearchVectorIndex._seen("p", "passage") == OpenSearchVectorIndex._scope(
+        "p", "passage"
+    )

@@ -10,6 +10,7 @@ from .client import Client
 from .errors import (
     ApiError,
     ConfigurationError,
+    Forbidden,
     InvalidRecallControls,
     InvalidRequest,
     NotFound,
@@ -22,6 +23,8 @@ from .errors import (
 )
 from .models import (
     Controls,
+    Credential,
+    CredentialPage,
     Edge,
     Entity,
     EntityPage,
@@ -49,12 +52,15 @@ __all__ = [
     "Client",
     "ConfigurationError",
     "Controls",
+    "Credential",
+    "CredentialPage",
     "Edge",
     "Entity",
     "EntityPage",
     "ErasedCounts",
     "Erasure",
     "Fact",
+    "Forbidden",
     "Health",
     "InvalidRecallControls",
     "InvalidRequest",

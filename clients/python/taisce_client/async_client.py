@@ -14,6 +14,8 @@ import httpx
 from . import calls, transport
 from .calls import Call
 from .models import (
+    Credential,
+    CredentialPage,
     EntityPage,
     Erasure,
     Fact,
@@ -53,14 +55,16 @@ class AsyncClient:
         retries: int = 3,
         backoff: float = 0.5,
         http_transport: httpx.AsyncBaseTransport | None = None,
+        user: str | None = None,
     ) -> None:
-        self.settings = transport.settings(url, api_key, timeout, retries, backoff)
+        self.settings = transport.settings(url, api_key, timeout, retries, backoff, user)
         self._http = httpx.AsyncClient(
             base_url=self.settings.url, timeout=timeout, transport=http_transport
         )
 
-    async def _run(self, call: Call[T]) -> T:
+    async def _run(self, call: Call[T], user: str | None = None) -> T:
         config = self.settings
+        call = calls.for_user(call, user if user is not None else config.user)
         for attempt in range(config.retries + 1):
             try:
                 response = await self._http.request(
@@ -77,39 +81,54 @@ class AsyncClient:
             await asyncio.sleep(transport.delay(config, attempt, response))
         return transport.read(call, response)
 
-    async def store_messages(self, messages: Iterable[NewMessage | Mapping[str, Any]]) -> list[str]:
-        return await self._run(calls.store_messages(messages))
+    async def store_messages(
+        self, messages: Iterable[NewMessage | Mapping[str, Any]], *, user: str | None = None
+    ) -> list[str]:
+        return await self._run(calls.store_messages(messages), user)
 
-    async def store_facts(self, facts: Iterable[NewFact | Mapping[str, Any]]) -> list[str]:
-        return await self._run(calls.store_facts(facts))
+    async def store_facts(
+        self, facts: Iterable[NewFact | Mapping[str, Any]], *, user: str | None = None
+    ) -> list[str]:
+        return await self._run(calls.store_facts(facts), user)
 
-    async def facts_about(self, subject: str) -> list[Fact]:
-        return await self._run(calls.facts_about(subject))
+    async def facts_about(self, subject: str, *, user: str | None = None) -> list[Fact]:
+        return await self._run(calls.facts_about(subject), user)
 
-    async def delete_fact(self, fact_id: str) -> None:
-        await self._run(calls.delete_fact(fact_id))
+    async def delete_fact(self, fact_id: str, *, user: str | None = None) -> None:
+        await self._run(calls.delete_fact(fact_id), user)
 
-    async def recall(self, question: str, **controls: Unpack[RecallControls]) -> Recall:
-        return await self._run(calls.recall(question, controls))
+    async def recall(
+        self, question: str, *, user: str | None = None, **controls: Unpack[RecallControls]
+    ) -> Recall:
+        return await self._run(calls.recall(question, controls), user)
 
-    async def erase(self, subject: str, *, wait: float = 0.0) -> Erasure:
-        answer = await self._run(calls.erase(subject))
+    async def erase(
+        self, subject: str | None = None, *, user: str | None = None, wait: float = 0.0
+    ) -> Erasure:
+        answer = await self._run(calls.erase(subject), user)
         deadline = time.monotonic() + wait
         while answer.status == "pending" and time.monotonic() < deadline:
             await asyncio.sleep(calls.ERASURE_POLL_SECONDS)
-            answer = await self.erasure(answer.id)
+            answer = await self.erasure(answer.id, user=user)
         return answer
 
-    async def erasure(self, erasure_id: str) -> Erasure:
-        return await self._run(calls.erasure(erasure_id))
+    async def erasure(self, erasure_id: str, *, user: str | None = None) -> Erasure:
+        return await self._run(calls.erasure(erasure_id), user)
 
     async def entities(
-        self, search: str | None = None, limit: int | None = None, cursor: str | None = None
+        self,
+        search: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+        *,
+        user: str | None = None,
     ) -> EntityPage:
-        return await self._run(calls.entities(search, limit, cursor))
+        return await self._run(calls.entities(search, limit, cursor), user)
 
-    async def neighbourhood(self, name: str, hops: int = 1) -> Neighbourhood:
-        return await self._run(calls.neighbourhood(name, hops))
+    async def neighbourhood(
+        self, name: str, hops: int = 1, *, user: str | None = None
+    ) -> Neighbourhood:
+        return await self._run(calls.neighbourhood(name, hops), user)
 
     async def messages(
         self,
@@ -118,11 +137,26 @@ class AsyncClient:
         limit: int | None = None,
         cursor: str | None = None,
         passages: bool = False,
+        *,
+        user: str | None = None,
     ) -> MessagePage:
-        return await self._run(calls.messages(role, source, limit, cursor, passages))
+        return await self._run(calls.messages(role, source, limit, cursor, passages), user)
 
-    async def message(self, message_id: str) -> MessageWithPassages:
-        return await self._run(calls.message(message_id))
+    async def message(self, message_id: str, *, user: str | None = None) -> MessageWithPassages:
+        return await self._run(calls.message(message_id), user)
+
+    async def create_credential(
+        self, user: str | None = None, label: str | None = None
+    ) -> Credential:
+        return await self._run(calls.create_credential(user, label))
+
+    async def credentials(
+        self, limit: int | None = None, cursor: str | None = None
+    ) -> CredentialPage:
+        return await self._run(calls.credentials(limit, cursor))
+
+    async def revoke_credential(self, credential_id: str) -> None:
+        await self._run(calls.revoke_credential(credential_id))
 
     async def health(self) -> Health:
         return await self._run(calls.health())

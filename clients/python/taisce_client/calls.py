@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
 from .models import (
+    Credential,
+    CredentialPage,
     EntityPage,
     Erasure,
     Fact,
@@ -36,6 +38,19 @@ class Call(Generic[T]):
     params: dict[str, str] | None = None
     # Health is the one route that needs no credential.
     needs_credential: bool = True
+    # Whether the route takes an end user (`user` in the body, or `?user=`): every
+    # memory route does; health and the credentials routes do not.
+    takes_user: bool = True
+
+
+def for_user(call: Call[T], user: str | None) -> Call[T]:
+    """The call acting for `user` (None: the shared memory only): a top-level `user`
+    in a POST body, `?user=` on a GET or DELETE."""
+    if user is None or not call.takes_user:
+        return call
+    if call.method == "POST":
+        return replace(call, body={**call.body, "user": user})
+    return replace(call, params={**(call.params or {}), "user": user})
 
 
 def _with_ids(items: Iterable[NewMessage | NewFact | Mapping[str, Any]], prefix: str) -> list[Any]:
@@ -81,8 +96,10 @@ def recall(question: Any, controls: Mapping[str, Any]) -> Call[Recall]:
     return Call("POST", "/v1/recalls", Recall.from_wire, body)
 
 
-def erase(subject: str) -> Call[Erasure]:
-    return Call("POST", "/v1/erasures", Erasure.from_wire, {"subject": subject})
+def erase(subject: str | None) -> Call[Erasure]:
+    """An entity's erasure; with no subject (and a user), the user's whole scope."""
+    body = {} if subject is None else {"subject": subject}
+    return Call("POST", "/v1/erasures", Erasure.from_wire, body)
 
 
 def erasure(erasure_id: str) -> Call[Erasure]:
@@ -128,4 +145,22 @@ def message(message_id: str) -> Call[MessageWithPassages]:
 
 
 def health() -> Call[Health]:
-    return Call("GET", "/v1/health", Health.from_wire, needs_credential=False)
+    return Call("GET", "/v1/health", Health.from_wire, needs_credential=False, takes_user=False)
+
+
+# -- credentials (an admin credential's routes) ----------------------------------------
+
+
+def create_credential(user: str | None = None, label: str | None = None) -> Call[Credential]:
+    body = _params(user=user, label=label)
+    return Call("POST", "/v1/credentials", Credential.from_wire, body, takes_user=False)
+
+
+def credentials(limit: int | None = None, cursor: str | None = None) -> Call[CredentialPage]:
+    params = _params(limit=limit, cursor=cursor)
+    return Call("GET", "/v1/credentials", CredentialPage.from_wire, params=params, takes_user=False)
+
+
+def revoke_credential(credential_id: str) -> Call[None]:
+    path = f"/v1/credentials/{quote(credential_id, safe='')}"
+    return Call("DELETE", path, lambda _: None, takes_user=False)

@@ -13,6 +13,8 @@ import httpx
 from . import calls, transport
 from .calls import Call
 from .models import (
+    Credential,
+    CredentialPage,
     EntityPage,
     Erasure,
     Fact,
@@ -37,6 +39,10 @@ T = TypeVar("T")
 class Client:
     """Taisce over HTTP. The credential decides the project.
 
+    `user` (an end user's id) makes every call act for that user: it sees the shared
+    memory and that user's, and stores into that user's. Any call may name its own
+    `user=` instead. Without one, calls see and store the shared memory only.
+
     `url` defaults to $TAISCE_URL (else http://127.0.0.1:8080), `api_key` to
     $TAISCE_API_KEY. A 429 or 5xx is retried up to `retries` times with exponential
     backoff (or the server's Retry-After); any other refusal raises at once. Errors
@@ -52,14 +58,16 @@ class Client:
         retries: int = 3,
         backoff: float = 0.5,
         http_transport: httpx.BaseTransport | None = None,
+        user: str | None = None,
     ) -> None:
-        self.settings = transport.settings(url, api_key, timeout, retries, backoff)
+        self.settings = transport.settings(url, api_key, timeout, retries, backoff, user)
         self._http = httpx.Client(
             base_url=self.settings.url, timeout=timeout, transport=http_transport
         )
 
-    def _run(self, call: Call[T]) -> T:
+    def _run(self, call: Call[T], user: str | None = None) -> T:
         config = self.settings
+        call = calls.for_user(call, user if user is not None else config.user)
         for attempt in range(config.retries + 1):
             try:
                 response = self._http.request(
@@ -76,52 +84,67 @@ class Client:
             time.sleep(transport.delay(config, attempt, response))
         return transport.read(call, response)
 
-    def store_messages(self, messages: Iterable[NewMessage | Mapping[str, Any]]) -> list[str]:
+    def store_messages(
+        self, messages: Iterable[NewMessage | Mapping[str, Any]], *, user: str | None = None
+    ) -> list[str]:
         """Store 1..100 messages; returns their ids (made by the client when not given)."""
-        return self._run(calls.store_messages(messages))
+        return self._run(calls.store_messages(messages), user)
 
-    def store_facts(self, facts: Iterable[NewFact | Mapping[str, Any]]) -> list[str]:
+    def store_facts(
+        self, facts: Iterable[NewFact | Mapping[str, Any]], *, user: str | None = None
+    ) -> list[str]:
         """Store 1..100 facts; returns their ids (made by the client when not given)."""
-        return self._run(calls.store_facts(facts))
+        return self._run(calls.store_facts(facts), user)
 
-    def facts_about(self, subject: str) -> list[Fact]:
+    def facts_about(self, subject: str, *, user: str | None = None) -> list[Fact]:
         """The facts whose subject is this entity, in storing order."""
-        return self._run(calls.facts_about(subject))
+        return self._run(calls.facts_about(subject), user)
 
-    def delete_fact(self, fact_id: str) -> None:
+    def delete_fact(self, fact_id: str, *, user: str | None = None) -> None:
         """Delete one fact; raises NotFound when the project has no such fact."""
-        self._run(calls.delete_fact(fact_id))
+        self._run(calls.delete_fact(fact_id), user)
 
-    def recall(self, question: str, **controls: Unpack[RecallControls]) -> Recall:
+    def recall(
+        self, question: str, *, user: str | None = None, **controls: Unpack[RecallControls]
+    ) -> Recall:
         """A budgeted bundle of memory for a question. Controls left out (or None) take
         the server's defaults; a control this client does not name is sent as given."""
-        return self._run(calls.recall(question, controls))
+        return self._run(calls.recall(question, controls), user)
 
-    def erase(self, subject: str, *, wait: float = 0.0) -> Erasure:
-        """Erase everything held about an entity: `status` "done" with the counts in
-        `erased`, or "pending" (a deploy whose worker erases it: recall already hides
-        it). With `wait` (seconds), reads the status until it is done or the time is up."""
-        answer = self._run(calls.erase(subject))
+    def erase(
+        self, subject: str | None = None, *, user: str | None = None, wait: float = 0.0
+    ) -> Erasure:
+        """Erase everything held about an entity (in what `user` sees: the shared memory,
+        or that user's), or with no subject everything in the user's scope: `status`
+        "done" with the counts in `erased`, or "pending" (a deploy whose worker erases
+        it: recall already hides it). With `wait` (seconds), reads the status until it
+        is done or the time is up."""
+        answer = self._run(calls.erase(subject), user)
         deadline = time.monotonic() + wait
         while answer.status == "pending" and time.monotonic() < deadline:
             time.sleep(calls.ERASURE_POLL_SECONDS)
-            answer = self.erasure(answer.id)
+            answer = self.erasure(answer.id, user=user)
         return answer
 
-    def erasure(self, erasure_id: str) -> Erasure:
+    def erasure(self, erasure_id: str, *, user: str | None = None) -> Erasure:
         """An erasure's status (pending or done, with counts); NotFound if unknown."""
-        return self._run(calls.erasure(erasure_id))
+        return self._run(calls.erasure(erasure_id), user)
 
     def entities(
-        self, search: str | None = None, limit: int | None = None, cursor: str | None = None
+        self,
+        search: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+        *,
+        user: str | None = None,
     ) -> EntityPage:
         """One page of the project's entities by key, with their live facts per role;
         pass `next_cursor` back as cursor for the next (None: the end)."""
-        return self._run(calls.entities(search, limit, cursor))
+        return self._run(calls.entities(search, limit, cursor), user)
 
-    def neighbourhood(self, name: str, hops: int = 1) -> Neighbourhood:
+    def neighbourhood(self, name: str, hops: int = 1, *, user: str | None = None) -> Neighbourhood:
         """An entity's live facts (and with hops 2 its neighbours') as nodes and edges."""
-        return self._run(calls.neighbourhood(name, hops))
+        return self._run(calls.neighbourhood(name, hops), user)
 
     def messages(
         self,
@@ -130,14 +153,29 @@ class Client:
         limit: int | None = None,
         cursor: str | None = None,
         passages: bool = False,
+        *,
+        user: str | None = None,
     ) -> MessagePage:
         """One page of the stored messages, newest first (`next_cursor`: the next page);
         with `passages`, each message carries its passages (one request for the page)."""
-        return self._run(calls.messages(role, source, limit, cursor, passages))
+        return self._run(calls.messages(role, source, limit, cursor, passages), user)
 
-    def message(self, message_id: str) -> MessageWithPassages:
+    def message(self, message_id: str, *, user: str | None = None) -> MessageWithPassages:
         """One message with its passages; raises NotFound when there is none."""
-        return self._run(calls.message(message_id))
+        return self._run(calls.message(message_id), user)
+
+    def create_credential(self, user: str | None = None, label: str | None = None) -> Credential:
+        """Mint a credential (an admin credential only): bound to `user` when given,
+        else a project credential. Its `secret` is shown this once."""
+        return self._run(calls.create_credential(user, label))
+
+    def credentials(self, limit: int | None = None, cursor: str | None = None) -> CredentialPage:
+        """One page of the project's credentials by id (an admin credential only)."""
+        return self._run(calls.credentials(limit, cursor))
+
+    def revoke_credential(self, credential_id: str) -> None:
+        """Revoke one of the project's credentials (an admin credential only)."""
+        self._run(calls.revoke_credential(credential_id))
 
     def health(self) -> Health:
         """Liveness and configuration; needs no credential."""

@@ -49,6 +49,11 @@ class Unauthorized(ApiError):
     """401: no credential, or one the server does not know."""
 
 
+class Forbidden(ApiError):
+    """403: the credential may not do this (a user credential naming another user, or
+    a credential that is not an admin's minting or revoking)."""
+
+
 class NotFound(ApiError):
     """404: unknown route or id."""
 
@@ -69,6 +74,7 @@ _BY_CODE: dict[str, type[ApiError]] = {
     "invalid_recall_controls": InvalidRecallControls,
     "invalid_request": InvalidRequest,
     "unauthorized": Unauthorized,
+    "forbidden": Forbidden,
     "not_found": NotFound,
     "payload_too_large": PayloadTooLarge,
 }

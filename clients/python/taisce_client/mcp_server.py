@@ -5,14 +5,18 @@
     taisce-mcp --transport streamable-http --port 8765
 
 The Taisce URL and credential come from TAISCE_URL and TAISCE_API_KEY (or --url and
---api-key). A refusal comes back as a tool error whose structured content is the API's
-`{"status", "error": {"code", "message"[, "control"]}}`, so an agent can correct itself.
+--api-key). An end user for the whole session comes from TAISCE_USER (or --user); each
+tool also takes a `user` of its own, which wins. With a user, the tools see the shared
+memory and that user's, and store into that user's. A refusal comes back as a tool
+error whose structured content is the API's `{"status", "error": {"code", "message"[,
+"control"]}}`, so an agent can correct itself.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal
@@ -55,6 +59,15 @@ class FactArg(TypedDict):
     valid_from: NotRequired[str]
     valid_to: NotRequired[str]
     id: NotRequired[str]
+
+
+UserArg = Annotated[
+    str | None,
+    Field(
+        description="act for this end user (an id of A-Z a-z 0-9 . _ : @ -): see the shared "
+        "memory and this user's, store into this user's; default: the session's user"
+    ),
+]
 
 
 def _control(schema: dict[str, Any], description: str) -> Any:
@@ -116,9 +129,12 @@ def _failure(error: TaisceError) -> CallToolResult:
     )
 
 
-def build_server(url: str | None = None, api_key: str | None = None) -> MCPServer:
-    """The MCP server, talking to Taisce at `url` with `api_key` (else the environment)."""
-    config = settings(url, api_key, timeout=30.0, retries=3, backoff=0.5)
+def build_server(
+    url: str | None = None, api_key: str | None = None, user: str | None = None
+) -> MCPServer:
+    """The MCP server, talking to Taisce at `url` with `api_key` (else the environment),
+    for the end user `user` unless a tool call names its own (None: the shared memory)."""
+    config = settings(url, api_key, timeout=30.0, retries=3, backoff=0.5, user=user)
     server = MCPServer(
         "taisce",
         instructions="Long-term memory: remember what was said, add facts, recall before "
@@ -126,10 +142,13 @@ def build_server(url: str | None = None, api_key: str | None = None) -> MCPServe
         log_level="WARNING",
     )
 
-    async def call(use: Callable[[AsyncClient], Awaitable[Any]]) -> CallToolResult:
+    async def call(
+        use: Callable[[AsyncClient], Awaitable[Any]], user: str | None
+    ) -> CallToolResult:
         # One client per call: the server may run for days, and a call is rare and cheap.
+        chosen = user if user is not None else config.user
         try:
-            async with AsyncClient(config.url, config.api_key) as client:
+            async with AsyncClient(config.url, config.api_key, user=chosen) as client:
                 return _result(await use(client))
         except TaisceError as error:
             return _failure(error)
@@ -138,21 +157,21 @@ def build_server(url: str | None = None, api_key: str | None = None) -> MCPServe
         description="Store 1-100 messages of a conversation (or documents, role "
         "'tool'); their passages become recallable. Returns their ids."
     )
-    async def remember(messages: list[MessageArg]) -> CallToolResult:
+    async def remember(messages: list[MessageArg], user: UserArg = None) -> CallToolResult:
         async def use(client: AsyncClient) -> Any:
             return {"ids": await client.store_messages(messages)}
 
-        return await call(use)
+        return await call(use, user)
 
     @server.tool(
         description="Store 1-100 facts (subject, predicate, object, and the "
         "source_role of whoever said it). Returns their ids."
     )
-    async def add_facts(facts: list[FactArg]) -> CallToolResult:
+    async def add_facts(facts: list[FactArg], user: UserArg = None) -> CallToolResult:
         async def use(client: AsyncClient) -> Any:
             return {"ids": await client.store_facts(facts)}
 
-        return await call(use)
+        return await call(use, user)
 
     @server.tool(description=RECALL)
     async def recall(
@@ -169,6 +188,7 @@ def build_server(url: str | None = None, api_key: str | None = None) -> MCPServe
         recorded_after: RecordedAfter = None,
         recorded_before: RecordedBefore = None,
         more_controls: MoreControls = None,
+        user: UserArg = None,
     ) -> CallToolResult:
         controls = {
             "max_characters": max_characters,
@@ -188,7 +208,7 @@ def build_server(url: str | None = None, api_key: str | None = None) -> MCPServe
         async def use(client: AsyncClient) -> Any:
             return (await client.recall(question, **controls)).wire()
 
-        return await call(use)
+        return await call(use, user)
 
     @server.tool(
         description="Erase everything memory holds about one entity (its facts, "
@@ -196,11 +216,11 @@ def build_server(url: str | None = None, api_key: str | None = None) -> MCPServe
         "whose worker erases it, waits up to 20 s and may return status pending (recall "
         "already hides the entity; the worker finishes it)."
     )
-    async def forget(subject: str) -> CallToolResult:
+    async def forget(subject: str, user: UserArg = None) -> CallToolResult:
         async def use(client: AsyncClient) -> Any:
             return (await client.erase(subject, wait=FORGET_WAIT_SECONDS)).wire()
 
-        return await call(use)
+        return await call(use, user)
 
     return server
 
@@ -214,6 +234,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=8765, help="streamable HTTP port")
     parser.add_argument("--url", help="Taisce API (default: $TAISCE_URL or 127.0.0.1:8080)")
     parser.add_argument("--api-key", help="credential (default: $TAISCE_API_KEY)")
+    parser.add_argument(
+        "--user", help="the end user the tools act for (default: $TAISCE_USER; none: shared)"
+    )
     args = parser.parse_args(argv)
     try:
         config = settings(args.url, args.api_key, timeout=30.0, retries=3, backoff=0.5)
@@ -222,7 +245,8 @@ def main(argv: list[str] | None = None) -> int:
     except TaisceError as error:
         print(f"taisce-mcp: {error}", file=sys.stderr)
         return 2
-    server = build_server(config.url, config.api_key)
+    user = args.user or os.environ.get("TAISCE_USER") or None
+    server = build_server(config.url, config.api_key, user)
     if args.transport == "stdio":
         server.run("stdio")
     else:

@@ -205,6 +205,43 @@ class Erasure(_Wire):
 
 
 @dataclass(frozen=True, slots=True)
+class Credential(_Wire):
+    """A credential as an admin lists it (never its secret): `kind` project (may send
+    any user), user (acts only as `user`) or admin (may also mint and revoke)."""
+
+    _optional_keys = ("user", "label", "revoked_at", "secret")
+
+    id: str
+    kind: Literal["project", "user", "admin"]
+    created_at: str
+    user: str | None = None
+    label: str | None = None
+    last_used_at: str | None = None
+    revoked_at: str | None = None
+    # Only when just minted: the bearer credential, shown this once.
+    secret: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CredentialPage(_Wire):
+    """A page of the project's credentials by id; `next_cursor` None at the end."""
+
+    credentials: list[Credential]
+    next_cursor: str | None
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> CredentialPage:
+        listed = [Credential.from_wire(c) for c in data["credentials"]]
+        return cls(credentials=listed, next_cursor=data.get("next_cursor"))
+
+    def wire(self) -> dict[str, Any]:
+        return {
+            "credentials": [c.wire() for c in self.credentials],
+            "next_cursor": self.next_cursor,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class RoleCounts(_Wire):
     """Live facts naming an entity, per role of whoever said them."""
 

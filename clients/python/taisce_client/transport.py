@@ -27,10 +27,17 @@ class Settings:
     timeout: float
     retries: int
     backoff: float
+    # The end user every call acts for unless it names its own (None: shared memory).
+    user: str | None = None
 
 
 def settings(
-    url: str | None, api_key: str | None, timeout: float, retries: int, backoff: float
+    url: str | None,
+    api_key: str | None,
+    timeout: float,
+    retries: int,
+    backoff: float,
+    user: str | None = None,
 ) -> Settings:
     """The URL and credential from the arguments, else TAISCE_URL / TAISCE_API_KEY."""
     chosen = (url or os.environ.get("TAISCE_URL") or DEFAULT_URL).rstrip("/")
@@ -39,7 +46,7 @@ def settings(
     key = api_key if api_key is not None else os.environ.get("TAISCE_API_KEY")
     if retries < 0 or backoff < 0:
         raise ConfigurationError("retries and backoff must not be negative")
-    return Settings(chosen, key or None, timeout, retries, backoff)
+    return Settings(chosen, key or None, timeout, retries, backoff, user)
 
 
 def headers(config: Settings, call: Call[Any]) -> dict[str, str]:

@@ -26,6 +26,15 @@ export type Merged = Schemas["Merged"];
 export type Proposals = Schemas["Proposals"];
 export type ErasureAnswer = Schemas["ErasureAnswer"];
 export type Role = NewMessage["role"];
+export type ListedCredential = Schemas["ListedCredential"];
+export type MintedCredential = Schemas["MintedCredential"];
+export type CredentialList = Schemas["CredentialList"];
+
+/** The end user a call acts for: it sees the shared memory and this user's, and stores
+ * into this user's. Left out: the client's `user`, else the shared memory only. */
+export interface ForUser {
+  user?: string;
+}
 
 export interface ListMessagesOptions {
   role?: Role;
@@ -37,6 +46,7 @@ export interface ListMessagesOptions {
   cursor?: string;
   /** Each message also carries its passages. */
   passages?: boolean;
+  user?: string;
 }
 
 export interface ListEntitiesOptions {
@@ -44,6 +54,7 @@ export interface ListEntitiesOptions {
   search?: string;
   limit?: number;
   cursor?: string;
+  user?: string;
 }
 
 export interface TaisceOptions {
@@ -59,6 +70,8 @@ export interface TaisceOptions {
   backoffMs?: number;
   /** A fetch of your own (a proxy, a test); default: the global fetch. */
   fetch?: typeof globalThis.fetch;
+  /** The end user every call acts for unless it names its own (default: none, shared). */
+  user?: string;
 }
 
 const DEFAULT_URL = "http://127.0.0.1:8080";
@@ -83,9 +96,11 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Taisce over HTTP. The credential decides the project. */
+/** Taisce over HTTP. The credential decides the project; `user` the end user. */
 export class Taisce {
   readonly url: string;
+  /** The end user calls act for when they name none (undefined: the shared memory). */
+  readonly user: string | undefined;
   /** The openapi-fetch client itself: every route, typed from the API's description. */
   readonly api: Client<paths>;
   private readonly retries: number;
@@ -94,6 +109,7 @@ export class Taisce {
   constructor(options: TaisceOptions = {}) {
     const env = environment();
     this.url = (options.url ?? env.TAISCE_URL ?? DEFAULT_URL).replace(/\/+$/, "");
+    this.user = options.user;
     const apiKey = options.apiKey ?? env.TAISCE_API_KEY;
     const timeoutMs = options.timeoutMs ?? 30_000;
     this.retries = options.retries ?? 3;
@@ -143,6 +159,12 @@ export class Taisce {
     return Math.random() * this.backoffMs * 2 ** attempt;
   }
 
+  /** `{ user }` for a body or a query: the call's own user, else the client's, else none. */
+  private scope(options: ForUser = {}): ForUser {
+    const user = options.user ?? this.user;
+    return user === undefined ? {} : { user };
+  }
+
   /** The server's state and limits; needs no credential. */
   health(): Promise<Health> {
     return this.run(() => this.api.GET("/v1/health"));
@@ -150,16 +172,17 @@ export class Taisce {
 
   /** Stores 1-100 messages; their ids, in order. A message without an id gets one here
    * (`msg_<uuid>`) before the first attempt, so a retry never stores it twice. */
-  async storeMessages(messages: readonly NewMessage[]): Promise<string[]> {
+  async storeMessages(messages: readonly NewMessage[], options: ForUser = {}): Promise<string[]> {
     const withIds = messages.map((m) => ({ ...m, id: m.id ?? `msg_${crypto.randomUUID()}` }));
-    const body = { messages: withIds };
+    const body = { messages: withIds, ...this.scope(options) };
     const stored = await this.run(() => this.api.POST("/v1/messages", { body }));
     return stored.messages.map((m) => m.id);
   }
 
   /** Stores 1-100 facts; their ids, in order (`fact_<uuid>` made here when not given). */
-  async storeFacts(facts: readonly NewFact[]): Promise<string[]> {
-    const body = { facts: facts.map((f) => ({ ...f, id: f.id ?? `fact_${crypto.randomUUID()}` })) };
+  async storeFacts(facts: readonly NewFact[], options: ForUser = {}): Promise<string[]> {
+    const withIds = facts.map((f) => ({ ...f, id: f.id ?? `fact_${crypto.randomUUID()}` }));
+    const body = { facts: withIds, ...this.scope(options) };
     const stored = await this.run(() => this.api.POST("/v1/facts", { body }));
     return stored.facts.map((f) => f.id);
   }
@@ -167,7 +190,7 @@ export class Taisce {
   /** A budgeted bundle of memory for a question. The server judges the controls: a wrong
    * one is a TaisceError with code `invalid_recall_controls` naming it in `control`. */
   async recall(question: string, controls: RecallControls = {}): Promise<Recall> {
-    const body = { ...given(controls), question };
+    const body = { ...this.scope(), ...given(controls), question };
     const answer = await this.run(() => this.api.POST("/v1/recalls", { body }));
     // openapi-fetch's answer type drops a key whose type is only null (a passage's
     // `why.matched`, always null on the wire); the schema's own type keeps it.
@@ -175,57 +198,63 @@ export class Taisce {
   }
 
   /** The facts whose subject is this entity (by normalised name), in storing order. */
-  async factsAbout(subject: string): Promise<Fact[]> {
-    const query = { subject };
+  async factsAbout(subject: string, options: ForUser = {}): Promise<Fact[]> {
+    const query = { subject, ...this.scope(options) };
     const answer = await this.run(() => this.api.GET("/v1/facts", { params: { query } }));
     return answer.facts;
   }
 
   /** Deletes one fact; a TaisceError `not_found` when the project has no such fact. */
-  async deleteFact(factId: string): Promise<void> {
+  async deleteFact(factId: string, options: ForUser = {}): Promise<void> {
     const path = { fact_id: factId };
-    await this.run(() => this.api.DELETE("/v1/facts/{fact_id}", { params: { path } }));
+    const query = this.scope(options);
+    await this.run(() => this.api.DELETE("/v1/facts/{fact_id}", { params: { path, query } }));
   }
 
   /** A page of messages, newest first; send `next_cursor` back as `cursor` for the next. */
   listMessages(options: ListMessagesOptions = {}): Promise<MessageList> {
-    const query = given(options);
+    const query = { ...given(options), ...this.scope(options) };
     return this.run(() => this.api.GET("/v1/messages", { params: { query } }));
   }
 
   /** One message with its passages (by start). */
-  message(messageId: string): Promise<MessageWithPassages> {
+  message(messageId: string, options: ForUser = {}): Promise<MessageWithPassages> {
     const path = { message_id: messageId };
-    return this.run(() => this.api.GET("/v1/messages/{message_id}", { params: { path } }));
+    const query = this.scope(options);
+    return this.run(() => this.api.GET("/v1/messages/{message_id}", { params: { path, query } }));
   }
 
   /** A page of the entities named by live facts, by normalised name. */
   listEntities(options: ListEntitiesOptions = {}): Promise<EntityList> {
-    const query = given(options);
+    const query = { ...given(options), ...this.scope(options) };
     return this.run(() => this.api.GET("/v1/entities", { params: { query } }));
   }
 
   /** The facts valid now around an entity, as nodes and edges (hops 1 or 2). */
-  neighbourhood(name: string, hops: 1 | 2 = 1): Promise<Neighbourhood> {
-    const query = { name, hops };
+  neighbourhood(name: string, hops: 1 | 2 = 1, options: ForUser = {}): Promise<Neighbourhood> {
+    const query = { name, hops, ...this.scope(options) };
     return this.run(() => this.api.GET("/v1/entities/neighbourhood", { params: { query } }));
   }
 
   /** Every alias of the project. */
-  async aliases(): Promise<AliasEntry[]> {
-    const answer = await this.run(() => this.api.GET("/v1/entities/aliases"));
+  async aliases(options: ForUser = {}): Promise<AliasEntry[]> {
+    const query = this.scope(options);
+    const answer = await this.run(() =>
+      this.api.GET("/v1/entities/aliases", { params: { query } }),
+    );
     return answer.aliases;
   }
 
   /** Merges `alias` into the entity `into` (another name of the same one). */
-  merge(alias: string, into: string): Promise<Merged> {
-    const body = { alias, into };
+  merge(alias: string, into: string, options: ForUser = {}): Promise<Merged> {
+    const body = { alias, into, ...this.scope(options) };
     return this.run(() => this.api.POST("/v1/entities/merges", { body }));
   }
 
   /** Pairs of names similar enough to be one entity (needs an embedding model). */
-  proposals(): Promise<Proposals> {
-    return this.run(() => this.api.GET("/v1/entities/proposals"));
+  proposals(options: ForUser = {}): Promise<Proposals> {
+    const query = this.scope(options);
+    return this.run(() => this.api.GET("/v1/entities/proposals", { params: { query } }));
   }
 
   /** Erases everything the project holds about one entity. The embedded store answers
@@ -233,21 +262,41 @@ export class Taisce {
    * read every `pollMs` until done or the time is up (the last answer is returned). */
   async erase(
     subject: string,
-    options: { waitMs?: number; pollMs?: number } = {},
+    options: { waitMs?: number; pollMs?: number } & ForUser = {},
   ): Promise<ErasureAnswer> {
-    const body = { subject };
+    const body = { subject, ...this.scope(options) };
     let answer = await this.run(() => this.api.POST("/v1/erasures", { body }));
     const deadline = Date.now() + (options.waitMs ?? 0);
     while (answer.status !== "done" && Date.now() < deadline) {
       await sleep(Math.min(options.pollMs ?? 1000, Math.max(0, deadline - Date.now())));
-      answer = await this.erasure(answer.id);
+      answer = await this.erasure(answer.id, options);
     }
     return answer;
   }
 
   /** An erasure's status; a TaisceError `not_found` for an id the project never had. */
-  erasure(erasureId: string): Promise<ErasureAnswer> {
+  erasure(erasureId: string, options: ForUser = {}): Promise<ErasureAnswer> {
     const path = { erasure_id: erasureId };
-    return this.run(() => this.api.GET("/v1/erasures/{erasure_id}", { params: { path } }));
+    const query = this.scope(options);
+    return this.run(() => this.api.GET("/v1/erasures/{erasure_id}", { params: { path, query } }));
+  }
+
+  /** Mints a credential (an admin credential only): bound to `user` when given, else a
+   * project credential. Its `secret` is in this answer only. */
+  createCredential(options: { user?: string; label?: string } = {}): Promise<MintedCredential> {
+    const body = given(options);
+    return this.run(() => this.api.POST("/v1/credentials", { body }));
+  }
+
+  /** A page of the project's credentials by id, never their secrets (an admin's only). */
+  listCredentials(options: { limit?: number; cursor?: string } = {}): Promise<CredentialList> {
+    const query = given(options);
+    return this.run(() => this.api.GET("/v1/credentials", { params: { query } }));
+  }
+
+  /** Revokes one of the project's credentials (an admin credential only). */
+  async revokeCredential(credentialId: string): Promise<void> {
+    const path = { credential_id: credentialId };
+    await this.run(() => this.api.DELETE("/v1/credentials/{credential_id}", { params: { path } }));
   }
 }

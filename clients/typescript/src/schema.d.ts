@@ -4,6 +4,41 @@
  */
 
 export interface paths {
+    "/v1/credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The project's credentials, by id, a page at a time (never their secrets) */
+        get: operations["list_credentials_v1_credentials_get"];
+        put?: never;
+        /** Mint a project credential, or a user credential bound to one user */
+        post: operations["mint_v1_credentials_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/credentials/{credential_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke one credential of the project */
+        delete: operations["revoke_v1_credentials__credential_id__delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/entities": {
         parameters: {
             query?: never;
@@ -260,6 +295,36 @@ export interface components {
             /** Aliases */
             aliases: components["schemas"]["AliasEntry"][];
         };
+        /** CredentialList */
+        CredentialList: {
+            /**
+             * Credentials
+             * @description By id, revoked ones too.
+             */
+            credentials: components["schemas"]["ListedCredential"][];
+            /**
+             * Next Cursor
+             * @description Pass as cursor for the next page; null at the end.
+             */
+            next_cursor: string | null;
+        };
+        /**
+         * CredentialRequest
+         * @description `{"user": U}` mints a user credential bound to U; `{}` a project credential.
+         *     Admin credentials are made only by `taisce credentials create --admin`.
+         */
+        CredentialRequest: {
+            /**
+             * User
+             * @description Bind the credential to this end user.
+             */
+            user?: string | null;
+            /**
+             * Label
+             * @description A note for people (not secret).
+             */
+            label?: string | null;
+        };
         /** Edge */
         Edge: {
             /**
@@ -368,7 +433,9 @@ export interface components {
         /** ErasureRequest */
         ErasureRequest: {
             /** Subject */
-            subject: string;
+            subject?: string | null;
+            /** User */
+            user?: string | null;
         };
         /**
          * ErrorBody
@@ -383,7 +450,7 @@ export interface components {
              * Code
              * @enum {string}
              */
-            code: "invalid_request" | "invalid_recall_controls" | "unauthorized" | "not_found" | "method_not_allowed" | "payload_too_large" | "internal";
+            code: "invalid_request" | "invalid_recall_controls" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "payload_too_large" | "internal";
             /**
              * Message
              * @description What was wrong, in plain words; never a trace.
@@ -538,6 +605,8 @@ export interface components {
         FactsRequest: {
             /** Facts */
             facts: components["schemas"]["FactIn"][];
+            /** User */
+            user?: string | null;
         };
         /** Health */
         Health: {
@@ -558,6 +627,43 @@ export interface components {
             max_rows: number;
             /** Work Pending */
             work_pending: boolean;
+        };
+        /** ListedCredential */
+        ListedCredential: {
+            /** Id */
+            id: string;
+            /**
+             * Kind
+             * @description project: may send any user; user: acts only as its user; admin: may also mint and revoke credentials.
+             * @enum {string}
+             */
+            kind: "project" | "user" | "admin";
+            /**
+             * User
+             * @description A user credential's end user only.
+             */
+            user?: string;
+            /**
+             * Label
+             * @description Only where one was given.
+             */
+            label?: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Last Used At
+             * @description When it last authorized a request, to within a minute (on AWS, within the authorizer's 5-minute cache); null if never.
+             */
+            last_used_at: string | null;
+            /**
+             * Revoked At
+             * Format: date-time
+             * @description Revoked credentials only.
+             */
+            revoked_at?: string;
         };
         /** ListedMessage */
         ListedMessage: {
@@ -597,6 +703,8 @@ export interface components {
             alias: string;
             /** Into */
             into: string;
+            /** User */
+            user?: string | null;
         };
         /** Merged */
         Merged: {
@@ -654,6 +762,38 @@ export interface components {
         MessagesRequest: {
             /** Messages */
             messages: components["schemas"]["MessageIn"][];
+            /** User */
+            user?: string | null;
+        };
+        /** MintedCredential */
+        MintedCredential: {
+            /** Id */
+            id: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "project" | "user";
+            /**
+             * User
+             * @description A user credential's end user only.
+             */
+            user?: string;
+            /**
+             * Label
+             * @description Only where one was given.
+             */
+            label?: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Secret
+             * @description The bearer credential, shown this once: only its hash is kept.
+             */
+            secret: string;
         };
         /** Neighbourhood */
         Neighbourhood: {
@@ -788,6 +928,11 @@ export interface components {
             reports: components["schemas"]["RecalledReport"][];
             /** Passages */
             passages: components["schemas"]["RecalledPassage"][];
+            /**
+             * User
+             * @description The end user the recall was for: present when sent.
+             */
+            user?: string | null;
         };
         /**
          * RecallRequest
@@ -818,6 +963,8 @@ export interface components {
             recorded_after?: string | null;
             /** Recorded Before */
             recorded_before?: string | null;
+            /** User */
+            user?: string | null;
         };
         /** RecalledFact */
         RecalledFact: {
@@ -1039,12 +1186,225 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    list_credentials_v1_credentials_get: {
+        parameters: {
+            query?: {
+                limit?: number | null;
+                cursor?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of credentials (next_cursor: the next) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CredentialList"];
+                };
+            };
+            /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unauthorized: no credential, or one the server does not know */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description internal, with a request id for the logs */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    mint_v1_credentials_post: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CredentialRequest"];
+            };
+        };
+        responses: {
+            /** @description Minted: the secret is shown this once */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MintedCredential"];
+                };
+            };
+            /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unauthorized: no credential, or one the server does not know */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description internal, with a request id for the logs */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    revoke_v1_credentials__credential_id__delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                credential_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unauthorized: no credential, or one the server does not know */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description not_found: no such id in the project */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description internal, with a request id for the logs */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     list_entities_v1_entities_get: {
         parameters: {
             query?: {
                 search?: string | null;
                 limit?: number | null;
                 cursor?: string | null;
+                /** @description An end user's id: see and act on the shared memory and this user's */
+                user?: string | null;
             };
             header?: never;
             path?: never;
@@ -1079,6 +1439,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description payload_too_large: the body is over 1 MiB */
             413: {
                 headers: {
@@ -1101,7 +1470,10 @@ export interface operations {
     };
     aliases_v1_entities_aliases_get: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description An end user's id: see and act on the shared memory and this user's */
+                user?: string | null;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -1128,6 +1500,15 @@ export interface operations {
             };
             /** @description unauthorized: no credential, or one the server does not know */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1195,6 +1576,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description payload_too_large: the body is over 1 MiB */
             413: {
                 headers: {
@@ -1220,6 +1610,8 @@ export interface operations {
             query: {
                 name: string;
                 hops?: number;
+                /** @description An end user's id: see and act on the shared memory and this user's */
+                user?: string | null;
             };
             header?: never;
             path?: never;
@@ -1254,6 +1646,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description payload_too_large: the body is over 1 MiB */
             413: {
                 headers: {
@@ -1276,7 +1677,10 @@ export interface operations {
     };
     proposals_v1_entities_proposals_get: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description An end user's id: see and act on the shared memory and this user's */
+                user?: string | null;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -1303,6 +1707,15 @@ export interface operations {
             };
             /** @description unauthorized: no credential, or one the server does not know */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1379,6 +1792,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description payload_too_large: the body is over 1 MiB */
             413: {
                 headers: {
@@ -1401,7 +1823,10 @@ export interface operations {
     };
     erasure_status_v1_erasures__erasure_id__get: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description An end user's id: see and act on the shared memory and this user's */
+                user?: string | null;
+            };
             header?: never;
             path: {
                 erasure_id: string;
@@ -1430,6 +1855,15 @@ export interface operations {
             };
             /** @description unauthorized: no credential, or one the server does not know */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1470,6 +1904,8 @@ export interface operations {
         parameters: {
             query: {
                 subject: string;
+                /** @description An end user's id: see and act on the shared memory and this user's */
+                user?: string | null;
             };
             header?: never;
             path?: never;
@@ -1497,6 +1933,15 @@ export interface operations {
             };
             /** @description unauthorized: no credential, or one the server does not know */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1564,6 +2009,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description payload_too_large: the body is over 1 MiB */
             413: {
                 headers: {
@@ -1586,7 +2040,10 @@ export interface operations {
     };
     delete_fact_v1_facts__fact_id__delete: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description An end user's id: see and act on the shared memory and this user's */
+                user?: string | null;
+            };
             header?: never;
             path: {
                 fact_id: string;
@@ -1613,6 +2070,15 @@ export interface operations {
             };
             /** @description unauthorized: no credential, or one the server does not know */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1705,6 +2171,8 @@ export interface operations {
                 cursor?: string | null;
                 /** @description true: each message carries its passages (by start) */
                 passages?: boolean | null;
+                /** @description An end user's id: see and act on the shared memory and this user's */
+                user?: string | null;
             };
             header?: never;
             path?: never;
@@ -1732,6 +2200,15 @@ export interface operations {
             };
             /** @description unauthorized: no credential, or one the server does not know */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1799,6 +2276,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description payload_too_large: the body is over 1 MiB */
             413: {
                 headers: {
@@ -1821,7 +2307,10 @@ export interface operations {
     };
     get_message_v1_messages__message_id__get: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description An end user's id: see and act on the shared memory and this user's */
+                user?: string | null;
+            };
             header?: never;
             path: {
                 message_id: string;
@@ -1850,6 +2339,15 @@ export interface operations {
             };
             /** @description unauthorized: no credential, or one the server does not know */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1966,6 +2464,15 @@ export interface operations {
             };
             /** @description unauthorized: no credential, or one the server does not know */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

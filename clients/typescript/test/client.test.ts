@@ -29,6 +29,32 @@ async function refusal(promise: Promise<unknown>): Promise<TaisceError> {
   assert.fail("the request was not refused");
 }
 
+describe("users inside the project", () => {
+  test("a user per client and per call, stored and read in that user's memory", async () => {
+    const ana = new Taisce({ url: server.url, apiKey: server.apiKey, retries: 0, user: "ts-ana" });
+    const fact = {
+      subject: "Tsu",
+      predicate: "likes",
+      object: "tea",
+      source_role: "user" as const,
+    };
+    await ana.storeFacts([fact]);
+    assert.deepEqual(
+      (await ana.factsAbout("Tsu")).map((f) => f.object),
+      ["tea"],
+    );
+    assert.deepEqual(await taisce.factsAbout("Tsu"), []);
+    assert.deepEqual((await taisce.factsAbout("Tsu", { user: "ts-ana" })).length, 1);
+    assert.deepEqual(await ana.factsAbout("Tsu", { user: "ts-bo" }), []);
+  });
+
+  test("the credentials routes refuse a credential that is not an admin's", async () => {
+    const error = await refusal(taisce.listCredentials());
+    assert.equal(error.status, 403);
+    assert.equal(error.code, "forbidden");
+  });
+});
+
 describe("reading the demo memory", () => {
   test("health needs no credential and names the embedded store", async () => {
     const health = await new Taisce({ url: server.url, apiKey: "" }).health();

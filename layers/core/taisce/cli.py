@@ -7,16 +7,17 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import signal
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import demo
 from .client_commands import add_client_parsers, client_errors
-from .credentials import new_credential_id, new_secret, secret_hash
-from .domain.model import Credential
+from .credentials import mint, now_text, secret_hash
+from .domain.ingest import ID_PATTERN
+from .domain.model import CredentialKind
 from .local.throttle import REFUSED_PER_MINUTE
 from .settings import SettingsError
 
@@ -30,19 +31,27 @@ def _use_data(args: argparse.Namespace) -> None:
         os.environ["TAISCE_DATA_DIR"] = str(args.data)
 
 
-def _create_credential(project: str, label: str | None) -> str:
+def _create_credential(
+    project: str, label: str | None, kind: CredentialKind = "project", user: str | None = None
+) -> str:
     from .api.wiring import services
 
-    secret = new_secret()
-    credential = Credential(
-        id=new_credential_id(),
-        project=project,
-        label=label,
-        created_at=datetime.now(UTC).isoformat().replace("+00:00", "Z"),
-    )
+    credential, secret = mint(project, kind, user, label)
     services().credentials.add_credential(credential, secret_hash(secret))
-    print(f"credential {credential.id} for project {project!r} (shown once; only a hash is kept)")
+    bound = f" for user {user!r}" if user else ""
+    print(
+        f"{kind} credential {credential.id} for project {project!r}{bound} "
+        "(shown once; only a hash is kept)"
+    )
     return secret
+
+
+def _creation_problem(args: argparse.Namespace) -> str | None:
+    if not args.project.strip():
+        return "--project must not be empty"
+    if args.user is not None and not re.fullmatch(ID_PATTERN, args.user):
+        return "--user must be 1-128 of A-Z a-z 0-9 . _ : @ -"
+    return None
 
 
 def _use_store(args: argparse.Namespace) -> None:
@@ -62,21 +71,25 @@ def cmd_credentials(args: argparse.Namespace) -> int:
     _use_store(args)
     store = services().credentials
     if args.action == "create":
-        if not args.project.strip():
-            print("error: --project must not be empty", file=sys.stderr)
+        problem = _creation_problem(args)
+        if problem:
+            print(f"error: {problem}", file=sys.stderr)
             return 2
-        print(_create_credential(args.project, args.label))
+        kind: CredentialKind = "admin" if args.admin else "user" if args.user else "project"
+        print(_create_credential(args.project, args.label, kind, args.user))
     elif args.action == "list":
         # Read first, so a store that cannot be read prints its error and nothing else;
         # then tab-separated, one credential a line, under a header naming the columns.
         credentials = store.list_credentials(args.project)
-        print("id\tproject\tcreated_at\tstate\tlabel")
+        print("id\tproject\tkind\tuser\tcreated_at\tlast_used_at\tstate\tlabel")
         for c in credentials:
             state = f"revoked {c.revoked_at}" if c.revoked_at else "live"
-            print(f"{c.id}\t{c.project}\t{c.created_at}\t{state}\t{c.label or ''}")
+            print(
+                f"{c.id}\t{c.project}\t{c.kind}\t{c.user or ''}\t{c.created_at}\t"
+                f"{c.last_used_at or ''}\t{state}\t{c.label or ''}"
+            )
     else:
-        now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
-        if not store.revoke_credential(args.id, now):
+        if not store.revoke_credential(args.id, now_text()):
             print(f"error: no live credential {args.id}", file=sys.stderr)
             return 1
         print(f"revoked {args.id}")
@@ -293,6 +306,11 @@ def _parser() -> argparse.ArgumentParser:
     create = actions.add_parser("create", help="print a new credential on the last line")
     create.add_argument("--project", required=True)
     create.add_argument("--label")
+    kinds = create.add_mutually_exclusive_group()
+    kinds.add_argument(
+        "--admin", action="store_true", help="may also mint and revoke credentials (the API's)"
+    )
+    kinds.add_argument("--user", help="bound to this end user: acts only as this user")
     create.add_argument("--data")
     listing = actions.add_parser("list", help="list credentials (never their secrets)")
     listing.add_argument("--project")

@@ -24,7 +24,7 @@ def _client(args: argparse.Namespace) -> Any:
     """A taisce_client.Client for --url/--api-key (else TAISCE_URL / TAISCE_API_KEY)."""
     from taisce_client import Client
 
-    return Client(args.url, args.api_key)
+    return Client(args.url, args.api_key, user=getattr(args, "user", None))
 
 
 def _split(values: list[str] | None) -> list[str] | None:
@@ -84,6 +84,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from .domain.scope import scope
     from .local.export import ExportError, export_records
     from .settings import load_settings
 
@@ -95,7 +96,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     counts = {"message": 0, "fact": 0}
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout  # noqa: SIM115
     try:
-        for record in export_records(settings.sqlite_path, args.project):
+        for record in export_records(settings.sqlite_path, scope(args.project, args.user)):
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
             counts[record["kind"]] += 1
     except ExportError as exc:
@@ -106,7 +107,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             out.close()
     print(
         f"exported {counts['message']} messages and {counts['fact']} facts "
-        f"of project {args.project!r}",
+        f"of project {args.project!r}" + (f" for user {args.user!r}" if args.user else ""),
         file=sys.stderr,
     )
     return 0
@@ -130,11 +131,13 @@ def add_client_parsers(sub: Any) -> None:
     recall.add_argument("--recorded-after", help="RFC 3339")
     recall.add_argument("--recorded-before", help="RFC 3339")
     recall.add_argument("--json", action="store_true", help="print the API's JSON instead")
+    recall.add_argument("--user", help="recall for this end user (shared memory and theirs)")
     connection(recall)
     recall.set_defaults(run=cmd_recall)
 
     imports = sub.add_parser("import", help="send JSON lines of messages (or an export)")
     imports.add_argument("file")
+    imports.add_argument("--user", help="store everything as this end user's (default: shared)")
     connection(imports)
     imports.set_defaults(run=cmd_import)
 
@@ -142,6 +145,7 @@ def add_client_parsers(sub: Any) -> None:
     export.add_argument("--project", required=True)
     export.add_argument("--data", help="data folder (default: $TAISCE_DATA_DIR or ./taisce-data)")
     export.add_argument("--output", "-o", help="file to write (default: standard output)")
+    export.add_argument("--user", help="this end user's own memory (default: the shared memory)")
     export.set_defaults(run=cmd_export)
 
 

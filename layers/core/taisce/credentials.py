@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from datetime import UTC, datetime, timedelta
+
+from .domain.model import Credential, CredentialKind
 
 PREFIX = "tsk_"
 
@@ -33,3 +36,40 @@ def bearer_secret(authorization: str | None) -> str | None:
     if scheme.lower() != "bearer" or not secret or len(secret) > 512:
         return None
     return secret
+
+
+# A credential's last use is written at most this often (seconds): a busy credential
+# would otherwise write on every request.
+USE_RECORDED_EVERY = 60
+
+
+def now_text(now: datetime | None = None) -> str:
+    """A moment as the credentials keep it: RFC 3339 in UTC with a Z."""
+    moment = now or datetime.now(UTC)
+    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def mint(
+    project: str, kind: CredentialKind, user: str | None = None, label: str | None = None
+) -> tuple[Credential, str]:
+    """A new credential and its secret (which only its hash is kept of): a user
+    credential is bound to `user`; the other kinds take none."""
+    if (kind == "user") != (user is not None):
+        raise ValueError("a user credential names its user, and only a user credential does")
+    credential = Credential(
+        id=new_credential_id(),
+        project=project,
+        label=label,
+        created_at=now_text(),
+        kind=kind,
+        user=user,
+    )
+    return credential, new_secret()
+
+
+def use_is_stale(credential: Credential, now: datetime) -> str | None:
+    """The moment before which a recorded use is too old to keep (so `now` is to be
+    written), or None when the recorded one is recent enough."""
+    cutoff = now_text(now - timedelta(seconds=USE_RECORDED_EVERY))
+    last = credential.last_used_at
+    return cutoff if last is None or last <= cutoff else None

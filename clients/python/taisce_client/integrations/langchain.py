@@ -79,25 +79,27 @@ def documents(bundle: Recall) -> list[Document]:
 class TaisceRetriever(BaseRetriever):
     """Recall as a retriever: the query is the question, `controls` the recall controls
     (`hops`, `max_characters`, `surfaces`, `explain`, ...), every Document one item of
-    the bundle. With `async_client`, `ainvoke` recalls without a thread."""
+    the bundle. With `async_client`, `ainvoke` recalls without a thread. `user`: the end
+    user to recall for (the shared memory and theirs; None: the client's own user)."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     client: Client
     async_client: AsyncClient | None = None
     controls: dict[str, Any] = Field(default_factory=dict)
+    user: str | None = None
 
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun
     ) -> list[Document]:
-        return documents(self.client.recall(query, **self.controls))
+        return documents(self.client.recall(query, user=self.user, **self.controls))
 
     async def _aget_relevant_documents(
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun
     ) -> list[Document]:
         if self.async_client is None:
             return await super()._aget_relevant_documents(query, run_manager=run_manager)
-        return documents(await self.async_client.recall(query, **self.controls))
+        return documents(await self.async_client.recall(query, user=self.user, **self.controls))
 
 
 def turn_of_message(message: BaseMessage) -> Turn:
@@ -129,40 +131,52 @@ class TaisceChatMessageHistory(BaseChatMessageHistory):
     first, and become memory that recall finds like any message.
 
     `clear()` raises `NotErasable`: the API cannot delete a message (a new session id
-    starts an empty history)."""
+    starts an empty history). `user`: the end user the conversation belongs to."""
 
     def __init__(
-        self, client: Client, session_id: str, *, async_client: AsyncClient | None = None
+        self,
+        client: Client,
+        session_id: str,
+        *,
+        async_client: AsyncClient | None = None,
+        user: str | None = None,
     ) -> None:
         super().__init__()
         self.client = client
         self.async_client = async_client
         self.session_id = session_id
+        self.user = user
 
     @property
     def messages(self) -> list[BaseMessage]:  # type: ignore[override]
         return [
             message_of_turn(t)
-            for t in transcript.read_turns(self.client, self.session_id, prefixes=READS)
+            for t in transcript.read_turns(
+                self.client, self.session_id, prefixes=READS, user=self.user
+            )
         ]
 
     async def aget_messages(self) -> list[BaseMessage]:
         if self.async_client is None:
             return await super().aget_messages()
-        turns = await transcript.aread_turns(self.async_client, self.session_id, prefixes=READS)
+        turns = await transcript.aread_turns(
+            self.async_client, self.session_id, prefixes=READS, user=self.user
+        )
         return [message_of_turn(t) for t in turns]
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
         turns = [turn_of_message(m) for m in messages]
         if turns:
-            transcript.write_turns(self.client, ID_PREFIX, self.session_id, turns)
+            transcript.write_turns(self.client, ID_PREFIX, self.session_id, turns, user=self.user)
 
     async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
         if self.async_client is None:
             return await super().aadd_messages(messages)
         turns = [turn_of_message(m) for m in messages]
         if turns:
-            await transcript.awrite_turns(self.async_client, ID_PREFIX, self.session_id, turns)
+            await transcript.awrite_turns(
+                self.async_client, ID_PREFIX, self.session_id, turns, user=self.user
+            )
         return None
 
     def clear(self) -> None:
@@ -174,18 +188,21 @@ def recall_tool(
     *,
     async_client: AsyncClient | None = None,
     name: str = "recall_memory",
+    user: str | None = None,
     **controls: Any,
 ) -> StructuredTool:
     """A tool a model calls with a question; it answers with the recalled bundle as
-    text (facts with who said them, reports, passages), or says nothing was found."""
+    text (facts with who said them, reports, passages), or says nothing was found.
+    `user`: the end user it recalls for (the model never chooses it)."""
 
     def recall_memory(question: str) -> str:
-        return bundle_text(client.recall(question, **controls)) or "Nothing found."
+        return bundle_text(client.recall(question, user=user, **controls)) or "Nothing found."
 
     async def arecall_memory(question: str) -> str:
         if async_client is None:
             return await asyncio.to_thread(recall_memory, question)
-        return bundle_text(await async_client.recall(question, **controls)) or "Nothing found."
+        found = await async_client.recall(question, user=user, **controls)
+        return bundle_text(found) or "Nothing found."
 
     return StructuredTool.from_function(
         func=recall_memory, coroutine=arecall_memory, name=name, description=TOOL_DESCRIPTION

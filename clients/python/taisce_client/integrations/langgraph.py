@@ -50,26 +50,39 @@ def _question(messages: Sequence[BaseMessage]) -> str | None:
     return None
 
 
+def _user(user: str | None, config: RunnableConfig) -> str | None:
+    """The end user a run acts for: the graph config's `configurable.user` (one
+    compiled graph serving many users), else the node's own `user`."""
+    return (config.get("configurable") or {}).get("user") or user
+
+
 def recall_node(
-    client: Client, *, async_client: AsyncClient | None = None, **controls: Any
+    client: Client,
+    *,
+    async_client: AsyncClient | None = None,
+    user: str | None = None,
+    **controls: Any,
 ) -> RunnableLambda[dict[str, Any], dict[str, str]]:
     """A node that recalls for the last human message and writes the bundle, as text
     for a prompt, to the state's `memory` (empty when nothing was found, or there is
-    no human message yet). `controls` are the recall controls."""
+    no human message yet). `controls` are the recall controls; the end user recalled
+    for is the config's `configurable.user`, else `user`."""
 
-    def recall(state: dict[str, Any]) -> dict[str, str]:
+    def recall(state: dict[str, Any], config: RunnableConfig) -> dict[str, str]:
         question = _question(state["messages"])
         if question is None:
             return {"memory": ""}
-        return {"memory": bundle_text(client.recall(question, **controls))}
+        found = client.recall(question, user=_user(user, config), **controls)
+        return {"memory": bundle_text(found)}
 
-    async def arecall(state: dict[str, Any]) -> dict[str, str]:
+    async def arecall(state: dict[str, Any], config: RunnableConfig) -> dict[str, str]:
         if async_client is None:
-            return await asyncio.to_thread(recall, state)
+            return await asyncio.to_thread(recall, state, config)
         question = _question(state["messages"])
         if question is None:
             return {"memory": ""}
-        return {"memory": bundle_text(await async_client.recall(question, **controls))}
+        found = await async_client.recall(question, user=_user(user, config), **controls)
+        return {"memory": bundle_text(found)}
 
     return RunnableLambda(recall, afunc=arecall, name="recall")
 
@@ -96,11 +109,16 @@ def _source(source: str | None, config: RunnableConfig) -> str:
 
 
 def remember_node(
-    client: Client, *, source: str | None = None, async_client: AsyncClient | None = None
+    client: Client,
+    *,
+    source: str | None = None,
+    async_client: AsyncClient | None = None,
+    user: str | None = None,
 ) -> RunnableLambda[dict[str, Any], dict[str, Any]]:
     """A node that stores the last turn (the last human message and everything after
     it) as Taisce messages, with `source` (by default the thread_id) as their source,
-    where recall finds them later, from any thread. It changes no state."""
+    where recall finds them later, from any thread. It changes no state. They are
+    stored as the config's `configurable.user`, else `user` (None: shared memory)."""
 
     def pieces(state: dict[str, Any], config: RunnableConfig) -> tuple[str, list[Any], list[str]]:
         turn = [m for m in _turn(state["messages"]) if m.id is not None]
@@ -109,7 +127,7 @@ def remember_node(
     def remember(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         where, turns, keys = pieces(state, config)
         if turns:
-            transcript.write_turns(client, ID_PREFIX, where, turns, keys)
+            transcript.write_turns(client, ID_PREFIX, where, turns, keys, _user(user, config))
         return {}
 
     async def aremember(state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
@@ -117,7 +135,8 @@ def remember_node(
             return await asyncio.to_thread(remember, state, config)
         where, turns, keys = pieces(state, config)
         if turns:
-            await transcript.awrite_turns(async_client, ID_PREFIX, where, turns, keys)
+            who = _user(user, config)
+            await transcript.awrite_turns(async_client, ID_PREFIX, where, turns, keys, who)
         return {}
 
     return RunnableLambda(remember, afunc=aremember, name="remember")

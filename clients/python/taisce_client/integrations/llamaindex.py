@@ -16,6 +16,7 @@ llama-index-core ships).
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
@@ -56,22 +57,25 @@ class TaisceMemoryBlock(BaseMemoryBlock[str]):
     last user message (facts with who said them, reports, passages) goes into the
     memory blocks' part of the system message. Messages the Memory flushes from its
     short-term queue are stored in Taisce under `source` (by default the Memory's
-    session id), where recall finds them. `controls` are the recall controls."""
+    session id), where recall finds them. `controls` are the recall controls; `user`
+    the end user recalled for and stored as (None: the client's own user, if any)."""
 
     name: str = Field(default="taisce", description="The name of the memory block.")
     client: Client
     async_client: AsyncClient | None = None
     controls: dict[str, Any] = Field(default_factory=dict)
     source: str | None = None
+    user: str | None = None
 
     async def _aget(self, messages: list[ChatMessage] | None = None, **block_kwargs: Any) -> str:
         question = _question(messages)
         if question is None:
             return ""
         if self.async_client is not None:
-            bundle = await self.async_client.recall(question, **self.controls)
+            bundle = await self.async_client.recall(question, user=self.user, **self.controls)
         else:
-            bundle = await asyncio.to_thread(self.client.recall, question, **self.controls)
+            recall = functools.partial(self.client.recall, user=self.user, **self.controls)
+            bundle = await asyncio.to_thread(recall, question)
         return bundle_text(bundle)
 
     async def _aput(self, messages: list[ChatMessage]) -> None:
@@ -85,6 +89,9 @@ class TaisceMemoryBlock(BaseMemoryBlock[str]):
         if not turns:
             return
         if self.async_client is not None:
-            await transcript.awrite_turns(self.async_client, ID_PREFIX, source, turns)
+            await transcript.awrite_turns(
+                self.async_client, ID_PREFIX, source, turns, user=self.user
+            )
         else:
-            await asyncio.to_thread(transcript.write_turns, self.client, ID_PREFIX, source, turns)
+            write = functools.partial(transcript.write_turns, user=self.user)
+            await asyncio.to_thread(write, self.client, ID_PREFIX, source, turns)

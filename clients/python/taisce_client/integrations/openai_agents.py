@@ -82,25 +82,31 @@ class TaisceSession(SessionABC):
     client natively, and with the sync one in a thread.
 
     `pop_item` and `clear_session` raise `NotErasable`: the API cannot delete a
-    message (a new session id starts an empty session)."""
+    message (a new session id starts an empty session). `user`: the end user the
+    session belongs to (None: the client's own user, if any)."""
 
     def __init__(
         self,
         session_id: str,
         client: AsyncClient | Client,
         session_settings: SessionSettings | None = None,
+        *,
+        user: str | None = None,
     ) -> None:
         self.session_id = session_id
         self.client = client
+        self.user = user
         self.session_settings = session_settings or SessionSettings()
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
         limit = resolve_session_limit(limit, self.session_settings)
         if isinstance(self.client, AsyncClient):
-            turns = await transcript.aread_turns(self.client, self.session_id, limit, (ID_PREFIX,))
+            turns = await transcript.aread_turns(
+                self.client, self.session_id, limit, (ID_PREFIX,), self.user
+            )
         else:
             turns = await asyncio.to_thread(
-                transcript.read_turns, self.client, self.session_id, limit, (ID_PREFIX,)
+                transcript.read_turns, self.client, self.session_id, limit, (ID_PREFIX,), self.user
             )
         return [item_of_turn(t) for t in turns]
 
@@ -109,10 +115,18 @@ class TaisceSession(SessionABC):
         if not turns:
             return
         if isinstance(self.client, AsyncClient):
-            await transcript.awrite_turns(self.client, ID_PREFIX, self.session_id, turns)
+            await transcript.awrite_turns(
+                self.client, ID_PREFIX, self.session_id, turns, user=self.user
+            )
         else:
             await asyncio.to_thread(
-                transcript.write_turns, self.client, ID_PREFIX, self.session_id, turns
+                transcript.write_turns,
+                self.client,
+                ID_PREFIX,
+                self.session_id,
+                turns,
+                None,
+                self.user,
             )
 
     async def pop_item(self) -> TResponseInputItem | None:
@@ -123,11 +137,16 @@ class TaisceSession(SessionABC):
 
 
 def recall_tool(
-    client: AsyncClient | Client, *, name: str = "recall_memory", **controls: Any
+    client: AsyncClient | Client,
+    *,
+    name: str = "recall_memory",
+    user: str | None = None,
+    **controls: Any,
 ) -> FunctionTool:
     """A function tool the model calls with a question; it answers with the recalled
     bundle as text (facts with who said them, reports, passages), or "Nothing found."
-    `controls` are the recall controls (`hops`, `max_characters`, ...)."""
+    `controls` are the recall controls (`hops`, `max_characters`, ...); `user` the end
+    user it recalls for (the model never chooses it)."""
 
     async def recall_memory(question: str) -> str:
         """Recall what is remembered about a question: facts, summaries and quotes from
@@ -138,9 +157,9 @@ def recall_tool(
         """
         bundle: Recall
         if isinstance(client, AsyncClient):
-            bundle = await client.recall(question, **controls)
+            bundle = await client.recall(question, user=user, **controls)
         else:
-            bundle = await asyncio.to_thread(client.recall, question, **controls)
+            bundle = await asyncio.to_thread(client.recall, question, user=user, **controls)
         return bundle_text(bundle) or "Nothing found."
 
     return function_tool(recall_memory, name_override=name)

@@ -117,16 +117,20 @@ def _page_size(limit: int | None, have: int) -> int:
 
 
 def read_turns(
-    client: Client, source: str, limit: int | None = None, prefixes: tuple[str, ...] = ()
+    client: Client,
+    source: str,
+    limit: int | None = None,
+    prefixes: tuple[str, ...] = (),
+    user: str | None = None,
 ) -> list[Turn]:
     """The source's turns oldest first; with `limit`, only the newest `limit`.
-    `prefixes`: the id prefixes whose `.j` turns this reader parses."""
+    `prefixes`: the id prefixes whose `.j` turns this reader parses. `user`: the end
+    user whose messages these are (None: the client's own user, if any)."""
     newest_first: list[StoredMessage] = []
     cursor = None
     while limit is None or len(newest_first) < limit:
-        page = client.messages(
-            source=source, limit=_page_size(limit, len(newest_first)), cursor=cursor
-        )
+        size = _page_size(limit, len(newest_first))
+        page = client.messages(source=source, limit=size, cursor=cursor, user=user)
         newest_first.extend(page.messages)
         cursor = page.next_cursor
         if not cursor:
@@ -135,15 +139,18 @@ def read_turns(
 
 
 async def aread_turns(
-    client: AsyncClient, source: str, limit: int | None = None, prefixes: tuple[str, ...] = ()
+    client: AsyncClient,
+    source: str,
+    limit: int | None = None,
+    prefixes: tuple[str, ...] = (),
+    user: str | None = None,
 ) -> list[Turn]:
     """`read_turns` for the async client."""
     newest_first: list[StoredMessage] = []
     cursor = None
     while limit is None or len(newest_first) < limit:
-        page = await client.messages(
-            source=source, limit=_page_size(limit, len(newest_first)), cursor=cursor
-        )
+        size = _page_size(limit, len(newest_first))
+        page = await client.messages(source=source, limit=size, cursor=cursor, user=user)
         newest_first.extend(page.messages)
         cursor = page.next_cursor
         if not cursor:
@@ -157,10 +164,11 @@ def write_turns(
     source: str | None,
     turns: Sequence[Turn],
     keys: Sequence[str] | None = None,
+    user: str | None = None,
 ) -> list[str]:
     ids: list[str] = []
     for batch in batches(new_messages(prefix, source, turns, keys)):
-        ids.extend(client.store_messages(batch))
+        ids.extend(client.store_messages(batch, user=user))
     return ids
 
 
@@ -170,8 +178,9 @@ async def awrite_turns(
     source: str | None,
     turns: Sequence[Turn],
     keys: Sequence[str] | None = None,
+    user: str | None = None,
 ) -> list[str]:
     ids: list[str] = []
     for batch in batches(new_messages(prefix, source, turns, keys)):
-        ids.extend(await client.store_messages(batch))
+        ids.extend(await client.store_messages(batch, user=user))
     return ids

@@ -318,8 +318,19 @@ class ComposedStore:
     def project_for(self, secret_hash: str) -> str | None:
         return self.credential_store.project_for(secret_hash)
 
+    def credential_for(self, secret_hash: str) -> Credential | None:
+        return self.credential_store.credential_for(secret_hash)
+
+    def record_use(self, secret_hash: str, used_at: str, unless_after: str) -> None:
+        self.credential_store.record_use(secret_hash, used_at, unless_after)
+
     def list_credentials(self, project: str | None = None) -> list[Credential]:
         return self.credential_store.list_credentials(project)
 
-    def revoke_credential(self, credential_id: str, revoked_at: str) -> bool:
-        return self.credential_store.revoke_credential(credential_id, revoked_at)
+    def credential_page(self, project: str, limit: int, after: str | None) -> list[Credential]:
+        return self.credential_store.credential_page(project, limit, after)
+
+    def revoke_credential(
+        self, credential_id: str, revoked_at: str, project: str | None = None
+    ) -> bool:
+        return self.credential_store.revoke_credential(credential_id, revoked_at, project)

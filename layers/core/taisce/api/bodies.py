@@ -17,11 +17,13 @@ from pydantic import BaseModel
 
 from ..domain.aliases import MergeProposals
 from ..domain.controls import FILTERS, RecallControls
+from ..domain.credential_requests import CredentialPage
 from ..domain.listing import EntityPage, MessagePage, Neighbourhood, ShownMessage
 from ..domain.model import (
     COUNTS,
     ROLES,
     Alias,
+    Credential,
     ErasureStatus,
     Fact,
     MergeResult,
@@ -169,12 +171,14 @@ def proposals(found: MergeProposals) -> Body:
 # -- erasure -------------------------------------------------------------------------------
 
 
-def erasure(status: ErasureStatus) -> Body:
-    """An erasure's status; requested_at and finished_at only where known."""
+def erasure(status: ErasureStatus, user: str | None = None) -> Body:
+    """An erasure's status; requested_at and finished_at only where known. A user's
+    erasure is read back with its user (it is recorded in that user's scope)."""
+    url = f"/v1/erasures/{status.id}" + ("" if user is None else f"?user={user}")
     body: Body = {
         "id": status.id,
         "status": status.status,
-        "status_url": f"/v1/erasures/{status.id}",
+        "status_url": url,
         "erased": {k: status.counts.get(k, 0) for k in COUNTS},
     }
     if status.requested_at is not None:
@@ -303,8 +307,8 @@ def recalled_passage(item: RecalledPassage) -> Body:
     return body
 
 
-def recall(answer: RecallAnswer) -> Body:
-    return {
+def recall(answer: RecallAnswer, user: str | None = None) -> Body:
+    body: Body = {
         "controls": used_controls(answer.controls),
         "characters": answer.characters,
         "truncated": answer.truncated,
@@ -313,3 +317,30 @@ def recall(answer: RecallAnswer) -> Body:
         "reports": [recalled_report(i) for i in answer.reports],
         "passages": [recalled_passage(i) for i in answer.passages],
     }
+    if user is not None:
+        body["user"] = user
+    return body
+
+
+# -- credentials -------------------------------------------------------------------------
+
+
+def _credential_fields(c: Credential) -> Body:
+    fields: Body = {"id": c.id, "kind": c.kind, "created_at": c.created_at}
+    for name in ("user", "label", "revoked_at"):
+        if getattr(c, name) is not None:
+            fields[name] = getattr(c, name)
+    return fields
+
+
+def minted_credential(credential: Credential, secret: str) -> Body:
+    return _through(
+        responses.MintedCredential, {**_credential_fields(credential), "secret": secret}
+    )
+
+
+def credential_list(page: CredentialPage) -> Body:
+    listed = [{**_credential_fields(c), "last_used_at": c.last_used_at} for c in page.credentials]
+    return _through(
+        responses.CredentialList, {"credentials": listed, "next_cursor": page.next_cursor}
+    )

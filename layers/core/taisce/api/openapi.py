@@ -44,6 +44,10 @@ COMMON_ERRORS = {
     "500": "internal, with a request id for the logs",
 }
 UNAUTHORIZED = "unauthorized: no credential, or one the server does not know"
+FORBIDDEN = (
+    "forbidden: a user credential naming another user (or on a route for the whole "
+    "project), or a credential that is not an admin's on the credentials routes"
+)
 
 
 @functools.cache
@@ -88,7 +92,9 @@ def build_document(template: Path) -> dict[str, Any]:
         version=taisce.__version__,
         description=DESCRIPTION,
         security_schemes={
-            SECURITY_SCHEME: HTTPBearer(description="A credential from `taisce credentials create`")
+            SECURITY_SCHEME: HTTPBearer(
+                description="A credential from `taisce credentials create` or POST /v1/credentials"
+            )
         },
         on_conflict="error",
     )
@@ -117,6 +123,7 @@ def build_document(template: Path) -> dict[str, Any]:
             if protected[key]:
                 operation["security"] = [{SECURITY_SCHEME: []}]
                 responses.setdefault("401", error_response(UNAUTHORIZED))
+                responses.setdefault("403", error_response(FORBIDDEN))
             for response in responses.values():
                 if not response.get("content"):
                     response.pop("content", None)  # 204: no body at all

@@ -56,6 +56,7 @@ def recall_invalid(errors: Sequence[Error], root: type[BaseModel] | None) -> Res
         return field_response(ordered, root)
     message = joined([_sentence(e, root) for e in ordered])
     first = _field(ordered[0])
-    if first is None or first == "question":
+    # `user` is not a control: a wrong one is a wrong request, as on every route.
+    if first is None or first in ("question", "user"):
         return error_response(400, "invalid_request", message)
     return error_response(400, "invalid_recall_controls", message, control=first)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
@@ -17,7 +18,8 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel
 
-from ..domain.errors import InvalidRequest, PayloadTooLarge, TaisceError, Unauthorized
+from ..domain.errors import Forbidden, InvalidRequest, PayloadTooLarge, TaisceError, Unauthorized
+from ..domain.model import CREDENTIAL_KINDS, CredentialKind
 from .logs import logger
 from .problems import Error, joined, models_in, sentence
 
@@ -105,17 +107,39 @@ def make_resolver(*, invalid: Invalid = field_response) -> APIGatewayHttpResolve
     return app
 
 
-def project_of(app: APIGatewayHttpResolver) -> str:
-    """The project the credential belongs to, as the authorizer put it in the context.
+@dataclass(frozen=True)
+class Caller:
+    """Who a request comes from, as the authorizer put it in the context: the
+    credential's project, its kind, and the user a user credential is bound to."""
 
-    The gateway (API Gateway, or the local server standing in for it) runs the
-    authorizer; no function trusts a project named in the request.
-    """
+    project: str
+    kind: CredentialKind
+    user: str | None
+
+
+def caller_of(app: APIGatewayHttpResolver) -> Caller:
+    """The credential behind the request. The gateway (API Gateway, or the local server
+    standing in for it) runs the authorizer; no function trusts a project named in the
+    request. A context without a project, or a user credential without its user, is
+    refused as no credential at all."""
     context = app.current_event.raw_event.get("requestContext", {})
-    project = (context.get("authorizer") or {}).get("lambda", {}).get("project")
-    if not isinstance(project, str) or not project:
+    found = (context.get("authorizer") or {}).get("lambda", {})
+    project, kind, user = found.get("project"), found.get("kind") or "project", found.get("user")
+    if not isinstance(project, str) or not project or kind not in CREDENTIAL_KINDS:
         raise Unauthorized()
-    return project
+    if kind == "user" and (not isinstance(user, str) or not user):
+        raise Unauthorized()
+    return Caller(project, kind, user if kind == "user" else None)
+
+
+def project_of(app: APIGatewayHttpResolver) -> str:
+    """The project the credential belongs to, for a route that acts on the whole
+    project: a user credential may not (routes that take a `user` ask scope_of,
+    api/scoping.py, which applies the user credential's rule)."""
+    caller = caller_of(app)
+    if caller.kind == "user":
+        raise Forbidden("a user credential acts only as its user, and this route acts for everyone")
+    return caller.project
 
 
 def _body_bytes(event: dict[str, Any]) -> int:

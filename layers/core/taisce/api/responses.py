@@ -25,6 +25,7 @@ ErrorCode = Literal[
     "invalid_request",
     "invalid_recall_controls",
     "unauthorized",
+    "forbidden",
     "not_found",
     "method_not_allowed",
     "payload_too_large",
@@ -235,6 +236,9 @@ class Recall(BaseModel):
     facts: list[RecalledFact]
     reports: list[RecalledReport]
     passages: list[RecalledPassage]
+    user: str | None = Field(
+        default=None, description="The end user the recall was for: present when sent."
+    )
 
 
 class ErasedCounts(BaseModel):
@@ -357,6 +361,44 @@ class MessageList(BaseModel):
 class MessageWithPassages(BaseModel):
     message: StoredMessage
     passages: list[Passage] = Field(description="In order of start.")
+
+
+class ListedCredential(BaseModel):
+    id: str
+    kind: Literal["project", "user", "admin"] = Field(
+        description="project: may send any user; user: acts only as its user; "
+        "admin: may also mint and revoke credentials."
+    )
+    user: OmittableText = Field(default=None, description="A user credential's end user only.")
+    label: OmittableText = Field(default=None, description="Only where one was given.")
+    created_at: Moment
+    last_used_at: Moment | None = Field(
+        description="When it last authorized a request, to within a minute (on AWS, "
+        "within the authorizer's 5-minute cache); null if never."
+    )
+    revoked_at: OmittableText = Field(
+        default=None,
+        description="Revoked credentials only.",
+        json_schema_extra={"format": "date-time"},
+    )
+
+
+class MintedCredential(BaseModel):
+    id: str
+    kind: Literal["project", "user"]
+    user: OmittableText = Field(default=None, description="A user credential's end user only.")
+    label: OmittableText = Field(default=None, description="Only where one was given.")
+    created_at: Moment
+    secret: str = Field(
+        description="The bearer credential, shown this once: only its hash is kept."
+    )
+
+
+class CredentialList(BaseModel):
+    credentials: list[ListedCredential] = Field(description="By id, revoked ones too.")
+    next_cursor: str | None = Field(
+        description="Pass as cursor for the next page; null at the end."
+    )
 
 
 class Health(BaseModel):

@@ -19,6 +19,7 @@ from .errors import InvalidRequest
 from .ingest import Name
 from .model import EntityName, Fact
 from .names import NOT_A_NAME, has_letter_or_digit, normalize_name
+from .scope import User
 
 if TYPE_CHECKING:
     from .ports.vectors import Embedder, VectorIndex
@@ -42,6 +43,7 @@ class MergeRequest(BaseModel):
 
     alias: Name
     into: Name
+    user: User | None = None
 
     @field_validator("alias", "into")
     @classmethod

@@ -25,6 +25,7 @@ from .filters import FactFilter, MessageFilter
 from .ingest import Name
 from .model import ROLES, SURFACES, Role, Surface
 from .names import normalize_name
+from .scope import User
 from .timestamps import Timestamp, parse_timestamp
 
 MAX_QUESTION_CHARACTERS = 10_000
@@ -90,6 +91,8 @@ class RecallRequest(BaseModel):
     as_of: Timestamp | None = None
     recorded_after: Timestamp | None = None
     recorded_before: Timestamp | None = None
+    # Not a control: whose memory the recall sees besides the shared (domain/scope.py).
+    user: User | None = None
 
     @field_validator("question")
     @classmethod

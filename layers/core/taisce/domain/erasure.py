@@ -50,6 +50,7 @@ from .names import (
     separator_runs,
 )
 from .recalled import RecallAnswer
+from .scope import User
 
 if TYPE_CHECKING:
     from .ports.projects import ProjectReads
@@ -66,11 +67,17 @@ MAX_PASSES = 3
 class ErasureRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    subject: Annotated[str, StringConstraints(min_length=1, max_length=500)]
+    # A name to erase (within the request's scope), or with `user` alone, everything
+    # in that user's scope. Neither is refused by the route (a model-level error would
+    # read as a problem with the body as a whole).
+    subject: Annotated[str, StringConstraints(min_length=1, max_length=500)] | None = None
+    user: User | None = None
 
     @field_validator("subject")
     @classmethod
-    def _named(cls, value: str) -> str:
+    def _named(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
         if not has_letter_or_digit(value):
             raise ValueError(NOT_A_NAME)
         refused = refusal(value)

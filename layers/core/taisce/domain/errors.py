@@ -34,6 +34,14 @@ class Unauthorized(TaisceError):
         super().__init__(message)
 
 
+class Forbidden(TaisceError):
+    """A known credential that may not do this (acting for another user, or minting
+    without being an admin's)."""
+
+    code = "forbidden"
+    status = 403
+
+
 class NotFound(TaisceError):
     code = "not_found"
     status = 404

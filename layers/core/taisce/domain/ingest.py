@@ -18,6 +18,7 @@ from pydantic import (
 
 from .model import Fact, Message, ObjectKind, Passage, Role
 from .names import NOT_A_NAME, has_letter_or_digit, normalize_name
+from .scope import User
 from .timestamps import Timestamp, parse_timestamp
 
 MAX_BATCH = 100
@@ -103,11 +104,14 @@ class MessageIn(BaseModel):
 class FactsRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
     facts: Annotated[list[FactIn], Field(min_length=1, max_length=MAX_BATCH)]
+    # The end user the facts belong to (domain/scope.py); absent: the shared memory.
+    user: User | None = None
 
 
 class MessagesRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
     messages: Annotated[list[MessageIn], Field(min_length=1, max_length=MAX_BATCH)]
+    user: User | None = None
 
 
 def new_id(prefix: str) -> str:

@@ -152,6 +152,13 @@ class Hit(NamedTuple):
     occurred_at: str | None = None
 
 
+# What a credential may do: a project credential acts for the project and may send any
+# `user`; a user credential acts only as its `user`; an admin credential is a project
+# credential that may also mint and revoke credentials.
+CredentialKind = Literal["project", "user", "admin"]
+CREDENTIAL_KINDS: tuple[CredentialKind, ...] = ("project", "user", "admin")
+
+
 @dataclass(frozen=True, slots=True)
 class Credential:
     id: str
@@ -159,6 +166,11 @@ class Credential:
     label: str | None
     created_at: str
     revoked_at: str | None = None
+    kind: CredentialKind = "project"
+    # The end user a user credential is bound to (None for the other kinds).
+    user: str | None = None
+    # When it last authorized a request, to within USE_RECORDED_EVERY (None: never).
+    last_used_at: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

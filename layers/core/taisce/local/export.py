@@ -14,29 +14,42 @@ from typing import Any
 
 from ..adapters.sqlite.facts import FACT_COLUMNS, fact_from_row
 from ..api.bodies import fact
+from ..domain.scope import scope, seen
 
+# What a request with the user sees (domain/scope.py): the shared memory and the user's.
 _MESSAGES = (
-    "SELECT id, role, content, source, occurred_at, recorded_at FROM messages "
-    "WHERE project = ? ORDER BY seq"
+    "SELECT id, role, content, source, occurred_at, recorded_at, project FROM messages "
+    "WHERE project IN (?, ?) ORDER BY seq"
 )
-_FACTS = f"SELECT seq, {FACT_COLUMNS} FROM facts WHERE project = ? ORDER BY seq"
+_FACTS = f"SELECT seq, {FACT_COLUMNS}, project FROM facts WHERE project IN (?, ?) ORDER BY seq"
+
+
+def _owner(partition: str, shared: str, user: str | None) -> dict[str, str]:
+    return {} if partition == shared or user is None else {"user": user}
 
 
 class ExportError(Exception):
     """Nothing to export from (no store at the path)."""
 
 
-def export_records(path: Path, project: str) -> Iterator[dict[str, Any]]:
-    """Messages, then facts, of `project`, each in storing order; None fields left out."""
+def export_records(path: Path, project: str, user: str | None = None) -> Iterator[dict[str, Any]]:
+    """Messages, then facts, of `project` as a request with `user` (or without) sees
+    them, each in storing order; None fields left out, and `user` on the user's own
+    records (the shared ones carry none), so an import stores each where it was."""
     if not path.is_file():
         raise ExportError(f"no embedded store at {path} (see --data)")
     db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     try:
         db.row_factory = sqlite3.Row
-        for row in db.execute(_MESSAGES, (project,)):
-            yield {"kind": "message", **{k: v for k, v in dict(row).items() if v is not None}}
-        for row in db.execute(_FACTS, (project,)):
-            wire = fact(fact_from_row(tuple(row)))
-            yield {"kind": "fact", **{k: v for k, v in wire.items() if v is not None}}
+        shared = project
+        parts = seen(scope(project, user))
+        for row in db.execute(_MESSAGES, parts):
+            fields = dict(row)
+            owner = _owner(fields.pop("project"), shared, user)
+            yield {"kind": "message", **{k: v for k, v in fields.items() if v is not None}, **owner}
+        for row in db.execute(_FACTS, parts):
+            wire = fact(fact_from_row(tuple(row)[:-1]))
+            owner = _owner(row["project"], shared, user)
+            yield {"kind": "fact", **{k: v for k, v in wire.items() if v is not None}, **owner}
     finally:
         db.close()

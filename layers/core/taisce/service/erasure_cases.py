@@ -32,6 +32,7 @@ from ..domain.model import (
 )
 from ..domain.names import normalize_name
 from ..domain.ports.store import Store
+from ..domain.scope import Scope
 from ..domain.semantic import Semantic
 from ..domain.timestamps import timestamp
 from ..domain.words import forget_words
@@ -52,6 +53,27 @@ class ErasureCases:
     store: Store
     semantic: Semantic | None
     clock: Callable[[], datetime]
+
+    def erase_user(self, partition: str) -> ErasureStatus:
+        """Erase everything in one user's scope now (messages, passages, facts,
+        entities, aliases, reports, vectors); the shared memory is untouched. The
+        tombstone and the audit record go under the project and name the user by a
+        hash only. On a store that cannot yet do it, refused with a clear error."""
+        erase_scope = getattr(self.store, "erase_scope", None)
+        if not isinstance(partition, Scope) or erase_scope is None:
+            raise InvalidRequest("erasing everything of a user is not available on this store yet")
+        hashed = subject_hash(partition.project, f"\x00user\x00{partition.user}")
+        now = timestamp(self.clock())
+        record = ErasureRecord(
+            id=f"era_{uuid.uuid4().hex}",
+            project=partition.project,
+            subject_hash=hashed,
+            erased_at=now,
+        )
+        counts = erase_scope(str(partition), hashed, record)
+        # No erased text stays in this process's caches either.
+        forget_words()
+        return ErasureStatus(record.id, "done", counts, requested_at=now, finished_at=now)
 
     def erase_now(self, project: str, subject: str) -> dict[str, int]:
         """Erase everything held about the entity `subject` now; returns what was removed.

@@ -244,12 +244,12 @@ def passage_of(item: Item) -> Passage:
 def credential_attributes(credential: Credential) -> Item:
     owner = f"credential {credential.id!r}"
     attributes: Item = {}
-    for name in ("id", "project", "label", "created_at", "revoked_at"):
+    for name in ("id", "project", "label", "created_at", "revoked_at", "kind", "user"):
         value = text_value(
             owner,
             name,
             getattr(credential, name),
-            required=name in ("id", "project", "created_at"),
+            required=name in ("id", "project", "created_at", "kind"),
         )
         if value is not None:
             attributes[name] = value
@@ -263,6 +263,10 @@ def credential_of(item: Item) -> Credential:
         label=text_of(item, "label"),
         created_at=item["created_at"]["S"],
         revoked_at=text_of(item, "revoked_at"),
+        # A credential stored before kinds existed is a project credential.
+        kind=text_of(item, "kind") or "project",  # type: ignore[arg-type]
+        user=text_of(item, "user"),
+        last_used_at=text_of(item, "last_used_at"),
     )
 
 

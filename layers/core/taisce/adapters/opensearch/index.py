@@ -48,6 +48,7 @@ from opensearchpy.exceptions import TransportError
 
 from ...domain.model import Hit, Role, VectorItem, VectorKind
 from ...domain.ports.vectors import VectorIndexError
+from ...domain.scope import partitions
 from .client import Action, Requests
 from .documents import DocumentIdLedger, cosine, fields, index_body, newest_hits
 
@@ -99,6 +100,15 @@ class OpenSearchVectorIndex:
     @staticmethod
     def _scope(project: str, kind: str) -> list[dict[str, Any]]:
         return [{"term": {"project": project}}, {"term": {"kind": kind}}]
+
+    @staticmethod
+    def _seen(project: str, kind: str) -> list[dict[str, Any]]:
+        """A read's filter: the shared partition and the request's user's (domain/scope.py)
+        in the k-NN query's filter, so no other user's document is ever scored."""
+        parts = partitions(project)
+        if len(parts) == 1:
+            return [{"term": {"project": project}}, {"term": {"kind": kind}}]
+        return [{"terms": {"project": list(parts)}}, {"term": {"kind": kind}}]
 
     def _stored(self, project: str, kind: str, ids: list[str]) -> list[tuple[str, str]]:
         """(document _id, item id) of every stored copy of these items."""
@@ -197,7 +207,7 @@ class OpenSearchVectorIndex:
     def _filters(
         self, project: str, kind: str, roles: Collection[Role] | None
     ) -> list[dict[str, Any]]:
-        filters = self._scope(project, kind)
+        filters = self._seen(project, kind)
         if roles is not None:
             filters.append({"terms": {"role": sorted(set(roles))}})
         return filters
@@ -240,7 +250,7 @@ class OpenSearchVectorIndex:
         for start in range(0, len(wanted), _LOOKUP_IDS):
             chunk = wanted[start : start + _LOOKUP_IDS]
             fetch = min(_MAX_WINDOW, len(chunk) * _FETCH_FACTOR)
-            filters = [*self._scope(project, kind), {"terms": {"item_id": chunk}}]
+            filters = [*self._seen(project, kind), {"terms": {"item_id": chunk}}]
             body = {
                 "size": fetch,
                 "_source": ["item_id", "written_at"],

@@ -9,18 +9,21 @@ import uuid
 from ...domain.aliases import NameState, plan_merge
 from ...domain.entity_counts import moved_counts, new_to_role
 from ...domain.model import ROLES, Alias, EntityName, MergeResult
+from ...domain.scope import seen
 from .base import SqlitePart
-from .sql import MARKS, Execute, rows_in
+from .sql import MARKS, SEEN, Execute, rows_in
 from .work import MARK_DIRTY, MARK_VECTOR
 
 
 def alias_targets(execute: Execute, project: str, keys: list[str]) -> dict[str, str]:
-    """The entity each of these keys is an alias of (keys that are none left out)."""
+    """The entity each of these keys is an alias of (keys that are none left out),
+    among the aliases the request sees: a user's own alias over a shared one (the
+    shared partition's name sorts first, so the user's row is read last)."""
     rows = rows_in(
         execute,
-        f"SELECT key, target FROM aliases WHERE project = ? AND key IN ({MARKS})",
+        f"SELECT key, target FROM aliases WHERE {SEEN} AND key IN ({MARKS}) ORDER BY project",
         keys,
-        (project,),
+        seen(project),
     )
     return {r[0]: r[1] for r in rows}
 
@@ -28,11 +31,14 @@ def alias_targets(execute: Execute, project: str, keys: list[str]) -> dict[str, 
 class SqliteAliasStore(SqlitePart):
     @staticmethod
     def _name_state(db: sqlite3.Connection, project: str, key: str) -> NameState:
+        # As the request sees the name (a user may merge into a shared entity); the
+        # merge itself moves only what is in the request's own partition.
         alias_of = db.execute(
-            "SELECT target FROM aliases WHERE project = ? AND key = ?", (project, key)
+            f"SELECT target FROM aliases WHERE {SEEN} AND key = ? ORDER BY project DESC",
+            (*seen(project), key),
         ).fetchone()
         named = db.execute(
-            "SELECT 1 FROM entities WHERE project = ? AND key = ?", (project, key)
+            f"SELECT 1 FROM entities WHERE {SEEN} AND key = ?", (*seen(project), key)
         ).fetchone()
         return NameState(key, alias_of[0] if alias_of else None, named is not None)
 
@@ -62,9 +68,17 @@ class SqliteAliasStore(SqlitePart):
                 (target, project, alias),
             )
             row = db.execute(
-                "SELECT name FROM entities WHERE project = ? AND key = ?", (project, target)
+                f"SELECT name FROM entities WHERE {SEEN} AND key = ? ORDER BY project",
+                (*seen(project), target),
             ).fetchone()
             into_name = row[0] if row else into_text
+            # The target may be a shared entity: the partition gains its name row, as a
+            # fact naming it would have given it.
+            if moved:
+                db.execute(
+                    "INSERT OR IGNORE INTO entities (project, key, name) VALUES (?, ?, ?)",
+                    (project, target, into_name),
+                )
             for role, count in ends.items():
                 total = db.execute(
                     "INSERT INTO entity_roles (project, key, role, facts) VALUES (?, ?, ?, ?) "
@@ -110,16 +124,19 @@ class SqliteAliasStore(SqlitePart):
         rows = self._db().execute(
             "SELECT a.name, a.key, COALESCE(e.name, a.target), a.target FROM aliases a "
             "LEFT JOIN entities e ON e.project = a.project AND e.key = a.target "
-            "WHERE a.project = ? ORDER BY a.key",
-            (project,),
+            "WHERE a.project IN (?, ?) ORDER BY a.key, a.project",
+            seen(project),
         )
-        return [Alias(*r) for r in rows]
+        # A user's own alias of a key over the shared one (read after it).
+        return list({r[1]: Alias(*r) for r in rows}.values())
 
     def entity_names(self, project: str, limit: int) -> list[EntityName]:
         rows = self._db().execute(
-            "SELECT e.key, e.name, SUM(r.facts) FROM entities e JOIN entity_roles r "
-            "ON r.project = e.project AND r.key = e.key WHERE e.project = ? "
+            # MIN(e.project): the name of the shared row where both partitions hold one.
+            "SELECT e.key, e.name, SUM(r.facts), MIN(e.project) FROM entities e "
+            "JOIN entity_roles r ON r.project = e.project AND r.key = e.key "
+            "WHERE e.project IN (?, ?) "
             "GROUP BY e.key HAVING SUM(r.facts) > 0 ORDER BY e.key LIMIT ?",
-            (project, limit),
+            (*seen(project), limit),
         )
-        return [EntityName(*r) for r in rows]
+        return [EntityName(*r[:3]) for r in rows]

@@ -23,6 +23,7 @@ from ...domain.model import (
     Role,
     VectorKind,
 )
+from ...domain.scope import seen
 from . import vectors as sqlite_vectors
 from .base import SqlitePart
 from .reports import components_of
@@ -238,17 +239,18 @@ class SqliteErasureStore(SqlitePart):
             )
 
     def _pending(self, project: str, where: str, params: tuple[str, ...]) -> list[PendingErasure]:
+        # A user's request is also hidden what a pending shared erasure will remove.
         rows = self._db().execute(
-            "SELECT id, subject_hash, names, requested_at, facts, entities, messages, "
+            "SELECT project, id, subject_hash, names, requested_at, facts, entities, messages, "
             "passages, reports, holder, held_until "
-            f"FROM erasure_requests WHERE project = ? {where} "
+            f"FROM erasure_requests WHERE project IN (?, ?) {where} "
             "ORDER BY requested_at, id",
-            (project, *params),
+            (*seen(project), *params),
         )
         return [
             PendingErasure(
                 id=r["id"],
-                project=project,
+                project=project if r["project"] == project else r["project"],
                 subject_hash=r["subject_hash"],
                 names=tuple(json.loads(r["names"])),
                 requested_at=r["requested_at"],
@@ -323,8 +325,9 @@ class SqliteErasureStore(SqlitePart):
             self._db()
             .execute(
                 "SELECT erased_at, requested_at, facts, entities, messages, passages, reports "
-                "FROM erasures WHERE project = ? AND id = ?",
-                (project, erasure_id),
+                # A user's erasure is recorded under the project (no user id in it).
+                "FROM erasures WHERE project IN (?, ?) AND id = ?",
+                (*seen(project), erasure_id),
             )
             .fetchone()
         )

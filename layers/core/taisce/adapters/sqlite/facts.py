@@ -16,10 +16,11 @@ from ...domain.entity_counts import end_counts, end_names, new_to_role
 from ...domain.facts_once import facts_once
 from ...domain.filters import FactFilter
 from ...domain.model import Fact, FactPointer, Role
+from ...domain.scope import partitions, seen
 from ...domain.validity import closing_reads, keyed_ids, plan_closings, sortable
 from .aliases import alias_targets
 from .base import SqlitePart
-from .sql import MARKS, Execute, rows_in, sortable_sql
+from .sql import MARKS, SEEN, Execute, rows_in, sortable_sql
 from .work import MARK_DIRTY, MARK_VECTOR
 
 FACT_COLUMNS = (
@@ -177,9 +178,10 @@ class SqliteFactStore(SqlitePart):
     def _facts_of_key(
         self, project: str, key: str, roles: Collection[Role], filters: FactFilter | None
     ) -> Iterator[Fact]:
-        # Two index range scans (subject side, object side), each already in storing
-        # order, merged lazily: the caller stops reading once it has enough, so the
-        # cost follows what the question touches, not the size of the store.
+        # Index range scans (subject side, object side, in each partition the request
+        # sees), each already in storing order, merged lazily: the caller stops reading
+        # once it has enough, so the cost follows what the question touches, not the
+        # size of the store (nor the number of its users).
         marks = ",".join("?" * len(roles))
         where, params = _fact_filter_sql(filters)
         scans = [
@@ -187,8 +189,9 @@ class SqliteFactStore(SqlitePart):
                 f"SELECT seq, {FACT_COLUMNS} FROM facts "
                 f"WHERE project = ? AND {column} = ? AND source_role IN ({marks}){where} "
                 "ORDER BY seq",
-                (project, key, *roles, *params),
+                (partition, key, *roles, *params),
             )
+            for partition in partitions(project)
             for column in ("subject_key", "object_key")
         ]
         for row in heapq.merge(*scans, key=itemgetter(0)):
@@ -211,9 +214,8 @@ class SqliteFactStore(SqlitePart):
 
     def facts_with_subject(self, project: str, key: str) -> list[Fact]:
         rows = self._scan(
-            f"SELECT seq, {FACT_COLUMNS} FROM facts WHERE project = ? AND subject_key = ? "
-            "ORDER BY seq",
-            (project, key),
+            f"SELECT seq, {FACT_COLUMNS} FROM facts WHERE {SEEN} AND subject_key = ? ORDER BY seq",
+            (*seen(project), key),
         )
         return [fact_from_row(r) for r in rows]
 
@@ -249,9 +251,9 @@ class SqliteFactStore(SqlitePart):
         # than twice as much for the ~200 facts a recall reads.
         rows = rows_in(
             self._scan,
-            f"SELECT {_POINTER_COLUMNS} FROM facts WHERE project = ? AND id IN ({MARKS})",
+            f"SELECT {_POINTER_COLUMNS} FROM facts WHERE {SEEN} AND id IN ({MARKS})",
             ids,
-            (project,),
+            seen(project),
         )
         found = {r[0]: FactPointer._make(r) for r in rows}
         return [found[i] for i in dict.fromkeys(ids) if i in found]

@@ -9,9 +9,10 @@ from collections.abc import Sequence
 from ...domain.filters import MessageFilter
 from ...domain.message_batch import batch_to_store
 from ...domain.model import Message, Passage
+from ...domain.scope import seen
 from ...domain.validity import sortable
 from .base import SqlitePart
-from .sql import MARKS, rows_in, sortable_sql
+from .sql import MARKS, SEEN, rows_in, sortable_sql
 from .work import MARK_PASSAGE
 
 
@@ -109,9 +110,10 @@ class SqliteMessageStore(SqlitePart):
         row = (
             self._db()
             .execute(
+                # The user's own message first where the shared memory holds the id too.
                 "SELECT id, role, content, source, occurred_at, recorded_at FROM messages "
-                "WHERE project = ? AND id = ?",
-                (project, message_id),
+                f"WHERE {SEEN} AND id = ? ORDER BY project DESC LIMIT 1",
+                (*seen(project), message_id),
             )
             .fetchone()
         )
@@ -131,9 +133,9 @@ class SqliteMessageStore(SqlitePart):
             'SELECT p.id, p.message_id, p.role, p.source, p.start, p."end", p.quote, '
             "m.occurred_at, m.position FROM passages p "
             "JOIN messages m ON m.project = p.project AND m.id = p.message_id "
-            f"WHERE p.project = ? AND p.id IN ({MARKS}){where}",
+            f"WHERE p.project IN (?, ?) AND p.id IN ({MARKS}){where} ORDER BY p.project",
             ids,
-            (project,),
+            seen(project),
             tuple(params),
         )
         # Plain tuples in Passage's field order: recall reads hundreds per question.
@@ -145,7 +147,8 @@ class SqliteMessageStore(SqlitePart):
             'SELECT id, message_id, role, source, start, "end", quote, '
             "(SELECT position FROM messages m WHERE m.project = passages.project "
             "AND m.id = passages.message_id) AS position FROM passages "
-            "WHERE project = ? AND message_id = ? ORDER BY start",
-            (project, message_id),
+            "WHERE project = (SELECT project FROM messages WHERE project IN (?, ?) AND id = ? "
+            "ORDER BY project DESC LIMIT 1) AND message_id = ? ORDER BY start",
+            (*seen(project), message_id, message_id),
         )
         return [Passage(**dict(r)) for r in rows]

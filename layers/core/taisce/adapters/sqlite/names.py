@@ -8,9 +8,10 @@ from collections.abc import Collection
 
 from ...domain.aliases import resolve
 from ...domain.model import Role
+from ...domain.scope import seen
 from .aliases import alias_targets
 from .base import SqlitePart
-from .sql import MARKS, rows_in
+from .sql import MARKS, SEEN, rows_in
 
 
 class SqliteNameLookup(SqlitePart):
@@ -21,17 +22,17 @@ class SqliteNameLookup(SqlitePart):
         if roles is None:
             rows = rows_in(
                 self._db().execute,
-                f"SELECT key FROM entities WHERE project = ? AND key IN ({MARKS})",
+                f"SELECT key FROM entities WHERE {SEEN} AND key IN ({MARKS})",
                 wanted,
-                (project,),
+                seen(project),
             )
         else:
             rows = rows_in(
                 self._db().execute,
-                f"SELECT DISTINCT key FROM entity_roles WHERE project = ? AND key IN ({MARKS}) "
+                f"SELECT DISTINCT key FROM entity_roles WHERE {SEEN} AND key IN ({MARKS}) "
                 f"AND role IN ({','.join('?' * len(roles))}) AND facts > 0",
                 wanted,
-                (project,),
+                seen(project),
                 tuple(roles),
             )
         return {r[0] for r in rows}
@@ -47,6 +48,7 @@ class SqliteNameLookup(SqlitePart):
 
     def entity_keys(self, project: str, limit: int) -> list[str]:
         rows = self._db().execute(
-            "SELECT key FROM entities WHERE project = ? ORDER BY key LIMIT ?", (project, limit)
+            f"SELECT DISTINCT key FROM entities WHERE {SEEN} ORDER BY key LIMIT ?",
+            (*seen(project), limit),
         )
         return [r[0] for r in rows]

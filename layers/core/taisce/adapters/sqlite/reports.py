@@ -10,13 +10,14 @@ from collections.abc import Collection, Sequence
 
 from ...domain.erasure import tombstone_hashes
 from ...domain.model import Report, Role
+from ...domain.scope import seen
 from .base import SqlitePart
 from .sql import MARKS, Execute, rows_in
 from .tombstones import erased_hashes
 
 _SELECT = (
     "SELECT id, role, level, parent_id, title, summary, path, source_messages, "
-    "entity_keys, component FROM reports WHERE project = ?"
+    "entity_keys, component FROM reports WHERE project IN (?, ?)"
 )
 
 
@@ -121,7 +122,7 @@ class SqliteReportStore(SqlitePart):
         return [r for r in reports if r.component not in tainted]
 
     def reports_by_ids(self, project: str, ids: Sequence[str]) -> list[Report]:
-        rows = rows_in(self._db().execute, f"{_SELECT} AND id IN ({MARKS})", ids, (project,))
+        rows = rows_in(self._db().execute, f"{_SELECT} AND id IN ({MARKS})", ids, seen(project))
         found = {r["id"]: _report(r) for r in rows}
         return [found[i] for i in ids if i in found]
 
@@ -131,6 +132,6 @@ class SqliteReportStore(SqlitePart):
         rows = self._db().execute(
             f"{_SELECT} AND level = 0 AND role IN ({marks}) AND id IN (SELECT report_id "
             "FROM report_members WHERE project = reports.project AND key = ?) ORDER BY role, id",
-            (project, *roles, key),
+            (*seen(project), *roles, key),
         )
         return [_report(r) for r in rows]

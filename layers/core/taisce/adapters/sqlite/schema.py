@@ -141,8 +141,13 @@ CREATE TABLE IF NOT EXISTS credentials (
     project TEXT NOT NULL,
     label TEXT,
     created_at TEXT NOT NULL,
-    revoked_at TEXT
+    revoked_at TEXT,
+    kind TEXT,
+    user TEXT,
+    last_used_at TEXT
 ) WITHOUT ROWID;
+-- The API lists a project's credentials by id.
+CREATE INDEX IF NOT EXISTS credentials_by_project ON credentials (project, id);
 """
 
 # Entity aliases (domain/aliases.py): `key` is another name of the entity `target`,
@@ -221,4 +226,6 @@ ADDED_COLUMNS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     # And its time (model.PendingVector.occurred_at): NULL on older marks, not known.
     ("pending_vectors", (("position", "INTEGER"), ("occurred_at", "TEXT"))),
     ("erasure_requests", (("holder", "TEXT"), ("held_until", "REAL"))),
+    # Credential kinds: an older credential (kind NULL) is a project credential.
+    ("credentials", (("kind", "TEXT"), ("user", "TEXT"), ("last_used_at", "TEXT"))),
 )

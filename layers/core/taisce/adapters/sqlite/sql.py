@@ -7,6 +7,11 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Any
 
+# What a read sees (domain/scope.py): the shared partition and the request's user's,
+# bound with `seen(project)`; the same value twice for the shared memory alone. Every
+# table's key starts with the project column, so each is one index range.
+SEEN = "project IN (?, ?)"
+
 # SQLite allows 32,766 bound variables; stay well below it per statement.
 CHUNK = 500
 # Where rows_in writes each chunk's "?, ?, …" in a statement.

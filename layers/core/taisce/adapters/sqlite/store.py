@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...domain.model import StoreCapabilities
+from ...domain.model import ErasureRecord, StoreCapabilities
 from ..composed_store import ComposedStore, MarkSwitches
 from .aliases import SqliteAliasStore
 from .credentials import SqliteCredentialStore
@@ -28,6 +28,7 @@ from .projects import SqliteProjectReads
 from .reindex import SqliteReindex
 from .reports import SqliteReportStore
 from .schema import ADDED_COLUMNS, SCHEMA
+from .scope_erasure import SqliteScopeErasure
 from .work import SqliteWorkMarks
 
 
@@ -62,12 +63,17 @@ class SqliteStore(ComposedStore):
         self.erasure_store = erasure = SqliteErasureStore(file, switches)
         self.credential_store = SqliteCredentialStore(file, switches)
         self.reindex = SqliteReindex(file, switches)
+        self.scope_erasure = SqliteScopeErasure(file, switches)
         erasure.drain_erased_vectors()
 
     def mark_everything(self, project: str | None = None) -> int:
         """Mark every passage, fact and live name for indexing, and every entity for a
         report rebuild (reindex.py). Returns how many vector marks were written."""
         return self.reindex.mark_everything(project)
+
+    def erase_scope(self, partition: str, tombstone: str, record: ErasureRecord) -> dict[str, int]:
+        """Everything in one user's scope, erased now (scope_erasure.py)."""
+        return self.scope_erasure.erase_scope(partition, tombstone, record)
 
     def close(self) -> None:
         self.file.close()

@@ -21,6 +21,7 @@ import numpy as np
 
 from ...domain.model import Hit, Role, VectorItem, VectorKind
 from ...domain.ports.vectors import VectorIndexError
+from ...domain.scope import best_hits, partitions
 from .file import SqliteFile, add_columns
 from .matrix import Matrix
 
@@ -333,7 +334,7 @@ class SqliteVectorIndex:
             self._matrices[(project, kind)] = matrix
             return matrix
 
-    def search(
+    def _search_one(
         self,
         project: str,
         kind: VectorKind,
@@ -364,7 +365,7 @@ class SqliteVectorIndex:
             )
             return [Hit(item_id, -negated, positions[i], times[i]) for negated, item_id, i in order]
 
-    def similarities(
+    def _similarities_one(
         self, project: str, kind: VectorKind, vector: Sequence[float], ids: Collection[str]
     ) -> dict[str, float]:
         query = _blob(vector, self.dimensions)
@@ -376,7 +377,7 @@ class SqliteVectorIndex:
             scores = matrix.rows[[at for _, at in found]] @ query
         return {item_id: score for (item_id, _), score in zip(found, scores.tolist(), strict=True)}
 
-    def search_text(
+    def _search_text_one(
         self,
         project: str,
         kind: VectorKind,
@@ -466,6 +467,39 @@ class SqliteVectorIndex:
         # ORDER BY rank, id: ids are unique, so the position and time never decide.
         found.sort()
         return [Hit(i, -float(rank), p, t) for rank, i, p, t in found[:k]]
+
+    # -- what a request sees (domain/scope.py): each partition is searched in its own
+    # matrix and text scope, so a user's search never reads another user's vectors.
+
+    def search(
+        self,
+        project: str,
+        kind: VectorKind,
+        vector: Sequence[float],
+        k: int,
+        roles: Collection[Role] | None = None,
+    ) -> list[Hit]:
+        found = [self._search_one(p, kind, vector, k, roles) for p in partitions(project)]
+        return found[0] if len(found) == 1 else best_hits(found, k)
+
+    def search_text(
+        self,
+        project: str,
+        kind: VectorKind,
+        text: str,
+        k: int,
+        roles: Collection[Role] | None = None,
+    ) -> list[Hit]:
+        found = [self._search_text_one(p, kind, text, k, roles) for p in partitions(project)]
+        return found[0] if len(found) == 1 else best_hits(found, k)
+
+    def similarities(
+        self, project: str, kind: VectorKind, vector: Sequence[float], ids: Collection[str]
+    ) -> dict[str, float]:
+        scores: dict[str, float] = {}
+        for p in partitions(project):
+            scores.update(self._similarities_one(p, kind, vector, ids))
+        return scores
 
     def close(self) -> None:
         self.file.close()
