@@ -123,8 +123,9 @@ class Memory(ErasureCases, BackgroundWork):
         self._lift_tombstones(project, facts)
         # The store marks names new to a role, and passages, for the worker to embed:
         # storing never waits on the model.
-        self.store.put_facts(project, facts)
-        return [f.id for f in facts]
+        same = self.store.put_facts(project, facts)
+        # A fact identical to a stored one is answered with the stored one's id.
+        return [same.get(f.id, f.id) for f in facts]
 
     def store_messages(self, project: str, request: MessagesRequest) -> list[str]:
         recorded_at = timestamp(self.clock())

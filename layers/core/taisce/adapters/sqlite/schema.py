@@ -221,4 +221,14 @@ ADDED_COLUMNS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     # And its time (model.PendingVector.occurred_at): NULL on older marks, not known.
     ("pending_vectors", (("position", "INTEGER"), ("occurred_at", "TEXT"))),
     ("erasure_requests", (("holder", "TEXT"), ("held_until", "REAL"))),
+    # A live, unclosed fact's content digest (domain/fact_identity.py); NULL once a
+    # later fact closed it, and on facts stored before the rule.
+    ("facts", (("identity", "TEXT"),)),
 )
+
+# Made after ADDED_COLUMNS (an older file gains the column first): one live fact per
+# content in a project, whatever the writer.
+INDEXES = """
+CREATE UNIQUE INDEX IF NOT EXISTS facts_by_identity ON facts (project, identity)
+    WHERE identity IS NOT NULL;
+"""
