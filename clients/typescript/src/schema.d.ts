@@ -897,6 +897,16 @@ export interface components {
             /** Quote */
             quote: string;
             /**
+             * Occurred At
+             * @description When its message occurred (RFC 3339, UTC); not counted against the budget. Null only if the message was removed during the recall.
+             */
+            occurred_at?: string | null;
+            /**
+             * Recorded At
+             * @description When its message was stored (RFC 3339, UTC); not counted.
+             */
+            recorded_at?: string | null;
+            /**
              * Why
              * @description With `explain: true` only.
              */

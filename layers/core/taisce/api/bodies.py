@@ -289,6 +289,9 @@ def recalled_report(item: RecalledReport) -> Body:
 
 def recalled_passage(item: RecalledPassage) -> Body:
     body = _passage_fields(item.passage)
+    # Its message's times (not counted against the budget, like ids).
+    body["occurred_at"] = item.passage.occurred_at
+    body["recorded_at"] = item.passage.recorded_at
     if (why := item.why) is not None:
         body["why"] = {
             "step": "passage",

@@ -201,6 +201,15 @@ class Passage(BaseModel):
 
 
 class RecalledPassage(Passage):
+    occurred_at: str | None = Field(
+        default=None,
+        description="When its message occurred (RFC 3339, UTC); not counted against the "
+        "budget. Null only if the message was removed during the recall.",
+    )
+    recorded_at: str | None = Field(
+        default=None,
+        description="When its message was stored (RFC 3339, UTC); not counted.",
+    )
     why: PassageWhy | SkipJsonSchema[None] = Field(
         default=None, description="With `explain: true` only."
     )
