@@ -490,6 +490,11 @@ export interface components {
              */
             step: "exact_name" | "similar_name";
             /**
+             * Reason
+             * @description The numbers above in one line of plain words ("named atlas exactly; words 'work', 'manager' matched"); not counted against the budget.
+             */
+            reason: string;
+            /**
              * Matched
              * @description The normalised matched name it was reached through.
              */
@@ -716,6 +721,11 @@ export interface components {
              * @constant
              */
             step: "passage";
+            /**
+             * Reason
+             * @description The numbers above in one line of plain words ("named atlas exactly; words 'work', 'manager' matched"); not counted against the budget.
+             */
+            reason: string;
             /** Matched */
             matched: null;
             /**
@@ -937,6 +947,11 @@ export interface components {
              * @constant
              */
             step: "report";
+            /**
+             * Reason
+             * @description The numbers above in one line of plain words ("named atlas exactly; words 'work', 'manager' matched"); not counted against the budget.
+             */
+            reason: string;
             /**
              * Matched
              * @description With themes, the normalised matched name it was reached through; else null.
