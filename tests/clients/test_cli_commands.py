@@ -318,3 +318,37 @@ def test_export_and_import_carry_a_user(server: LocalServer, tmp_path: Path) -> 
         assert copied.facts_about("Atlas") == []
     told = taisce("recall", "Where does Atlas work?", "--user", "bo", "--json", env=env)
     assert [f["id"] for f in json.loads(told.stdout)["facts"]] == ["c1"]
+
+
+def test_an_export_after_an_erasure_holds_no_masked_text_and_import_refuses_it(
+    server: LocalServer, tmp_path: Path
+) -> None:
+    secret = server.new_credential("cli-export-erased")
+    with Client(server.url, secret) as client:
+        client.store_messages(
+            [
+                {"id": "x1", "role": "user", "content": "Quillon Vasquez moved to Cork."},
+                {"id": "x2", "role": "user", "content": "The ferry leaves at noon."},
+            ]
+        )
+    with server.client(secret) as http:
+        r = http.post("/v1/erasures", json={"subject": "Quillon Vasquez"})
+        assert r.status_code in (200, 202), r.text
+    done = taisce("export", "--project", "cli-export-erased", "--data", str(server.data_dir))
+    assert done.returncode == 0, done.stderr
+    assert "\u2588" not in done.stdout
+    assert [json.loads(line)["id"] for line in done.stdout.splitlines()] == ["x2"]
+
+    # A file that holds masked text anyway: that line is refused, by number.
+    source = tmp_path / "masked.jsonl"
+    lines = [
+        {"role": "user", "content": "Fine text."},
+        {"role": "user", "content": "\u2588\u2588\u2588\u2588 moved to Cork."},
+    ]
+    source.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    env = connection(server, server.new_credential("cli-import-masked"))
+    refused = taisce("import", str(source), env=env)
+    assert refused.returncode == 1
+    summary = refused.stdout.splitlines()
+    assert summary[0].startswith(f"{source}: 1 messages and 0 facts stored, 1 lines refused ")
+    assert summary[2].startswith("  line 2: holds erased text")

@@ -505,6 +505,8 @@ def test_explain_says_why_each_item_came_back_and_changes_nothing_else(
     [works] = asked["facts"]
     assert works["statement"] == "Ronan works at Initrode"
     assert works["why"]["words"] > 0 and works["why"]["similarity"] is None  # no model here
+    # The numbers in plain words: the name, and the question's words it holds.
+    assert works["why"]["reason"] == "named ronan exactly; word 'work' matched"
     r = http.post("/v1/recalls", json={"question": "q", "explain": "yes"})
     assert r.status_code == 400
     assert r.json()["error"]["control"] == "explain"

@@ -204,7 +204,7 @@ def expected_facts(stored: list[dict[str, Any]], question: str, roles, hops: int
     hop1 = [f for k in matched for f in visible if k in ends(f)]
     hop1 = list({f["id"]: f for f in hop1}.values())
     if hops < 2:
-        return hop1
+        return once_each_text(hop1)
     links: dict[str, list[str]] = {}
     for f in hop1:
         subject, obj = (
@@ -223,7 +223,20 @@ def expected_facts(stored: list[dict[str, Any]], question: str, roles, hops: int
                 taken.add(f["id"])
                 through = min((k for k in ends(f) if k in links), key=list(links).index)
                 hop2.append({**f, "path": links[through]})
-    return hop1 + hop2
+    return once_each_text(hop1 + hop2)
+
+
+def once_each_text(facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """API.md: a bundle never holds two items with the same text (a fact's statement
+    or quote, whatever the case and spacing); a later copy is left out."""
+    seen: set[str] = set()
+    kept = []
+    for f in facts:
+        texts = [" ".join(t.split()).casefold() for t in (f["statement"], f["quote"]) if t]
+        if texts[0] not in seen:
+            seen.update(texts)
+            kept.append(f)
+    return kept
 
 
 def asked_words(stored: list[dict[str, Any]], question: str, roles: list[str]) -> set[str]:

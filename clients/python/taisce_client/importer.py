@@ -7,7 +7,8 @@ server sets it). A line without an `id` gets one made from its content, so a rer
 the same ids and the API, which keeps an id once, stores nothing twice.
 
 The rule for errors: a bad line (not JSON, not UTF-8 or a lone surrogate, NaN or
-Infinity, nested too deeply, or refused by the API) is reported with its number and
+Infinity, nested too deeply, holding erased text, or refused by the API) is reported
+with its number and
 reason and skipped, and the import goes on. An error that is not about one line (the
 credential refused, the server unreachable, or failing or throttling after the
 client's retries) stops it: the lines not yet confirmed are counted, and a rerun of the
@@ -63,6 +64,16 @@ class ImportSummary:
         return out
 
 
+# The marks an erasure leaves in place of an erased name (a run of one of them).
+_MASKS = ("\u2588", "\u2592")
+
+
+def _masked(record: dict[str, Any]) -> bool:
+    """Whether any text of the record (at any depth) holds an erasure's mask."""
+    text = json.dumps(record, ensure_ascii=False)
+    return any(mask in text for mask in _MASKS)
+
+
 def _one_line(text: str) -> str:
     return " ".join(text.split())
 
@@ -96,6 +107,11 @@ def _record(line: str) -> tuple[str, dict[str, Any]]:
         raise ValueError("nested too deeply") from None
     except ValueError:
         raise ValueError("holds a number too large to send (JSON has no infinity)") from None
+    if _masked(record):
+        raise ValueError(
+            "holds erased text (the mask \u2588 or \u2592 an erasure leaves): remove the "
+            "erased parts, or the line, before importing"
+        )
     kind = record.pop("kind", "message")
     if kind not in ("message", "fact"):
         raise ValueError(f"unknown kind {kind!r} (message or fact)")

@@ -86,7 +86,7 @@ class Report(_Wire):
 class Passage(_Wire):
     """A quote from a stored message; `start`/`end` are code-point offsets into it."""
 
-    _optional_keys = ("why",)
+    _optional_keys = ("why", "occurred_at", "recorded_at")
 
     id: str
     message_id: str
@@ -96,6 +96,10 @@ class Passage(_Wire):
     end: int
     quote: str
     why: dict[str, Any] | None = None
+    # A recalled passage's message's times (not counted against the budget); None on
+    # a message's own passages, and from servers that do not send them.
+    occurred_at: str | None = None
+    recorded_at: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -557,6 +557,11 @@ export interface components {
              */
             step: "exact_name" | "similar_name";
             /**
+             * Reason
+             * @description The numbers above in one line of plain words ("named atlas exactly; words 'work', 'manager' matched"); not counted against the budget.
+             */
+            reason: string;
+            /**
              * Matched
              * @description The normalised matched name it was reached through.
              */
@@ -856,6 +861,11 @@ export interface components {
              * @constant
              */
             step: "passage";
+            /**
+             * Reason
+             * @description The numbers above in one line of plain words ("named atlas exactly; words 'work', 'manager' matched"); not counted against the budget.
+             */
+            reason: string;
             /** Matched */
             matched: null;
             /**
@@ -1044,6 +1054,16 @@ export interface components {
             /** Quote */
             quote: string;
             /**
+             * Occurred At
+             * @description When its message occurred (RFC 3339, UTC); not counted against the budget. Null only if the message was removed during the recall.
+             */
+            occurred_at?: string | null;
+            /**
+             * Recorded At
+             * @description When its message was stored (RFC 3339, UTC); not counted.
+             */
+            recorded_at?: string | null;
+            /**
              * Why
              * @description With `explain: true` only.
              */
@@ -1074,6 +1094,11 @@ export interface components {
              * @constant
              */
             step: "report";
+            /**
+             * Reason
+             * @description The numbers above in one line of plain words ("named atlas exactly; words 'work', 'manager' matched"); not counted against the budget.
+             */
+            reason: string;
             /**
              * Matched
              * @description With themes, the normalised matched name it was reached through; else null.

@@ -91,8 +91,8 @@ class ComposedStore:
 
     # -- FactStore ---------------------------------------------------------------------
 
-    def put_facts(self, project: str, facts: Sequence[Fact]) -> None:
-        self.fact_store.put_facts(project, facts)
+    def put_facts(self, project: str, facts: Sequence[Fact]) -> dict[str, str]:
+        return self.fact_store.put_facts(project, facts)
 
     def facts_about(
         self,

@@ -31,6 +31,7 @@ from ..domain.model import (
     Passage,
     Report,
 )
+from ..domain.reasons import fact_reason, passage_reason, report_reason
 from ..domain.recalled import (
     FactWhy,
     RecallAnswer,
@@ -222,6 +223,7 @@ def _signal(value: float | None) -> float | None:
 def _fact_why(why: FactWhy) -> Body:
     body: Body = {
         "step": why.step,
+        "reason": fact_reason(why),
         "matched": why.matched,
         "hop": why.hop,
         "words": round(why.words, 4),
@@ -277,6 +279,7 @@ def _report_fields(r: Report) -> Body:
 def report_why(why: ReportWhy) -> Body:
     return {
         "step": "report",
+        "reason": report_reason(why),
         "matched": why.matched,
         "words": round(why.words, 4),
         "similarity": _signal(why.similarity),
@@ -293,9 +296,13 @@ def recalled_report(item: RecalledReport) -> Body:
 
 def recalled_passage(item: RecalledPassage) -> Body:
     body = _passage_fields(item.passage)
+    # Its message's times (not counted against the budget, like ids).
+    body["occurred_at"] = item.passage.occurred_at
+    body["recorded_at"] = item.passage.recorded_at
     if (why := item.why) is not None:
         body["why"] = {
             "step": "passage",
+            "reason": passage_reason(why),
             "matched": None,
             "vector_rank": why.vector_rank,
             "word_rank": why.word_rank,

@@ -104,6 +104,10 @@ Rank = Annotated[int | None, Field(ge=1)]
 
 class FactWhy(BaseModel):
     step: Literal["exact_name", "similar_name"]
+    reason: str = Field(
+        description='The numbers above in one line of plain words ("named atlas exactly; '
+        "words 'work', 'manager' matched\"); not counted against the budget."
+    )
     matched: str = Field(description="The normalised matched name it was reached through.")
     hop: int = Field(default=1, ge=1, le=2)
     words: Signal = Field(default=None, description="How much of what is asked it holds, 0-1.")
@@ -125,6 +129,10 @@ class FactWhy(BaseModel):
 
 class ReportWhy(BaseModel):
     step: Literal["report"]
+    reason: str = Field(
+        description='The numbers above in one line of plain words ("named atlas exactly; '
+        "words 'work', 'manager' matched\"); not counted against the budget."
+    )
     matched: str | None = Field(
         description="With themes, the normalised matched name it was reached through; else null."
     )
@@ -137,6 +145,10 @@ class ReportWhy(BaseModel):
 
 class PassageWhy(BaseModel):
     step: Literal["passage"]
+    reason: str = Field(
+        description='The numbers above in one line of plain words ("named atlas exactly; '
+        "words 'work', 'manager' matched\"); not counted against the budget."
+    )
     matched: None
     vector_rank: Rank = Field(
         default=None, description="1-based rank among the nearest by vector; null if not there."
@@ -202,6 +214,15 @@ class Passage(BaseModel):
 
 
 class RecalledPassage(Passage):
+    occurred_at: str | None = Field(
+        default=None,
+        description="When its message occurred (RFC 3339, UTC); not counted against the "
+        "budget. Null only if the message was removed during the recall.",
+    )
+    recorded_at: str | None = Field(
+        default=None,
+        description="When its message was stored (RFC 3339, UTC); not counted.",
+    )
     why: PassageWhy | SkipJsonSchema[None] = Field(
         default=None, description="With `explain: true` only."
     )

@@ -62,6 +62,23 @@ def passage_characters(passage: Passage) -> int:
 Recalled = RecalledFact | RecalledReport | RecalledPassage
 
 
+def _same_text(text: str) -> str:
+    """What two texts share when they are the same text: words, whatever the case and
+    the white space between them."""
+    return " ".join(text.split()).casefold()
+
+
+def item_texts(item: Recalled) -> tuple[str, ...]:
+    """The texts an item shows a reader: a fact's statement and quote, a report's
+    summary, a passage's quote."""
+    if isinstance(item, RecalledFact):
+        quote = item.fact.quote
+        return (item.fact.statement,) if quote is None else (item.fact.statement, quote)
+    if isinstance(item, RecalledReport):
+        return (item.report.summary,)
+    return (item.passage.quote,)
+
+
 @dataclass
 class Bundle:
     """Items go in whole and in order; the first that does not fit closes the bundle."""
@@ -74,18 +91,25 @@ class Bundle:
     facts: list[RecalledFact] = field(default_factory=list)
     reports: list[RecalledReport] = field(default_factory=list)
     passages: list[RecalledPassage] = field(default_factory=list)
+    # The texts in the bundle (_same_text): an item showing one again is left out.
+    texts: set[str] = field(default_factory=set)
 
     def add(self, kind: Surface, item: Recalled, size: int) -> bool:
         """Add a whole item of `size` code points (fact_characters, report_characters,
         passage_characters), or close the bundle if it does not fit or the row limit is
-        reached. True if added."""
+        reached. True if added, or left out at no cost because its text (a fact's
+        statement, a report's summary, a passage's quote) is in the bundle already."""
         if self.truncated:
             return False
+        texts = [_same_text(t) for t in item_texts(item)]
+        if texts[0] in self.texts:
+            return True
         if self.rows >= self.max_rows or self.characters + size > self.max_characters:
             self.truncated = True
             return False
         items: list[Recalled] = getattr(self, kind)
         items.append(item)
+        self.texts.update(texts)
         self.characters += size
         self.rows += 1
         return True

@@ -14,6 +14,7 @@ from .fact_ranking import (
     Candidate,
     Scored,
     asked_words,
+    fact_text,
     neutral_question,
     rank_facts,
 )
@@ -25,6 +26,7 @@ from .recalled import (
     FactWhy,
     RecalledFact,
 )
+from .words import words
 
 # Facts read per hop as candidates for the ranking: bounds a recall's work however
 # much the memory knows about the matched entities (storing order: the oldest first).
@@ -199,6 +201,13 @@ def _similarities(
     return similarities, meaning.similarities(ctx.project, "fact", at_hop2, pool.neutral_q) or {}
 
 
+def _shared_words(question: str, fact: Fact, matched: str) -> tuple[str, ...]:
+    """The question's words the fact holds, once each, in question order, but for the
+    matched name's (for `explain`'s reason)."""
+    held = set(words(fact_text(fact))) - set(words(matched))
+    return tuple(w for w in dict.fromkeys(words(question)) if w in held)
+
+
 def _add(
     ctx: RecallContext, step: Literal["exact_name", "similar_name"], ranked: Sequence[Scored]
 ) -> None:
@@ -216,6 +225,7 @@ def _add(
                 scored.score,
                 scored.path,
                 scored.neutral,
+                _shared_words(ctx.question, c.fact, c.matched),
             )
         item = RecalledFact(c.fact, c.path, why)
         if not ctx.bundle.add("facts", item, fact_characters(c.fact, c.path)):

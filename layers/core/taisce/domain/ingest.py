@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import uuid
 from collections.abc import Callable
@@ -139,11 +141,22 @@ def make_fact(given: FactIn, recorded_at: str, make_id: Callable[[str], str] = n
     )
 
 
+def content_id(given: MessageIn) -> str | None:
+    """The id of a message sent without one but with its time: the same role, source,
+    content and occurred_at are the same message, stored once however often it is
+    posted. Without occurred_at the server dates it, so each post is a new message
+    (two "ok"s of one chat are two messages)."""
+    if given.occurred_at is None:
+        return None
+    content = json.dumps([given.role, given.source, given.content, given.occurred_at])
+    return "msg_" + hashlib.sha256(content.encode()).hexdigest()[:32]
+
+
 def make_message(
     given: MessageIn, recorded_at: str, make_id: Callable[[str], str] = new_id
 ) -> Message:
     return Message(
-        id=given.id or make_id("msg"),
+        id=given.id or content_id(given) or make_id("msg"),
         role=given.role,
         content=given.content,
         source=given.source,

@@ -82,6 +82,9 @@ class Passage(NamedTuple):
     # Its message's place in the project's storing order, where the store read it
     # (MessageStore.put_messages, domain/ports/messages.py); not part of the body.
     position: int | None = None
+    # When its message was recorded: set on recalled passages (with occurred_at) for
+    # the recall's body.
+    recorded_at: str | None = None
 
 
 # -- the records the ports carry (domain/ports/) ------------------------------------

@@ -27,6 +27,8 @@ class FactWhy:
     score: float
     path: bool = False
     neutral_similarity: float | None = None
+    # The question's words (compared forms) the fact holds, but for the matched name's.
+    shared: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,6 +3,10 @@
 No API route lists a whole project, so this reads the SQLite file directly (read-only,
 safe beside a running server). Each line is one record with `kind` ("message" or
 "fact") and the fields the API returns; `taisce import` takes the file back.
+
+An export holds nothing an erasure removed: a message or fact whose text holds the
+erasure's mask (a run of U+2588, or U+2592 where the erased name held U+2588) is left
+out whole, so no masked text, and no text around an erased name, leaves the store.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from typing import Any
 
 from ..adapters.sqlite.facts import FACT_COLUMNS, fact_from_row
 from ..api.bodies import fact
+from ..domain.erasure import ALT_MASK, MASK
 from ..domain.scope import scope, seen
 
 # What a request with the user sees (domain/scope.py): the shared memory and the user's.
@@ -32,10 +37,22 @@ class ExportError(Exception):
     """Nothing to export from (no store at the path)."""
 
 
+def _masked(record: dict[str, Any]) -> bool:
+    """Whether a record holds text an erasure masked."""
+    return any(isinstance(v, str) and (MASK in v or ALT_MASK in v) for v in record.values())
+
+
 def export_records(path: Path, project: str, user: str | None = None) -> Iterator[dict[str, Any]]:
     """Messages, then facts, of `project` as a request with `user` (or without) sees
-    them, each in storing order; None fields left out, and `user` on the user's own
-    records (the shared ones carry none), so an import stores each where it was."""
+    them, each in storing order; None fields left out, `user` on the user's own records
+    (the shared ones carry none), so an import stores each where it was; and records
+    holding masked (erased) text left out whole."""
+    for record in _records(path, project, user):
+        if not _masked(record):
+            yield record
+
+
+def _records(path: Path, project: str, user: str | None) -> Iterator[dict[str, Any]]:
     if not path.is_file():
         raise ExportError(f"no embedded store at {path} (see --data)")
     db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)

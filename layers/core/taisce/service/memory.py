@@ -10,6 +10,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, datetime
+from functools import partial
 from typing import TypeVar
 
 from ..domain.aliases import (
@@ -123,8 +124,9 @@ class Memory(ErasureCases, BackgroundWork):
         self._lift_tombstones(project, facts)
         # The store marks names new to a role, and passages, for the worker to embed:
         # storing never waits on the model.
-        self.store.put_facts(project, facts)
-        return [f.id for f in facts]
+        same = self.store.put_facts(project, facts)
+        # A fact identical to a stored one is answered with the stored one's id.
+        return [same.get(f.id, f.id) for f in facts]
 
     def store_messages(self, project: str, request: MessagesRequest) -> list[str]:
         recorded_at = timestamp(self.clock())
@@ -291,7 +293,23 @@ class Memory(ErasureCases, BackgroundWork):
             semantic=self.semantic,
             now=timestamp(self.clock()),
         )
-        return hide_pending(answer, erasing())
+        return self._dated(project, hide_pending(answer, erasing()))
+
+    def _dated(self, project: str, answer: RecallAnswer) -> RecallAnswer:
+        """The recalled passages with their message's occurred_at and recorded_at (one
+        read per message, in parallel where the store reads in parallel)."""
+        ids = list(dict.fromkeys(r.passage.message_id for r in answer.passages))
+        if not ids:
+            return answer
+        reads = [_beside(self.store, partial(self.store.message, project, i)) for i in ids]
+        times = {m.id: (m.occurred_at, m.recorded_at) for m in (r() for r in reads) if m}
+        passages = [
+            r._replace(passage=r.passage._replace(occurred_at=t[0], recorded_at=t[1]))
+            if (t := times.get(r.passage.message_id))
+            else r
+            for r in answer.passages
+        ]
+        return replace(answer, passages=passages)
 
     # -- entities and aliases (domain/aliases.py) ----------------------------------
 

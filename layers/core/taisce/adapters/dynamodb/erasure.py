@@ -47,6 +47,7 @@ from .codec import (
     pending_erasure_attributes,
     pending_erasure_of,
 )
+from .fact_identities import identity_marker
 from .keys import (
     ERASING,
     ERASURES_PK,
@@ -177,6 +178,7 @@ class DynamoDbErasureStore:
             }
             copies = [item_key(pk, sk) for pk in ends]
             copies.append(listing_key(project, LIST_FACTS, ids[claim["PK"]["S"]]))
+            copies += identity_marker(project, claim)  # its content's marker, if it holds one
             unit = Unit(claim, copies, names)
             unit.size = sum(item_size(i) for i in (claim, *copies)) + 256 * len(names)
             units.append(unit)

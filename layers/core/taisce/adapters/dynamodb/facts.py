@@ -12,6 +12,7 @@ from functools import partial
 from typing import Any
 
 from ...domain.entity_counts import end_counts, end_names
+from ...domain.fact_identity import fact_identity, first_of_each
 from ...domain.facts_once import FactStream, facts_once
 from ...domain.filters import FactFilter
 from ...domain.model import ROLES, Fact, FactPointer, Role
@@ -26,6 +27,15 @@ from ..composed_store import MarkSwitches
 from .aliases import resolve_aliases
 from .client import ATTEMPTS, MAX_PAGE, MIN_PAGE, PARALLEL, RESEND, backoff, cancellation, parallel
 from .codec import fact_attributes, fact_of, item_size
+from .fact_identities import (
+    Holders,
+    guard,
+    identity_marker,
+    leave_out,
+    read_holders,
+    resolve_chains,
+    settle,
+)
 from .keys import (
     FACT_SK,
     FACTS_PREFIX,
@@ -79,6 +89,30 @@ def _filter_conditions(filters: FactFilter, names: dict[str, str], values: Item)
     return conditions
 
 
+def _release(unit: Unit, claim_key: Item, identity: Item) -> None:
+    """A closed fact's claim no longer stands for its content (fact_identities.py):
+    on condition it still did when read; undone with the closing."""
+    names = {"#ck": "ck"}
+    unit.updates.append(
+        {
+            "Key": claim_key,
+            "UpdateExpression": "REMOVE #ck",
+            "ConditionExpression": "#ck = :ck",
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": {":ck": identity},
+        }
+    )
+    unit.restores.append(
+        {
+            "Key": claim_key,
+            "UpdateExpression": "SET #ck = :ck",
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": {":ck": identity},
+        }
+    )
+    unit.size += 512
+
+
 def _pointer(fact: Fact) -> FactPointer:
     return FactPointer._make(getattr(fact, name) for name in FactPointer._fields)
 
@@ -90,7 +124,9 @@ class DynamoDbFactStore:
         self.table = table
         self.switches = switches
 
-    def _fact_unit(self, project: str, f: Fact, seq: str, token: str) -> Unit:
+    def _fact_unit(
+        self, project: str, f: Fact, seq: str, token: str, identity: str, holders: Holders
+    ) -> Unit:
         copy = fact_attributes(f)
         sk = fact_sk(seq)
         spelled = end_names(f)
@@ -109,40 +145,58 @@ class DynamoDbFactStore:
             "sn": {"S": f.subject_key},
             "r": {"S": f.source_role},
             "w": {"S": token},
+            # The content it stands for (fact_identities.py), until a later fact closes it.
+            "ck": {"S": identity},
         }
         if f.object_key is not None:
             claim["on"] = {"S": f.object_key}
         items.append({**listing_key(project, LIST_FACTS, f.id), **copy})
         unit = Unit(claim, items, names)
-        unit.size = sum(item_size(i) for i in (claim, *items)) + 256 * len(names)
+        unit.guard = guard(project, identity, f.id, holders.stale.get(identity))
+        unit.size = sum(item_size(i) for i in (claim, *items)) + 256 * len(names) + 256
         for key in spelled:
             listed = {**listing_key(project, LIST_ENTITIES, key), "k": {"S": key}}
             unit.listed[(listed["PK"]["S"], listed["SK"]["S"])] = listed
             unit.size += item_size(listed) + 128
         return unit
 
-    def put_facts(self, project: str, facts: Sequence[Fact]) -> None:
+    def put_facts(self, project: str, facts: Sequence[Fact]) -> dict[str, str]:
+        # Each content and each id once (the first copy), keeping the batch's places.
+        place = {id(f): n for n, f in enumerate(facts)}
+        kept, same = first_of_each(facts)
+        places = [place[id(f)] for f in kept]
+        identities = {f.id: fact_identity(f) for f in kept}
         # Aliases first: a contradiction is found under the entity's own key.
-        facts = resolve_aliases(self.table, project, facts)
-        if any(contradiction_key(f) is not None for f in facts):
-            self._put_facts_closing(project, facts)
-            return
+        kept = list(resolve_aliases(self.table, project, kept))
+        if any(contradiction_key(f) is not None for f in kept):
+            self._put_facts_closing(project, kept, places, identities, same)
+            return resolve_chains(same)
         # Every record is checked and turned into items before anything is written:
         # a bad record fails the batch with nothing stored.
         token = secrets.token_hex(4)
         clock = CLOCK.next()
+        holders = read_holders(self.table, project, set(identities.values()))
+        new = leave_out(kept, identities, holders, same)
         units: list[Unit] = []
-        seen: set[str] = set()
-        for index, f in enumerate(facts):
-            if f.id in seen:
-                continue  # a repeated id in one batch: the first copy is kept
-            seen.add(f.id)
-            unit = self._fact_unit(project, f, f"{clock:020d}.{token}.{index:06d}", token)
+        index = dict(zip((f.id for f in kept), places, strict=True))
+        for f in new:
+            seq = f"{clock:020d}.{token}.{index[f.id]:06d}"
+            unit = self._fact_unit(project, f, seq, token, identities[f.id], holders)
             mark_fact(project, unit, f, token, self.switches.vectors)
             units.append(unit)
-        self.table._store_units(units)
+        stored = {id(u) for u in self.table._store_units(units)}
+        left = [f for f, u in zip(new, units, strict=True) if id(u) not in stored]
+        settle(self.table, project, left, identities, same)
+        return resolve_chains(same)
 
-    def _put_facts_closing(self, project: str, facts: Sequence[Fact]) -> None:
+    def _put_facts_closing(
+        self,
+        project: str,
+        facts: Sequence[Fact],
+        places: Sequence[int],
+        identities: dict[str, str],
+        same: dict[str, str],
+    ) -> None:
         """put_facts for a batch with a single-valued predicate: read what it may
         contradict, plan (domain.validity.plan_closings), then write the batch with
         the closings, each guarded by a condition on the value read. If anything
@@ -154,7 +208,7 @@ class DynamoDbFactStore:
         attempt = 0
         while True:
             try:
-                self._plan_and_store(project, facts, token, clock)
+                self._plan_and_store(project, facts, token, clock, (places, identities, same))
                 return
             except Stale:
                 if attempt >= ATTEMPTS:
@@ -162,10 +216,20 @@ class DynamoDbFactStore:
                 backoff(attempt)
                 attempt += 1
 
-    def _plan_and_store(self, project: str, facts: Sequence[Fact], token: str, clock: int) -> None:
-        place: dict[str, int] = {}
-        for index, f in enumerate(facts):
-            place.setdefault(f.id, index)  # a repeated id in one batch: the first copy
+    def _plan_and_store(
+        self,
+        project: str,
+        facts: Sequence[Fact],
+        token: str,
+        clock: int,
+        batch: tuple[Sequence[int], dict[str, str], dict[str, str]],
+    ) -> None:
+        places, identities, same = batch
+        place = dict(zip((f.id for f in facts), places, strict=True))
+        # Contents a live fact holds are left out (read again at each planning: a
+        # writer that took one meanwhile made the last attempt stale).
+        holders = read_holders(self.table, project, set(identities.values()))
+        facts = leave_out(facts, identities, holders, same)
         # Every id already stored is left out, not only those closing_reads needs (the
         # keyed ones): a claim found taken while writing would make the batch plan again.
         by_pk = {fact_pk(project, i): i for i in place}
@@ -193,13 +257,25 @@ class DynamoDbFactStore:
         by_id: dict[str, Unit] = {}
         for f in planned:
             seq = f"{clock:020d}.{token}.{place[f.id]:06d}"
-            unit = self._fact_unit(project, f, seq, token)
+            unit = self._fact_unit(project, f, seq, token, identities[f.id], holders)
             mark_fact(project, unit, f, token, self.switches.vectors)
             units.append(unit)
             by_id[f.id] = unit
+        held = self._identities_held(project, [c.fact.id for c in closings])
         for closing in closings:
-            self._add_closing(project, by_id[closing.by], closing, sort_keys[closing.fact.id])
+            unit = by_id[closing.by]
+            self._add_closing(project, unit, closing, sort_keys[closing.fact.id])
+            if closing.fact.id in held:
+                _release(unit, fact_claim_key(project, closing.fact.id), held[closing.fact.id])
         self.table._store_units(units, strict=True)
+
+    def _identities_held(self, project: str, ids: Sequence[str]) -> dict[str, Item]:
+        """The content each of these facts' claims still stands for, by fact id."""
+        if not ids:
+            return {}
+        claims = self.table._batch_get([fact_claim_key(project, i) for i in ids])
+        by_pk = {fact_pk(project, i): i for i in ids}
+        return {by_pk[c["PK"]["S"]]: c["ck"] for c in claims if "ck" in c}
 
     def _add_closing(self, project: str, unit: Unit, closing: Closing, sk: str) -> None:
         """Update ops that close a stored fact (both its copies), on what was read."""
@@ -397,6 +473,11 @@ class DynamoDbFactStore:
             ),
             # The reports of both ends are rebuilt without it.
             *work_ops(self.table.table_name, [dirty_marks(project, role, claim, token)]),
+            # Its content's marker, while its claim stands for it (fact_identities.py).
+            *(
+                {"Delete": {"TableName": self.table.table_name, "Key": k}}
+                for k in identity_marker(project, claim)
+            ),
         ]
         try:
             self.table._transact(ops, RESEND)

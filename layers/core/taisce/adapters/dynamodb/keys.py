@@ -123,6 +123,11 @@ def fact_claim_key(project: str, fact_id: str) -> Item:
     return item_key(fact_pk(project, fact_id), FACT_SK)
 
 
+def identity_key(project: str, identity: str) -> Item:
+    """The marker of a fact's content (domain/fact_identity.py): which live fact holds it."""
+    return item_key(f"{project_prefix(project)}FI#{identity}", FACT_SK)
+
+
 def message_key(project: str, message_id: str) -> Item:
     return item_key(message_pk(project, message_id), MESSAGE_SK)
 

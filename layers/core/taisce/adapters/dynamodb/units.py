@@ -96,6 +96,9 @@ class Unit:
     # Listing items of the entities it names (put, never undone: a listed entity whose
     # name item is gone is skipped by the readers).
     listed: dict[tuple[str, str], Item] = field(default_factory=dict)
+    # A new fact's content marker (fact_identities.guard): a Put with a condition,
+    # which stands for the unit as its claim does; removed with it on undo.
+    guard: Item | None = None
 
     def item_keys(self) -> list[Item]:
         return [key_of(i) for i in (self.claim, *self.items)]
@@ -255,6 +258,8 @@ class UnitWrites(TableClient):
                     }
                 )
                 ops += [{"Delete": {"TableName": table, "Key": k}} for k in unit.item_keys()[1:]]
+                if unit.guard is not None:
+                    ops.append({"Delete": {"TableName": table, "Key": key_of(unit.guard["Item"])}})
                 ops += [{"Update": {"TableName": table, **u}} for u in unit.restores]
             else:
                 ops.append(
@@ -266,6 +271,9 @@ class UnitWrites(TableClient):
                         }
                     }
                 )
+                if unit.guard is not None:
+                    claims[len(ops)] = n
+                    ops.append({"Put": {"TableName": table, **unit.guard}})
                 ops += [{"Put": {"TableName": table, "Item": i}} for i in unit.items]
                 ops += [{"Update": {"TableName": table, **u}} for u in unit.updates]
             for pk, (name, counts) in unit.names.items():
@@ -287,7 +295,7 @@ class UnitWrites(TableClient):
         marks = {k for u in units for k in (*u.marks, *u.listed)}
         work = {k for u in units for k in u.work}
         return (
-            sum(1 + len(u.items) + len(u.updates) for u in units)
+            sum(1 + len(u.items) + len(u.updates) + (u.guard is not None) for u in units)
             + len(names)
             + len(marks)
             + len(work)

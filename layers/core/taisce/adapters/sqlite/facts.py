@@ -13,6 +13,7 @@ from typing import Any
 
 from ...domain.aliases import rekeyed
 from ...domain.entity_counts import end_counts, end_names, new_to_role
+from ...domain.fact_identity import fact_identity, first_of_each
 from ...domain.facts_once import facts_once
 from ...domain.filters import FactFilter
 from ...domain.model import Fact, FactPointer, Role
@@ -78,18 +79,46 @@ def _resolve_aliases(db: sqlite3.Connection, project: str, facts: Sequence[Fact]
     return rekeyed(facts, alias_targets(db.execute, project, keys))
 
 
+def _live_identities(execute: Execute, project: str, identities: Sequence[str]) -> dict[str, str]:
+    """The ids of the live facts holding these identities, by identity."""
+    rows = rows_in(
+        execute,
+        f"SELECT identity, id FROM facts WHERE project = ? AND identity IN ({MARKS})",
+        identities,
+        (project,),
+    )
+    return {r[0]: r[1] for r in rows}
+
+
+def _new_facts(
+    execute: Execute, project: str, facts: Sequence[Fact]
+) -> tuple[list[Fact], dict[str, str], dict[str, str]]:
+    """The facts of the batch to store (none identical to a live fact or to an earlier
+    one of the batch), the identity of each by id, and the ids left out mapped to the
+    ids that stand for them. Read inside the write transaction: no writer comes between."""
+    kept, same = first_of_each(facts)
+    identities = {f.id: fact_identity(f) for f in kept}
+    stored = _live_identities(execute, project, list(identities.values()))
+    found = {i: stored[identities[i]] for i in identities if identities[i] in stored}
+    same = {k: found.get(v, v) for k, v in same.items()}
+    same.update((i, other) for i, other in found.items() if other != i)
+    return [f for f in kept if f.id not in found], identities, same
+
+
 class SqliteFactStore(SqlitePart):
-    def put_facts(self, project: str, facts: Sequence[Fact]) -> None:
+    def put_facts(self, project: str, facts: Sequence[Fact]) -> dict[str, str]:
         token = uuid.uuid4().hex
         with self._write() as db:
+            facts, identities, same = _new_facts(db.execute, project, facts)
             facts = _resolve_aliases(db, project, facts)
             facts = self._close_contradictions(db, project, facts, token)
             for f in facts:
                 # ON CONFLICT names the one conflict to skip (an id already stored):
-                # OR IGNORE would also silently skip a row that breaks NOT NULL.
+                # OR IGNORE would also silently skip a row that breaks NOT NULL, and an
+                # identity already held (checked above) fails the batch.
                 inserted = db.execute(
-                    f"INSERT INTO facts (project, {FACT_COLUMNS}) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    f"INSERT INTO facts (project, {FACT_COLUMNS}, identity) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                     "ON CONFLICT (project, id) DO NOTHING",
                     (
                         project,
@@ -110,6 +139,7 @@ class SqliteFactStore(SqlitePart):
                         f.recorded_at,
                         f.quote_start,
                         f.quote_end,
+                        identities[f.id],
                     ),
                 ).rowcount
                 if not inserted:
@@ -134,6 +164,7 @@ class SqliteFactStore(SqlitePart):
                         db.execute(
                             MARK_VECTOR, (project, "entity", f"{role}:{key}", names[key], role)
                         )
+        return same
 
     # -- validity: contradictions close stored facts --------------------------------
 
@@ -160,8 +191,9 @@ class SqliteFactStore(SqlitePart):
             ]
         planned, closings = plan_closings(existing, reads.incoming)
         for c in closings:
+            # Closed, it no longer stands for its content (domain/fact_identity.py).
             db.execute(
-                "UPDATE facts SET valid_to = ? WHERE project = ? AND id = ?",
+                "UPDATE facts SET valid_to = ?, identity = NULL WHERE project = ? AND id = ?",
                 (c.valid_to, project, c.fact.id),
             )
             # The closed fact no longer holds now: its reports are rebuilt.

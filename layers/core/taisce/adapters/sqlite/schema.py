@@ -228,4 +228,14 @@ ADDED_COLUMNS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     ("erasure_requests", (("holder", "TEXT"), ("held_until", "REAL"))),
     # Credential kinds: an older credential (kind NULL) is a project credential.
     ("credentials", (("kind", "TEXT"), ("user", "TEXT"), ("last_used_at", "TEXT"))),
+    # A live, unclosed fact's content digest (domain/fact_identity.py); NULL once a
+    # later fact closed it, and on facts stored before the rule.
+    ("facts", (("identity", "TEXT"),)),
 )
+
+# Made after ADDED_COLUMNS (an older file gains the column first): one live fact per
+# content in a project, whatever the writer.
+INDEXES = """
+CREATE UNIQUE INDEX IF NOT EXISTS facts_by_identity ON facts (project, identity)
+    WHERE identity IS NOT NULL;
+"""

@@ -27,7 +27,7 @@ from .names import SqliteNameLookup
 from .projects import SqliteProjectReads
 from .reindex import SqliteReindex
 from .reports import SqliteReportStore
-from .schema import ADDED_COLUMNS, SCHEMA
+from .schema import ADDED_COLUMNS, INDEXES, SCHEMA
 from .scope_erasure import SqliteScopeErasure
 from .work import SqliteWorkMarks
 
@@ -48,6 +48,7 @@ class SqliteStore(ComposedStore):
         db = file.db()
         for table, columns in ADDED_COLUMNS:
             add_columns(db, table, columns)
+        db.executescript(INDEXES)
         if not name_keys_current(db):  # keys of an older rule: name_keys.py
             with file.write() as db:
                 migrate_name_keys(db, mark_vectors=mark_vectors)

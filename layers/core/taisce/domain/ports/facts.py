@@ -12,8 +12,12 @@ from ..model import Fact, FactPointer, Role
 class FactStore(Protocol):
     """A project's facts, read by the entities they name."""
 
-    def put_facts(self, project: str, facts: Sequence[Fact]) -> None:
+    def put_facts(self, project: str, facts: Sequence[Fact]) -> dict[str, str]:
         """Store new facts; in the same transaction, close what they contradict.
+
+        A fact identical to a live fact of the project, or to an earlier one of the
+        batch (domain/fact_identity.py), is not stored: the answer maps its id to the
+        id of the fact that stands for it. This holds under concurrent writers.
 
         The stored facts that share a new fact's subject, role and single-valued
         predicate go through `domain.validity.plan_closings` with the batch (new

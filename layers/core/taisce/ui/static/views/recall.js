@@ -173,6 +173,8 @@ function itemRow(kind, item, max) {
       h("q", {}, item.quote),
       " ",
       messageLink(item.message_id, "message"),
+      // Its message's time (not counted against the budget).
+      item.occurred_at ? h("div", { class: "small muted passage-time" }, `said ${item.occurred_at} · stored ${item.recorded_at}`) : null,
     );
   }
   return h(
