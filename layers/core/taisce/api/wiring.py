@@ -57,7 +57,8 @@ def open_semantic(settings: Settings, store: object = None) -> Semantic | None:
     index = SqliteVectorIndex(settings.sqlite_path, embedder.dimensions)
     if isinstance(store, SqliteStore):
         _adopt_model(store, index, f"{embedder.name}/{embedder.dimensions}")
-    return Semantic(embedder=embedder, index=index, early_vector=_across_network(settings))
+    remote = _across_network(settings)
+    return Semantic(embedder=embedder, index=index, early_vector=remote, embed_on_write=not remote)
 
 
 def _adopt_model(store: SqliteStore, index: SqliteVectorIndex, model: str) -> None:
@@ -103,7 +104,8 @@ def open_opensearch_semantic(settings: Settings, store: object = None) -> Semant
     index = OpenSearchVectorIndex(
         client, settings.opensearch_index, embedder.dimensions, ledger=ledger
     )
-    return Semantic(embedder=embedder, index=index, early_vector=_across_network(settings))
+    remote = _across_network(settings)
+    return Semantic(embedder=embedder, index=index, early_vector=remote, embed_on_write=not remote)
 
 
 def _across_network(settings: Settings) -> bool:

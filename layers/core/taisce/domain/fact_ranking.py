@@ -23,9 +23,11 @@ it, and the words the two share add nothing the vector missed.
 A fact is kept when its score reaches its floor (`FLOOR` for a cosine, `WORDS_FLOOR`
 for words) and, with a model, is within `DROP` of the best one's; at most `MAX_FACTS`
 are kept, best first (ties: hop, then storing order), because later steps (reports,
-passages) need the budget. Without a model no later step
-runs, so every fact over `NO_MODEL_FLOOR` comes back. The pool, the scores and so the
-order never depend on the budget, so a smaller budget returns a prefix.
+passages) need the budget. A fact of a matched entity that has no vector yet (stored
+a moment ago, the worker not yet by) is not dropped for lack of one: after the kept
+facts come up to `MAX_FACTS` such facts, by their words (read your writes). Without
+a model no later step runs, so every fact over `NO_MODEL_FLOOR` comes back. The pool,
+the scores and so the order never depend on the budget, so a smaller budget returns a prefix.
 
 Paths (hops 2 only). A question often asks through a link of the entity it names
 ("What is Sean's partner allergic to?", "whoever runs Project Halyard"): the answer is
@@ -208,6 +210,7 @@ def rank_facts(
     if kept:
         # A fact well below the best says less than the passages the budget would hold.
         kept = [s for s in kept if s.score >= kept[0].score - DROP][:MAX_FACTS]
+    kept += _not_embedded(every, similarities, {s.candidate.fact.id for s in kept})
     if neutral is None:
         return kept
     return kept + _paths(every, neutral, {s.candidate.fact.id for s in kept})
@@ -233,6 +236,25 @@ def _scored(
             scored.append((-score, candidate.hop, position, every[-1]))
     scored.sort(key=lambda s: s[:3])
     return every, [s[3] for s in scored]
+
+
+def _not_embedded(
+    every: Sequence[Scored], similarities: Mapping[str, float] | None, kept: set[str]
+) -> list[Scored]:
+    """Facts of a matched entity (hop 1) the model has not embedded yet (the worker is
+    behind, or the model is across the network): not dropped for lack of a vector.
+    After the kept facts, best words first (then storing order), at most `MAX_FACTS`.
+    None when the model failed for the whole recall: words then rank every fact, and
+    their floor holds."""
+    if similarities is None:
+        return []
+    waiting = [
+        (-s.words, position, s)
+        for position, s in enumerate(every)
+        if s.candidate.hop == 1 and s.similarity is None and s.candidate.fact.id not in kept
+    ]
+    waiting.sort(key=lambda w: w[:2])
+    return [w[2] for w in waiting[:MAX_FACTS]]
 
 
 def _words_decide(
