@@ -9,6 +9,9 @@ import httpx
 import pytest
 
 from bench.read_your_writes import pairs
+from tests.languages import FACTS as LANGUAGE_FACTS
+from tests.languages import QUESTIONS as LANGUAGE_QUESTIONS
+from tests.languages import statements
 from tests.server import LocalServer, start_server, wait_for_worker
 
 ROLES = ["user", "assistant", "system", "tool"]
@@ -220,3 +223,17 @@ def test_what_a_post_stored_is_recalled_by_meaning_when_it_returns(
         assert http.post("/v1/messages", json={"messages": [message]}).status_code == 202
         answer = recall(http, question="When is the island boat trip?", surfaces=["passages"])
         assert [p["quote"] for p in answer["passages"]] == [said]
+
+
+def test_a_named_entity_s_facts_come_back_in_any_language(semantic_server: LocalServer) -> None:
+    # The English model's cosines cannot rank a question in another language (it puts
+    # "was born in La Barre" above "commands the USS Enterprise" for "Que commande"):
+    # such a question gets the entity's facts, those sharing its words first.
+    with semantic_server.client(semantic_server.new_credential("languages")) as http:
+        assert http.post("/v1/facts", json={"facts": LANGUAGE_FACTS}).status_code == 201
+        for question, statement in LANGUAGE_QUESTIONS:
+            answer = recall(http, question=question, surfaces=["facts"])
+            assert statement in statements(answer), question
+        # An English question is ranked by meaning as before: only what bears on it.
+        answer = recall(http, question="What is Jean-Luc Picard's ship?", surfaces=["facts"])
+        assert statements(answer) == ["Jean-Luc Picard commands the USS Enterprise"]

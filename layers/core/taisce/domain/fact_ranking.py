@@ -179,6 +179,7 @@ def rank_facts(
     model: bool | None = None,
     neutral: Mapping[str, float] | None = None,
     explain: bool = True,
+    readable: bool = True,
 ) -> list[Scored]:
     """The candidates that bear on the question, best first (see the module's rule).
     `similarities` maps fact ids to their cosine with the question (None: no model, or
@@ -187,7 +188,9 @@ def rank_facts(
     (default: whether `similarities` were given). `neutral` maps hop-2 facts' ids to
     their cosine with the name-neutral question (`neutral_question`); given, the
     paths follow the facts kept. Without `explain`, the words scores are computed only
-    where they decide (then `Scored.words` is 0 where they were not)."""
+    where they decide (then `Scored.words` is 0 where they were not). `readable` False:
+    the model cannot read the question's language (domain/languages.py), so no cosine
+    and no floor decides (`_unread`)."""
     asked = asked_words(question, names)
     if not asked:
         # The question asks about the entities as a whole ("Tell me about Atlas"): every
@@ -196,6 +199,8 @@ def rank_facts(
             Scored(c, 1.0, None, 1.0)
             for c in sorted(candidates, key=lambda c: c.hop)  # stable: storing order
         ]
+    if not readable:
+        return _unread(asked, candidates, similarities)
     if model is None:
         model = similarities is not None
     if explain or _words_decide(candidates, similarities, neutral):
@@ -236,6 +241,23 @@ def _scored(
             scored.append((-score, candidate.hop, position, every[-1]))
     scored.sort(key=lambda s: s[:3])
     return every, [s[3] for s in scored]
+
+
+def _unread(
+    asked: Sequence[str],
+    candidates: Sequence[Candidate],
+    similarities: Mapping[str, float] | None,
+) -> list[Scored]:
+    """A question in a language the model does not read: its cosines say nothing (the
+    English model puts other facts of the entity above the one asked about), and its
+    words rarely meet the facts', so no floor holds. Every fact of the matched entities
+    (hop 1) comes back, as for a question about them as a whole, those that share a
+    word with the question first ("commande", "command"), then in storing order."""
+    hop1 = [c for c in candidates if c.hop == 1]
+    lexical = word_scores(asked, [words(fact_text(c.fact)) for c in hop1])
+    order = sorted(range(len(hop1)), key=lambda i: -lexical[i])  # stable: storing order
+    sims = similarities or {}
+    return [Scored(hop1[i], lexical[i], sims.get(hop1[i].fact.id), lexical[i]) for i in order]
 
 
 def _not_embedded(
