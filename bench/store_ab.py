@@ -33,7 +33,7 @@ FACTS = 100
 MESSAGES = 20
 
 
-def _facts(batch: int) -> dict[str, Any]:
+def _facts(batch: int, count: int = FACTS) -> dict[str, Any]:
     return {
         "facts": [
             {
@@ -42,12 +42,12 @@ def _facts(batch: int) -> dict[str, Any]:
                 "object": f"Company {n % 11}",
                 "source_role": ("user", "assistant", "tool")[n % 3],
             }
-            for n in range(FACTS)
+            for n in range(count)
         ]
     }
 
 
-def _messages(batch: int) -> dict[str, Any]:
+def _messages(batch: int, count: int = MESSAGES) -> dict[str, Any]:
     return {
         "messages": [
             {
@@ -56,7 +56,7 @@ def _messages(batch: int) -> dict[str, Any]:
                 f"{n % 11} about the plan for week {n}. " * 3,
                 "source": f"chat-{batch}",
             }
-            for n in range(MESSAGES)
+            for n in range(count)
         ]
     }
 
@@ -77,8 +77,9 @@ def run(args: argparse.Namespace) -> dict[str, list[float]]:
                 for side in order:
                     memory, package = sides[side]
                     ingest = importlib.import_module(f"{package}.domain.ingest")
-                    facts = ingest.FactsRequest.model_validate(_facts(batch))
-                    messages = ingest.MessagesRequest.model_validate(_messages(batch))
+                    facts = ingest.FactsRequest.model_validate(_facts(batch, args.facts))
+                    given = _messages(batch, args.messages)
+                    messages = ingest.MessagesRequest.model_validate(given)
                     began = time.perf_counter()
                     memory.store_facts(f"ab-{side}", facts)
                     memory.store_messages(f"ab-{side}", messages)
@@ -91,10 +92,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base", required=True, help="the revision measured as before")
     parser.add_argument("--batches", type=int, default=100)
     parser.add_argument("--embeddings", default="none", help="none (default) or local")
+    parser.add_argument("--facts", type=int, default=FACTS, help="facts a batch")
+    parser.add_argument("--messages", type=int, default=MESSAGES, help="messages a batch")
     args = parser.parse_args(argv)
     times = run(args)
     print(
-        f"- {args.batches} batches a side of {FACTS} facts and {MESSAGES} messages, "
+        f"- {args.batches} batches a side of {args.facts} facts and {args.messages} messages, "
         f"embeddings {args.embeddings}"
     )
     print("\n| side | p50 / p95 ms a batch | facts + messages a second |")
@@ -102,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     for side in SIDES:
         cuts = _percentiles(times[side])
         p50, p95 = cuts["p50"], cuts["p95"]
-        rate = (FACTS + MESSAGES) * len(times[side]) / (sum(times[side]) / 1000)
+        rate = (args.facts + args.messages) * len(times[side]) / (sum(times[side]) / 1000)
         print(f"| {side} | {p50:.2f} / {p95:.2f} | {rate:,.0f} |")
     return 0
 
