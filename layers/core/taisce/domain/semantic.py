@@ -23,7 +23,7 @@ class Semantic:
     # after finds it by meaning (read your writes); a model across the network leaves
     # it to the worker, and recall ranks a fact not yet embedded by its words.
     embed_on_write: bool = False
-    # Whether the model reads every language alike (multilingual-e5-small). If not, a
+    # Whether the model reads every language alike (no configured model does yet). If not, a
     # question that does not read as English is not ranked by its cosines
     # (domain/languages.py): the named entities' facts come back by their words.
     any_language: bool = False
