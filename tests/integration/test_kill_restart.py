@@ -100,6 +100,10 @@ def restarted(data_dir: Path) -> Iterator[tuple[LocalServer, Ledger, dict[str, s
     first = start_server(data_dir, LOCAL)
     drain(first)
     secrets = {f"kill-{n}": first.new_credential(f"kill-{n}") for n in range(PROJECTS)}
+    # The model loads on first use; writes embed what they store (read your writes), so
+    # it is loaded first, by a recall, and the writers run for all of RUN_SECONDS.
+    with first.client(secrets["kill-0"]) as http:
+        assert http.post("/v1/recalls", json={"question": "Who met?"}).status_code == 200
     ledger = Ledger()
     threads = [
         threading.Thread(

@@ -8,6 +8,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from bench.read_your_writes import pairs
+from tests.languages import FACTS as LANGUAGE_FACTS
+from tests.languages import QUESTIONS as LANGUAGE_QUESTIONS
+from tests.languages import statements
 from tests.server import LocalServer, start_server, wait_for_worker
 
 ROLES = ["user", "assistant", "system", "tool"]
@@ -98,18 +102,21 @@ def recount(body: dict) -> int:
 
 
 @pytest.fixture(scope="module")
-def semantic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
+def semantic_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
     server: LocalServer = start_server(
         Path(tmp_path_factory.mktemp("semantic")), {"TAISCE_EMBEDDINGS": "local"}
     )
-    try:
-        with server.client(server.new_credential("semantic")) as http:
-            assert http.post("/v1/messages", json={"messages": MESSAGES}).status_code == 202
-            assert http.post("/v1/facts", json={"facts": FACTS}).status_code == 201
-            wait_for_worker(http, 30, "reports were not rebuilt in time")
-            yield http
-    finally:
-        server.stop()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def semantic(semantic_server: LocalServer) -> Iterator[httpx.Client]:
+    with semantic_server.client(semantic_server.new_credential("semantic")) as http:
+        assert http.post("/v1/messages", json={"messages": MESSAGES}).status_code == 202
+        assert http.post("/v1/facts", json={"facts": FACTS}).status_code == 201
+        wait_for_worker(http, 30, "reports were not rebuilt in time")
+        yield http
 
 
 def recall(http: httpx.Client, **body: object) -> dict:
@@ -199,3 +206,34 @@ def test_one_budget_across_all_steps(semantic: httpx.Client) -> None:
         items = [*small["facts"], *small["reports"], *small["passages"]]
         everything = [*full["facts"], *full["reports"], *full["passages"]]
         assert items == everything[: len(items)]  # whole items, in order, a prefix
+
+
+def test_what_a_post_stored_is_recalled_by_meaning_when_it_returns(
+    semantic_server: LocalServer,
+) -> None:
+    # The local model embeds in the request (read your writes): no wait for the worker.
+    with semantic_server.client(semantic_server.new_credential("read-your-writes")) as http:
+        for pair in pairs(10):
+            assert http.post("/v1/facts", json={"facts": [pair.fact]}).status_code == 201
+            answer = recall(http, question=pair.question, surfaces=["facts"], explain=True)
+            (found,) = [f for f in answer["facts"] if f["statement"] == pair.statement]
+            assert found["why"]["similarity"] is not None
+        said = "Orla finally booked the ferry to Inis Mor for the first week of June."
+        message = {"role": "user", "content": said, "source": "chat:1"}
+        assert http.post("/v1/messages", json={"messages": [message]}).status_code == 202
+        answer = recall(http, question="When is the island boat trip?", surfaces=["passages"])
+        assert [p["quote"] for p in answer["passages"]] == [said]
+
+
+def test_a_named_entity_s_facts_come_back_in_any_language(semantic_server: LocalServer) -> None:
+    # The English model's cosines cannot rank a question in another language (it puts
+    # "was born in La Barre" above "commands the USS Enterprise" for "Que commande"):
+    # such a question gets the entity's facts, those sharing its words first.
+    with semantic_server.client(semantic_server.new_credential("languages")) as http:
+        assert http.post("/v1/facts", json={"facts": LANGUAGE_FACTS}).status_code == 201
+        for question, statement in LANGUAGE_QUESTIONS:
+            answer = recall(http, question=question, surfaces=["facts"])
+            assert statement in statements(answer), question
+        # An English question is ranked by meaning as before: only what bears on it.
+        answer = recall(http, question="What is Jean-Luc Picard's ship?", surfaces=["facts"])
+        assert statements(answer) == ["Jean-Luc Picard commands the USS Enterprise"]

@@ -136,11 +136,30 @@ def test_no_spans_in_an_empty_question() -> None:
         ("Tell me about Acme Corporation", "Acme Corp"),
         ("A question about MacDonald", "Mac"),
         ("Wer wohnt in der Hauptstraße?", "Straße"),
-        ("北京大学在哪里", "北京大"),  # no spaces: the run is one word
     ],
 )
 def test_a_name_is_not_found_inside_a_word(question: str, name: str) -> None:
     assert found(question, name) == []
+
+
+@pytest.mark.parametrize(
+    ("question", "name"),
+    [
+        ("田中さんはどこに住んでいますか", "田中"),
+        ("北京大学在哪里", "北京大学"),
+        ("王小明住在哪里", "王小明"),
+        ("スズキはどこで働いていますか", "スズキ"),
+        ("สมชายอาศัยอยู่ที่ไหน", "สมชาย"),  # Thai: marks stay with their letters
+        ("Where does 田中 live?", "田中"),
+        ("田中Corpはどこ", "田中"),
+    ],
+)
+def test_a_name_in_a_script_without_spaces_is_found_in_the_run(question: str, name: str) -> None:
+    # Han, Kana and Thai are written without spaces between words: each character is a
+    # word of its own, so the name is found where its characters stand together.
+    assert found(question, name) == [normalize_name(name)]
+    # The longest name wins where found names overlap, as elsewhere.
+    assert found("田中一郎さんはどこ", "田中", "田中一郎") == ["田中一郎"]
 
 
 @pytest.mark.parametrize(

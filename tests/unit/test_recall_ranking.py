@@ -134,9 +134,16 @@ def test_a_fact_without_a_vector_competes_by_its_words() -> None:
     ranked = rank_facts("Did Caroline go to a pottery class?", POOL, sims, ["caroline"])
     assert [s.candidate.fact.id for s in ranked] == ["f0"]
     assert ranked[0].similarity is None and ranked[0].words >= fact_ranking.WORDS_FLOOR
-    # A fact not yet embedded that holds too little of the question is left out.
+    # A fact not yet embedded that holds too little of the question is not dropped
+    # for lack of a vector (read your writes): it comes after any kept fact.
     weak = rank_facts("Caroline pottery dog", POOL, sims, ["caroline"])
-    assert weak == []
+    assert [s.candidate.fact.id for s in weak] == ["f0"]
+    assert weak[0].words < fact_ranking.WORDS_FLOOR
+    kept = {"f1": 0.8, "f2": 0.2, "f3": 0.2}
+    after = rank_facts("Caroline pottery dog", POOL, kept, ["caroline"])
+    assert [s.candidate.fact.id for s in after] == ["f1", "f0"]
+    # When the model failed for the whole recall, words rank every fact and their floor holds.
+    assert rank_facts("Caroline pottery dog", POOL, None, ["caroline"], model=True) == []
     assert rank_facts("Caroline pottery dog", POOL, None, ["caroline"])[0].words > 0
 
 

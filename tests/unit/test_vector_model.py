@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import pytest
+
 from taisce.adapters.sqlite.store import SqliteStore
 from taisce.adapters.sqlite.vectors import SqliteVectorIndex
 from taisce.api.wiring import _adopt_model, open_semantic
@@ -155,3 +157,14 @@ def test_the_service_records_the_configured_model(tmp_path: Path) -> None:
     assert semantic is not None  # the model itself loads on first use, not here
     assert isinstance(semantic.index, SqliteVectorIndex)
     assert semantic.index.recorded_model() == "local-minilm/384"
+
+
+@pytest.mark.parametrize(("setting", "inline"), [(None, True), ("false", False), ("true", True)])
+def test_a_local_model_embeds_on_write_unless_told_not_to(
+    tmp_path: Path, setting: str | None, inline: bool
+) -> None:
+    environ = {"TAISCE_EMBEDDINGS": "local", "TAISCE_DATA_DIR": str(tmp_path)}
+    if setting is not None:
+        environ["TAISCE_EMBED_ON_WRITE"] = setting
+    semantic = open_semantic(load_settings(environ))
+    assert semantic is not None and semantic.embed_on_write is inline

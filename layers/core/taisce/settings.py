@@ -31,6 +31,9 @@ class Settings(BaseSettings):
     # The embedding model: "local" (all-MiniLM-L6-v2, int8 ONNX, offline), "bedrock"
     # (Amazon Titan Text Embeddings v2), or "none" (recall runs step 1 alone).
     embeddings: Literal["none", "local", "bedrock"] = "local"
+    # With a local model, a request embeds what it stores before it answers (read your
+    # writes); false leaves it to the worker, for bulk loads (docs/API.md).
+    embed_on_write: bool = True
     # Where memory lives. "embedded": a SQLite file in data_dir; "dynamodb": the
     # table dynamodb_table (at dynamodb_endpoint if set, else AWS's own endpoint).
     store: Literal["embedded", "dynamodb"] = "embedded"

@@ -195,6 +195,11 @@ class ComposedStore:
     def clear_pending_vectors(self, project: str, items: Sequence[PendingVector]) -> None:
         self.work_marks.clear_pending_vectors(project, items)
 
+    def vector_marks(
+        self, project: str, items: Sequence[tuple[VectorKind, str]]
+    ) -> list[PendingVector]:
+        return self.work_marks.vector_marks(project, items)
+
     def dirty_projects(self) -> list[str]:
         return self.work_marks.dirty_projects()
 

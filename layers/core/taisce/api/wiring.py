@@ -16,6 +16,7 @@ from ..adapters.sqlite.vectors import SqliteVectorIndex
 from ..domain.ports.credentials import CredentialStore
 from ..domain.ports.extractor import Extractor
 from ..domain.ports.queue import WorkQueue
+from ..domain.ports.vectors import Embedder, VectorIndex
 from ..domain.semantic import Semantic
 from ..service.memory import EXTRACTION_RETRY_WAIT, Memory
 from ..service.work import extraction_seconds
@@ -57,7 +58,7 @@ def open_semantic(settings: Settings, store: object = None) -> Semantic | None:
     index = SqliteVectorIndex(settings.sqlite_path, embedder.dimensions)
     if isinstance(store, SqliteStore):
         _adopt_model(store, index, f"{embedder.name}/{embedder.dimensions}")
-    return Semantic(embedder=embedder, index=index, early_vector=_across_network(settings))
+    return _semantic(settings, embedder, index)
 
 
 def _adopt_model(store: SqliteStore, index: SqliteVectorIndex, model: str) -> None:
@@ -103,7 +104,15 @@ def open_opensearch_semantic(settings: Settings, store: object = None) -> Semant
     index = OpenSearchVectorIndex(
         client, settings.opensearch_index, embedder.dimensions, ledger=ledger
     )
-    return Semantic(embedder=embedder, index=index, early_vector=_across_network(settings))
+    return _semantic(settings, embedder, index)
+
+
+def _semantic(settings: Settings, embedder: Embedder, index: VectorIndex) -> Semantic:
+    remote = _across_network(settings)
+    # A model across the network is never waited on by storing; a local one is, unless
+    # TAISCE_EMBED_ON_WRITE=false leaves it to the worker.
+    inline = settings.embed_on_write and not remote
+    return Semantic(embedder=embedder, index=index, early_vector=remote, embed_on_write=inline)
 
 
 def _across_network(settings: Settings) -> bool:

@@ -23,9 +23,11 @@ it, and the words the two share add nothing the vector missed.
 A fact is kept when its score reaches its floor (`FLOOR` for a cosine, `WORDS_FLOOR`
 for words) and, with a model, is within `DROP` of the best one's; at most `MAX_FACTS`
 are kept, best first (ties: hop, then storing order), because later steps (reports,
-passages) need the budget. Without a model no later step
-runs, so every fact over `NO_MODEL_FLOOR` comes back. The pool, the scores and so the
-order never depend on the budget, so a smaller budget returns a prefix.
+passages) need the budget. A fact of a matched entity that has no vector yet (stored
+a moment ago, the worker not yet by) is not dropped for lack of one: after the kept
+facts come up to `MAX_FACTS` such facts, by their words (read your writes). Without
+a model no later step runs, so every fact over `NO_MODEL_FLOOR` comes back. The pool,
+the scores and so the order never depend on the budget, so a smaller budget returns a prefix.
 
 Paths (hops 2 only). A question often asks through a link of the entity it names
 ("What is Sean's partner allergic to?", "whoever runs Project Halyard"): the answer is
@@ -177,6 +179,7 @@ def rank_facts(
     model: bool | None = None,
     neutral: Mapping[str, float] | None = None,
     explain: bool = True,
+    readable: bool = True,
 ) -> list[Scored]:
     """The candidates that bear on the question, best first (see the module's rule).
     `similarities` maps fact ids to their cosine with the question (None: no model, or
@@ -185,7 +188,9 @@ def rank_facts(
     (default: whether `similarities` were given). `neutral` maps hop-2 facts' ids to
     their cosine with the name-neutral question (`neutral_question`); given, the
     paths follow the facts kept. Without `explain`, the words scores are computed only
-    where they decide (then `Scored.words` is 0 where they were not)."""
+    where they decide (then `Scored.words` is 0 where they were not). `readable` False:
+    the model cannot read the question's language (domain/languages.py), so no cosine
+    and no floor decides (`_unread`)."""
     asked = asked_words(question, names)
     if not asked:
         # The question asks about the entities as a whole ("Tell me about Atlas"): every
@@ -194,6 +199,8 @@ def rank_facts(
             Scored(c, 1.0, None, 1.0)
             for c in sorted(candidates, key=lambda c: c.hop)  # stable: storing order
         ]
+    if not readable:
+        return _unread(asked, candidates, similarities)
     if model is None:
         model = similarities is not None
     if explain or _words_decide(candidates, similarities, neutral):
@@ -208,6 +215,7 @@ def rank_facts(
     if kept:
         # A fact well below the best says less than the passages the budget would hold.
         kept = [s for s in kept if s.score >= kept[0].score - DROP][:MAX_FACTS]
+    kept += _not_embedded(every, similarities, {s.candidate.fact.id for s in kept})
     if neutral is None:
         return kept
     return kept + _paths(every, neutral, {s.candidate.fact.id for s in kept})
@@ -233,6 +241,42 @@ def _scored(
             scored.append((-score, candidate.hop, position, every[-1]))
     scored.sort(key=lambda s: s[:3])
     return every, [s[3] for s in scored]
+
+
+def _unread(
+    asked: Sequence[str],
+    candidates: Sequence[Candidate],
+    similarities: Mapping[str, float] | None,
+) -> list[Scored]:
+    """A question in a language the model does not read: its cosines say nothing (the
+    English model puts other facts of the entity above the one asked about), and its
+    words rarely meet the facts', so no floor holds. Every fact of the matched entities
+    (hop 1) comes back, as for a question about them as a whole, those that share a
+    word with the question first ("commande", "command"), then in storing order."""
+    hop1 = [c for c in candidates if c.hop == 1]
+    lexical = word_scores(asked, [words(fact_text(c.fact)) for c in hop1])
+    order = sorted(range(len(hop1)), key=lambda i: -lexical[i])  # stable: storing order
+    sims = similarities or {}
+    return [Scored(hop1[i], lexical[i], sims.get(hop1[i].fact.id), lexical[i]) for i in order]
+
+
+def _not_embedded(
+    every: Sequence[Scored], similarities: Mapping[str, float] | None, kept: set[str]
+) -> list[Scored]:
+    """Facts of a matched entity (hop 1) the model has not embedded yet (the worker is
+    behind, or the model is across the network): not dropped for lack of a vector.
+    After the kept facts, best words first (then storing order), at most `MAX_FACTS`.
+    None when the model failed for the whole recall: words then rank every fact, and
+    their floor holds."""
+    if similarities is None:
+        return []
+    waiting = [
+        (-s.words, position, s)
+        for position, s in enumerate(every)
+        if s.candidate.hop == 1 and s.similarity is None and s.candidate.fact.id not in kept
+    ]
+    waiting.sort(key=lambda w: w[:2])
+    return [w[2] for w in waiting[:MAX_FACTS]]
 
 
 def _words_decide(

@@ -18,6 +18,7 @@ from .fact_ranking import (
     neutral_question,
     rank_facts,
 )
+from .languages import reads_as_english
 from .model import Fact
 from .names import QuestionNames
 from .question_vector import Meaning, Question
@@ -133,6 +134,7 @@ def fill_facts(ctx: RecallContext, ask: FactAsk) -> None:
         model=ask.meaning is not None,
         neutral=neutral,
         explain=bool(ctx.controls.explain),  # None: not sent, so no `why`
+        readable=ctx.any_language or reads_as_english(ask.question, said),
     )
     _add(ctx, ask.step, ranked)
 

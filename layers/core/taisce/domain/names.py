@@ -7,7 +7,11 @@ controls, variation selectors), a zero width space counts as a space, and a hyph
 underscore, period or slash between two parts of a name counts as a space too, so
 "Xanthe-Morrow", "Xanthe_Morrow", "Xanthe.Morrow", "Xanthe/Morrow" and
 "Xanthe\u200bMorrow" are all "xanthe morrow", and "X\u00adanthe" is "xanthe". A name
-is found only as whole words, and where found names overlap the longest wins.
+is found only as whole words, and where found names overlap the longest wins. In
+scripts written without spaces between words (Han, Hiragana, Katakana, Thai, Lao,
+Khmer, Myanmar) each character is a word of its own, with the marks that follow it, so
+"田中" is found in "田中さんはどこに住んでいますか": such a name is found wherever its
+characters stand together (there is no word boundary to check).
 """
 
 from __future__ import annotations
@@ -130,6 +134,39 @@ class Span:
     last: int = 0
 
 
+# Scripts written without spaces between words: Thai, Lao, Myanmar, Khmer, Hiragana,
+# Katakana (and its phonetic extensions), the CJK ideographs (with extension A, the
+# iteration mark and the compatibility ideographs) and the supplementary ideographs.
+_UNSPACED = re.compile(
+    "[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3005\u3040-\u30ff\u31f0-\u31ff"
+    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f]"
+)
+
+
+def unspaced(char: str) -> bool:
+    """A character of a script written without spaces: a word of its own."""
+    return _UNSPACED.match(char) is not None
+
+
+def _split_unspaced(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """One token (start, end) of `text` cut before each character of a script without
+    spaces, and after the last one, so each such character (with the marks after it)
+    stands alone."""
+    if text[start:end].isascii() or not _UNSPACED.search(text, start, end):
+        return [(start, end)]
+    pieces: list[tuple[int, int]] = []
+    at = start
+    for i in range(start + 1, end):
+        char, before = text[i], text[i - 1]
+        if unicodedata.category(char).startswith("M"):
+            continue  # a mark stays with its letter
+        if unspaced(char) or unspaced(before):
+            pieces.append((at, i))
+            at = i
+    pieces.append((at, end))
+    return pieces
+
+
 def _tokens(text: str) -> list[tuple[int, int]]:
     """The (start, end) of each token of a normalised text."""
     tokens: list[tuple[int, int]] = []
@@ -143,9 +180,8 @@ def _tokens(text: str) -> list[tuple[int, int]]:
             and _in_word(text[start])
             and _in_word(text[start - 1])
         ):
-            tokens[-1] = (tokens[-1][0], end)
-        else:
-            tokens.append((start, end))
+            start = tokens.pop()[0]
+        tokens += _split_unspaced(text, start, end)
     return tokens
 
 
@@ -237,6 +273,15 @@ def pick_matches(spans: Iterable[Span], known: Iterable[str]) -> list[str]:
 # -- erasure: where one name occurs in a text -------------------------------------------
 
 
+def _joined(before: str, after: str) -> bool:
+    """Whether two neighbouring characters are one word (no token edge between them)."""
+    if not (_in_word(before) and _in_word(after)):
+        return False
+    if unicodedata.category(after).startswith("M"):
+        return True
+    return not (unspaced(before) or unspaced(after))
+
+
 def find_name(text: str, key: str) -> list[tuple[int, int]]:
     """The spans of `text` (already normalised) where the name `key` occurs as whole
     tokens, as candidate_spans would find it (with no limit on its length)."""
@@ -248,8 +293,8 @@ def find_name(text: str, key: str) -> list[tuple[int, int]]:
         end = at + len(key)
         # A token never straddles the edge: the characters on either side of it must
         # not join into one word (cf. the token rule of candidate_spans).
-        starts = at == 0 or not (_in_word(text[at - 1]) and _in_word(text[at]))
-        ends = end == len(text) or not (_in_word(text[end - 1]) and _in_word(text[end]))
+        starts = at == 0 or not _joined(text[at - 1], text[at])
+        ends = end == len(text) or not _joined(text[end - 1], text[end])
         if starts and ends:
             spans.append((at, end))
         at = text.find(key, at + 1)

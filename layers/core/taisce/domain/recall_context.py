@@ -29,6 +29,9 @@ class RecallContext:
     # their messages, and two in three of those are facts already read (real
     # conversations), which it then need not read again.
     read: dict[str, Fact] = field(default_factory=dict)
+    # Whether the model reads every language (Semantic.any_language): if not, a question
+    # that does not read as English is not ranked by its cosines (domain/languages.py).
+    any_language: bool = False
 
     @classmethod
     def open(
@@ -44,11 +47,16 @@ class RecallContext:
         hold unless the request sent `as_of`. A model across the network is asked for
         the question's vector here, beside the store's first reads (Question)."""
         meaning = None
+        any_language = False
         if semantic is not None:
+            any_language = semantic.any_language
             q = Question(question, semantic.embedder, early=semantic.early_vector)
             meaning = Meaning(q, semantic.index)
         bundle = Bundle(controls.max_characters, controls.max_rows)
-        return cls(store, project, question, controls, controls.fact_filter(now), bundle, meaning)
+        filters = controls.fact_filter(now)
+        return cls(
+            store, project, question, controls, filters, bundle, meaning, any_language=any_language
+        )
 
     @property
     def roles(self) -> tuple[Role, ...]:

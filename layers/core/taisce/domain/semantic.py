@@ -19,3 +19,11 @@ class Semantic:
     # start of the recall, beside the store's first reads (Question). A local model
     # is not: it takes the same cores the reads need (measured: no gain, 2 cores).
     early_vector: bool = False
+    # A local model embeds what a request stores before it answers, so a recall right
+    # after finds it by meaning (read your writes); a model across the network leaves
+    # it to the worker, and recall ranks a fact not yet embedded by its words.
+    embed_on_write: bool = False
+    # Whether the model reads every language alike (no configured model does yet). If not, a
+    # question that does not read as English is not ranked by its cosines
+    # (domain/languages.py): the named entities' facts come back by their words.
+    any_language: bool = False

@@ -66,6 +66,24 @@ class BackgroundWork:
         for kind, batch in by_kind.items():
             self.semantic.index.upsert(project, kind, batch)
 
+    def embed_written(self, project: str, items: Sequence[tuple[VectorKind, str]]) -> None:
+        """With a local model, embed what a request has just stored before it answers
+        (Semantic.embed_on_write): the marks its write made, as the worker would take
+        them, so a recall right after finds them by meaning. A failure leaves them to
+        the worker; storing never fails for it."""
+        semantic = self.semantic
+        if semantic is None or not semantic.embed_on_write or not items:
+            return
+        try:
+            marks = self.store.vector_marks(project, items)
+            if not marks:
+                return
+            self._index(project, marks)
+            self._unindex_vanished(project, marks)
+            self.store.clear_pending_vectors(project, marks)
+        except Exception:
+            logger.exception("embedding on write failed; the worker will embed the items")
+
     def index_pending(self, project: str, batch: int = VECTOR_BATCH) -> int:
         """Embed and index what storing left pending, a batch at a time. Returns how
         many were indexed; what fails stays pending for the next pass."""

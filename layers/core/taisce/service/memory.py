@@ -22,6 +22,7 @@ from ..domain.aliases import (
     propose_merges,
 )
 from ..domain.controls import Limits, RecallRequest, resolve
+from ..domain.entity_counts import end_names
 from ..domain.erasure import PendingView, hide_pending
 from ..domain.errors import NotFound
 from ..domain.filters import FactFilter
@@ -45,7 +46,7 @@ from ..domain.listing import (
     encode_cursor,
     neighbourhood_graph,
 )
-from ..domain.model import ROLES, Alias, EntityCounts, Fact, MergeResult, Role
+from ..domain.model import ROLES, Alias, EntityCounts, Fact, MergeResult, Role, VectorKind
 from ..domain.names import normalize_name
 from ..domain.ports.extractor import Extractor
 from ..domain.ports.store import Store
@@ -79,6 +80,17 @@ def _beside(store: Store, read: Callable[[], _T]) -> Callable[[], _T]:
 
 def _now() -> datetime:
     return datetime.now(UTC)
+
+
+def _written_vectors(facts: list[Fact]) -> list[tuple[VectorKind, str]]:
+    """What storing these facts may have marked to embed: each fact's statement, and
+    its names (those new to its role are marked; step 2 compares them)."""
+    items: dict[tuple[VectorKind, str], None] = {}
+    for f in facts:
+        items[("fact", f.id)] = None
+        for key in end_names(f):
+            items[("entity", f"{f.source_role}:{key}")] = None
+    return list(items)
 
 
 class Memory(ErasureCases, BackgroundWork):
@@ -122,9 +134,11 @@ class Memory(ErasureCases, BackgroundWork):
         # lifted first, so a worker that rebuilds their reports at once is not refused
         # them (the embedded store refuses reports holding a tombstoned name).
         self._lift_tombstones(project, facts)
-        # The store marks names new to a role, and passages, for the worker to embed:
-        # storing never waits on the model.
+        # The store marks facts, names new to a role and passages for the worker to
+        # embed; with a local model the request embeds its facts itself (read your writes;
+        # only marks the write made are taken, so a duplicate embeds nothing).
         same = self.store.put_facts(project, facts)
+        self.embed_written(project, _written_vectors(facts))
         # A fact identical to a stored one is answered with the stored one's id.
         return [same.get(f.id, f.id) for f in facts]
 
@@ -132,7 +146,9 @@ class Memory(ErasureCases, BackgroundWork):
         recorded_at = timestamp(self.clock())
         messages = [make_message(given, recorded_at) for given in request.messages]
         passages = [p for m in messages for p in split_passages(m)]
-        self.store.put_messages(project, messages, passages)
+        new = self.store.put_messages(project, messages, passages)
+        # Only a new message's passages were marked (one stored before keeps its own).
+        self.embed_written(project, [("passage", p.id) for p in passages if p.message_id in new])
         return [m.id for m in messages]
 
     def delete_fact(self, project: str, fact_id: str) -> None:

@@ -15,7 +15,7 @@ from itertools import islice
 from typing import Any
 
 from ...domain.extraction import failures_to_replay
-from ...domain.model import ExtractionFailure, PendingVector, Role
+from ...domain.model import ExtractionFailure, PendingVector, Role, VectorKind
 from .client import (
     DROP_FAILED,
     RESEND,
@@ -142,6 +142,14 @@ class DynamoDbWorkMarks:
     def clear_pending_vectors(self, project: str, items: Sequence[PendingVector]) -> None:
         self._delete_marks(project, [(vector_sk(i.kind, i.id), "text", i.text) for i in items])
         self._retire(project, VECTORS)
+
+    def vector_marks(
+        self, project: str, items: Sequence[tuple[VectorKind, str]]
+    ) -> list[PendingVector]:
+        pk = work_pk(project)
+        keys = [item_key(pk, vector_sk(kind, item_id)) for kind, item_id in items]
+        # Strongly consistent (the table client's default): the marks were just written.
+        return [pending_vector_of(i) for i in self.table._batch_get(keys)] if keys else []
 
     def dirty_projects(self) -> list[str]:
         return work_projects(self.table, DIRTY)

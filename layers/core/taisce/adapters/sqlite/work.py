@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from ...domain.extraction import failures_to_replay
-from ...domain.model import ExtractionFailure, PendingVector, Role
+from ...domain.model import ExtractionFailure, PendingVector, Role, VectorKind
 from .base import SqlitePart
 
 MARK_DIRTY = (
@@ -24,6 +24,8 @@ MARK_PASSAGE = (
     "text = excluded.text, role = excluded.role, position = excluded.position, "
     "occurred_at = excluded.occurred_at"
 )
+# (kind, id) pairs read per statement: two parameters each, under SQLite's limit.
+MARKS_READ = 400
 
 
 class SqliteWorkMarks(SqlitePart):
@@ -51,6 +53,27 @@ class SqliteWorkMarks(SqlitePart):
                 "AND text = ?",
                 [(project, i.kind, i.id, i.text) for i in items],
             )
+
+    def vector_marks(
+        self, project: str, items: Sequence[tuple[VectorKind, str]]
+    ) -> list[PendingVector]:
+        found: list[PendingVector] = []
+        db = self._db()
+        for n in range(0, len(items), MARKS_READ):
+            group = items[n : n + MARKS_READ]
+            pairs = " OR ".join(["(kind = ? AND id = ?)"] * len(group))
+            rows = db.execute(
+                "SELECT kind, id, text, role, position, occurred_at FROM pending_vectors "
+                f"WHERE project = ? AND ({pairs})",
+                (project, *(v for item in group for v in item)),
+            )
+            found += [
+                PendingVector(
+                    r["kind"], r["id"], r["text"], r["role"], r["position"], r["occurred_at"]
+                )
+                for r in rows
+            ]
+        return found
 
     # -- reports to rebuild -------------------------------------------------------
 

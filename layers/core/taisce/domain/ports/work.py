@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Protocol
 
-from ..model import ExtractionFailure, PendingVector, Role
+from ..model import ExtractionFailure, PendingVector, Role, VectorKind
 
 
 class WorkMarks(Protocol):
@@ -32,6 +32,14 @@ class WorkMarks(Protocol):
 
     def clear_pending_vectors(self, project: str, items: Sequence[PendingVector]) -> None:
         """Clear these marks (a mark rewritten since with other text stays)."""
+        ...
+
+    def vector_marks(
+        self, project: str, items: Sequence[tuple[VectorKind, str]]
+    ) -> list[PendingVector]:
+        """The pending marks of these (kind, id) items; an item without one is left
+        out (stored before, or embedded already). Read consistently: a request embeds
+        the marks its own write has just made."""
         ...
 
     def dirty_projects(self) -> list[str]: ...

@@ -1,0 +1,36 @@
+"""Facts and questions in several languages, for the recall tests over HTTP: each
+question names an entity exactly and asks about one of its facts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+FACTS: list[dict[str, Any]] = [
+    {"subject": "Jean-Luc Picard", "predicate": "commands", "object": "the USS Enterprise"},
+    {"subject": "Jean-Luc Picard", "predicate": "drinks", "object": "Earl Grey tea"},
+    {"subject": "Jean-Luc Picard", "predicate": "was born in", "object": "La Barre"},
+    {"subject": "Jean-Luc Picard", "predicate": "plays", "object": "the flute"},
+    {"subject": "Jean-Luc Picard", "predicate": "studied", "object": "archaeology"},
+    {"subject": "Siobhán Ní Bhriain", "predicate": "lives in", "object": "Galway"},
+    {"subject": "Siobhán Ní Bhriain", "predicate": "works at", "object": "a bakery"},
+    {"subject": "Siobhán Ní Bhriain", "predicate": "speaks", "object": "Irish"},
+    {"subject": "田中", "predicate": "lives in", "object": "大阪"},
+    {"subject": "田中", "predicate": "works at", "object": "Sony"},
+    {"subject": "สมชาย", "predicate": "lives in", "object": "Chiang Mai"},
+]
+for _fact in FACTS:
+    _fact["source_role"] = "user"
+
+# (question, the statement it asks about)
+QUESTIONS = [
+    ("Que commande Jean-Luc Picard ?", "Jean-Luc Picard commands the USS Enterprise"),
+    ("Was kommandiert Jean-Luc Picard?", "Jean-Luc Picard commands the USS Enterprise"),
+    ("¿Dónde vive Siobhán Ní Bhriain?", "Siobhán Ní Bhriain lives in Galway"),
+    ("Où travaille Siobhán Ní Bhriain ?", "Siobhán Ní Bhriain works at a bakery"),
+    ("田中さんはどこに住んでいますか", "田中 lives in 大阪"),
+    ("สมชายอาศัยอยู่ที่ไหน", "สมชาย lives in Chiang Mai"),
+]
+
+
+def statements(answer: dict[str, Any]) -> list[str]:
+    return [f["statement"] for f in answer["facts"]]
