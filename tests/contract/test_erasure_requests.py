@@ -111,7 +111,7 @@ def _reads(memory: Memory, project: str) -> dict[str, Any]:
     return {
         "messages": listed,
         "message": bodies.message_with_passages(memory.message_with_passages(project, first)),
-        "subject": bodies.facts(memory.list_facts(project, "Atlas"))["facts"],
+        "subject": bodies.facts(memory.list_facts(project, "Atlas", 100))["facts"],
         "near atlas": bodies.neighbourhood(memory.neighbourhood(project, "Atlas", 2)),
         "near maya": bodies.neighbourhood(memory.neighbourhood(project, "Maya Okafor", 2)),
     }

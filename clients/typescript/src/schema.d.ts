@@ -130,7 +130,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The facts about one entity */
+        /** The facts about one entity, a page at a time */
         get: operations["list_facts_v1_facts_get"];
         put?: never;
         /** Store 1..100 facts */
@@ -533,6 +533,11 @@ export interface components {
              * @description In storing order.
              */
             facts: components["schemas"]["Fact"][];
+            /**
+             * Next Cursor
+             * @description Pass as cursor for the next page; null at the end.
+             */
+            next_cursor: string | null;
         };
         /** FactsRequest */
         FactsRequest: {
@@ -1470,6 +1475,8 @@ export interface operations {
         parameters: {
             query: {
                 subject: string;
+                limit?: number | null;
+                cursor?: string | null;
             };
             header?: never;
             path?: never;
@@ -1477,7 +1484,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The facts whose subject is that entity */
+            /** @description A page of the facts whose subject is that entity */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -108,6 +108,11 @@ class ComposedStore:
     def facts_with_subject(self, project: str, key: str) -> list[Fact]:
         return self.fact_store.facts_with_subject(project, key)
 
+    def subject_page(
+        self, project: str, key: str, after: str | None, limit: int
+    ) -> list[tuple[str, Fact]]:
+        return self.fact_store.subject_page(project, key, after, limit)
+
     def delete_fact(self, project: str, fact_id: str) -> bool:
         return self.fact_store.delete_fact(project, fact_id)
 

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from ..domain.aliases import MergeProposals
 from ..domain.controls import FILTERS, RecallControls
-from ..domain.listing import EntityPage, MessagePage, Neighbourhood, ShownMessage
+from ..domain.listing import EntityPage, FactPage, MessagePage, Neighbourhood, ShownMessage
 from ..domain.model import (
     COUNTS,
     ROLES,
@@ -100,8 +100,8 @@ def report(r: Report) -> Body:
     return _through(responses.Report, _report_fields(r))
 
 
-def facts(found: Sequence[Fact]) -> Body:
-    return _through(responses.Facts, {"facts": found})
+def facts(page: FactPage) -> Body:
+    return _through(responses.Facts, {"facts": page.facts, "next_cursor": page.next_cursor})
 
 
 def entity_list(page: EntityPage) -> Body:

@@ -33,8 +33,10 @@ from ..domain.ingest import (
     split_passages,
 )
 from ..domain.listing import (
+    NEIGHBOURHOOD_BYTES,
     NEIGHBOURHOOD_FACTS,
     EntityPage,
+    FactPage,
     MessagePage,
     Neighbourhood,
     ShownMessage,
@@ -42,7 +44,10 @@ from ..domain.listing import (
     check_page,
     decode_cursor,
     encode_cursor,
+    fact_bytes,
+    fitting,
     neighbourhood_graph,
+    wire_bytes,
 )
 from ..domain.model import ROLES, Alias, EntityCounts, Fact, MergeResult, Role
 from ..domain.names import normalize_name
@@ -149,15 +154,27 @@ class Memory(ErasureCases, BackgroundWork):
 
     # -- reads -----------------------------------------------------------------
 
-    def list_facts(self, project: str, subject: str) -> list[Fact]:
-        """The facts whose subject is this name (an alias: its entity), in storing order."""
+    def list_facts(
+        self, project: str, subject: str, limit: int | None = None, cursor: str | None = None
+    ) -> FactPage:
+        """A page of the facts whose subject is this name (an alias: its entity), in
+        storing order, at most PAGE_BYTES of them."""
+        size = check_page(limit)
+        after = decode_cursor("facts", project, cursor, 1)[0] if cursor else None
         key = normalize_name(subject)
         # An alias lists the facts of its entity (domain/aliases.py).
         key = self.store.resolve_names(project, [key]).get(key, key)
         view = _beside(self.store, lambda: self.pending_view(project))
-        facts = self.store.facts_with_subject(project, key)
+        rows = self.store.subject_page(project, key, after, size + 1)
+        page = rows[: fitting(fact_bytes(f) for _, f in rows[:size])]
         hidden = view()
-        return [f for f in facts if not hidden.hides_fact(f)]
+        # A page can come out short while an erasure is pending; the cursor goes on
+        # from the last fact read.
+        more = len(rows) > len(page)
+        return FactPage(
+            [f for _, f in page if not hidden.hides_fact(f)],
+            encode_cursor("facts", project, [page[-1][0]]) if more else None,
+        )
 
     # -- listings (the memory explorer; domain/listing.py) -------------------------
 
@@ -222,8 +239,6 @@ class Memory(ErasureCases, BackgroundWork):
         view = _beside(self.store, lambda: self.pending_view(project))
         rows = self.store.message_page(project, before, size + 1, role, source)  # type: ignore[arg-type]
         page = rows[:size]
-        more = len(rows) > size
-        last = page[-1] if page else None
         # Messages that name an entity being erased are shown as the erasure will
         # leave them, which needs their passages.
         hidden = view()
@@ -234,6 +249,10 @@ class Memory(ErasureCases, BackgroundWork):
         for m in page:
             shown, kept = hidden.message(m, held.get(m.id, []))
             listed.append(ShownMessage(shown, kept if passages else None))
+        # At most PAGE_BYTES: long messages (with their passages) end a page early.
+        listed = listed[: fitting(m.weight() for m in listed)]
+        last = page[len(listed) - 1] if listed else None
+        more = len(rows) > len(listed)
         return MessagePage(
             listed,
             encode_cursor("messages", project, [last.recorded_at, last.id])
@@ -275,7 +294,9 @@ class Memory(ErasureCases, BackgroundWork):
                     project, further, ROLES, room, exclude=seen, filters=live
                 )
                 walked += [(f, 2) for f in more if not hidden.hides_fact(f)]
-        return neighbourhood_graph(key, walked)
+        # At most PAGE_BYTES of facts, nearest first (hop 1 came first).
+        weights = (wire_bytes(f.subject, f.predicate, f.object, f.statement) for f, _ in walked)
+        return neighbourhood_graph(key, walked[: fitting(weights, NEIGHBOURHOOD_BYTES)])
 
     def recall(self, project: str, request: RecallRequest) -> RecallAnswer:
         """One recall (domain/recall.py), without what pending erasures will remove."""
