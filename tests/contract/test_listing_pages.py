@@ -129,3 +129,27 @@ def test_an_answer_over_lambdas_limit_is_a_problem_not_a_failure() -> None:
     assert error["code"] == "answer_too_large" and "limit" in error["message"]
     small = {**answer, "body": json.dumps({"facts": []})}
     assert _within_lambda(small) is small
+
+
+def test_aliases_come_a_page_at_a_time(store: Any) -> None:
+    project = unique("alias-pages")
+    memory = memory_on(store)
+    store.put_facts(project, [fact("Robert Smith", "works at", f"Acme {n}") for n in (1, 2)])
+    names = ["Bob", "Rob", "Bobby", "R. Smith", "Robbie"]
+    for name in names:
+        store.merge_entities(project, name.lower(), name, "robert smith", "Robert Smith")
+    wanted = sorted((n.lower(), n) for n in names)
+    for size in (1, 2, 5, 100):
+        seen: list[tuple[str, str]] = []
+        cursor = None
+        while True:
+            page = memory.alias_page(project, size, cursor)
+            assert len(page.aliases) <= size
+            seen += [(a.alias_key, a.alias) for a in page.aliases]
+            assert all(a.into == "Robert Smith" for a in page.aliases)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        assert seen == wanted, size
+    with pytest.raises(InvalidRequest):
+        memory.alias_page(project, 2, memory.list_facts(project, "Bob", 1).next_cursor)

@@ -16,6 +16,7 @@ from taisce.api import bodies, responses
 from taisce.domain.aliases import MergeProposals, Proposal
 from taisce.domain.controls import Limits, RecallRequest, resolve
 from taisce.domain.listing import (
+    AliasPage,
     EntityPage,
     FactPage,
     MessagePage,
@@ -132,7 +133,10 @@ def test_every_other_body_is_its_model() -> None:
     _same(responses.Neighbourhood, bodies.neighbourhood(graph))
     _same(responses.Facts, bodies.facts(FactPage([MAYA, TEA], None)))
     _same(responses.Merged, bodies.merged(MergeResult("Bob", "Robert", 3, 1)))
-    _same(responses.Aliases, bodies.aliases([Alias("Bob", "bob", "Robert", "robert")]))
+    _same(
+        responses.Aliases,
+        bodies.aliases(AliasPage([Alias("Bob", "bob", "Robert", "robert")], "next")),
+    )
     proposals = MergeProposals(0.85, [Proposal("Bob", "Robert", 0.9123)], [])
     _same(responses.Proposals, bodies.proposals(proposals))
     _same(responses.StoredFacts, bodies.stored_facts(["f1", "f2"]))

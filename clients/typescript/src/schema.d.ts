@@ -28,7 +28,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every alias of the project */
+        /** The aliases of the project, a page at a time */
         get: operations["aliases_v1_entities_aliases_get"];
         put?: never;
         post?: never;
@@ -257,8 +257,16 @@ export interface components {
         };
         /** Aliases */
         Aliases: {
-            /** Aliases */
+            /**
+             * Aliases
+             * @description By normalised alias.
+             */
             aliases: components["schemas"]["AliasEntry"][];
+            /**
+             * Next Cursor
+             * @description Pass as cursor for the next page; null at the end.
+             */
+            next_cursor: string | null;
         };
         /** Edge */
         Edge: {
@@ -1106,14 +1114,17 @@ export interface operations {
     };
     aliases_v1_entities_aliases_get: {
         parameters: {
-            query?: never;
+            query?: {
+                limit?: number | null;
+                cursor?: string | null;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The aliases, by normalised alias */
+            /** @description A page of the aliases, by normalised alias */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -147,6 +147,9 @@ class ComposedStore:
     def aliases(self, project: str) -> list[Alias]:
         return self.alias_store.aliases(project)
 
+    def alias_page(self, project: str, after: str | None, limit: int) -> list[Alias]:
+        return self.alias_store.alias_page(project, after, limit)
+
     def entity_names(self, project: str, limit: int) -> list[EntityName]:
         return self.alias_store.entity_names(project, limit)
 

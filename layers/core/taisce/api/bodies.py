@@ -17,11 +17,17 @@ from pydantic import BaseModel
 
 from ..domain.aliases import MergeProposals
 from ..domain.controls import FILTERS, RecallControls
-from ..domain.listing import EntityPage, FactPage, MessagePage, Neighbourhood, ShownMessage
+from ..domain.listing import (
+    AliasPage,
+    EntityPage,
+    FactPage,
+    MessagePage,
+    Neighbourhood,
+    ShownMessage,
+)
 from ..domain.model import (
     COUNTS,
     ROLES,
-    Alias,
     ErasureStatus,
     Fact,
     MergeResult,
@@ -158,8 +164,8 @@ def merged(result: MergeResult) -> Body:
     return _through(responses.Merged, result)
 
 
-def aliases(found: Sequence[Alias]) -> Body:
-    return _through(responses.Aliases, {"aliases": found})
+def aliases(page: AliasPage) -> Body:
+    return _through(responses.Aliases, {"aliases": page.aliases, "next_cursor": page.next_cursor})
 
 
 def proposals(found: MergeProposals) -> Body:

@@ -275,7 +275,10 @@ class AliasEntry(BaseModel):
 
 
 class Aliases(BaseModel):
-    aliases: list[AliasEntry]
+    aliases: list[AliasEntry] = Field(description="By normalised alias.")
+    next_cursor: str | None = Field(
+        description="Pass as cursor for the next page; null at the end."
+    )
 
 
 class Proposal(BaseModel):

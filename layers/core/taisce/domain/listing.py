@@ -16,7 +16,7 @@ from typing import Literal
 
 from .errors import InvalidRequest, NotFound
 from .ingest import ID_PATTERN
-from .model import EntityCounts, Fact, Message, Passage
+from .model import Alias, EntityCounts, Fact, Message, Passage
 
 DEFAULT_PAGE = 50
 MAX_PAGE = 100
@@ -132,6 +132,14 @@ class FactPage:
     the end."""
 
     facts: list[Fact]
+    next_cursor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class AliasPage:
+    """A page of aliases by alias key; `next_cursor` None at the end."""
+
+    aliases: list[Alias]
     next_cursor: str | None
 
 

@@ -35,6 +35,7 @@ from ..domain.ingest import (
 from ..domain.listing import (
     NEIGHBOURHOOD_BYTES,
     NEIGHBOURHOOD_FACTS,
+    AliasPage,
     EntityPage,
     FactPage,
     MessagePage,
@@ -323,6 +324,17 @@ class Memory(ErasureCases, BackgroundWork):
     def aliases(self, project: str) -> list[Alias]:
         """Every alias of the project, by normalised alias."""
         return list(self.store.aliases(project))
+
+    def alias_page(self, project: str, limit: int | None, cursor: str | None) -> AliasPage:
+        """A page of the project's aliases, by normalised alias."""
+        size = check_page(limit)
+        after = decode_cursor("aliases", project, cursor, 1)[0] if cursor else None
+        rows = self.store.alias_page(project, after, size + 1)
+        page = rows[:size]
+        more = len(rows) > size
+        return AliasPage(
+            page, encode_cursor("aliases", project, [page[-1].alias_key]) if more else None
+        )
 
     def merge_proposals(self, project: str) -> MergeProposals:
         """Pairs of names similar enough to be one entity; degraded (and no pairs) when

@@ -115,6 +115,15 @@ class SqliteAliasStore(SqlitePart):
         )
         return [Alias(*r) for r in rows]
 
+    def alias_page(self, project: str, after: str | None, limit: int) -> list[Alias]:
+        rows = self._db().execute(
+            "SELECT a.name, a.key, COALESCE(e.name, a.target), a.target FROM aliases a "
+            "LEFT JOIN entities e ON e.project = a.project AND e.key = a.target "
+            "WHERE a.project = ? AND a.key > ? ORDER BY a.key LIMIT ?",
+            (project, after or "", limit),
+        )
+        return [Alias(*r) for r in rows]
+
     def entity_names(self, project: str, limit: int) -> list[EntityName]:
         rows = self._db().execute(
             "SELECT e.key, e.name, SUM(r.facts) FROM entities e JOIN entity_roles r "
