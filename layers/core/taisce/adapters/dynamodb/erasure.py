@@ -395,14 +395,21 @@ class DynamoDbErasureStore:
             raise
         return True
 
-    def add_erasure_counts(self, project: str, erasure_id: str, counts: dict[str, int]) -> None:
+    def add_erasure_counts(
+        self, project: str, erasure_id: str, counts: dict[str, int], cursor: str | None = None
+    ) -> None:
         names = {f"#{k}": k for k in COUNTS}
         values = {f":{k}": {"N": str(counts.get(k, 0))} for k in COUNTS}
+        update = "ADD " + ", ".join(f"#{k} :{k}" for k in COUNTS)
+        if cursor is not None:
+            names["#cursor"] = "cursor"
+            values[":cursor"] = {"S": cursor}
+            update += " SET #cursor = :cursor"
         try:
             self.table.client.update_item(
                 TableName=self.table.table_name,
                 Key=item_key(erasing_pk(project), erasure_id),
-                UpdateExpression="ADD " + ", ".join(f"#{k} :{k}" for k in COUNTS),
+                UpdateExpression=update,
                 ConditionExpression="attribute_exists(PK)",
                 ExpressionAttributeNames=names,
                 ExpressionAttributeValues=values,

@@ -199,6 +199,7 @@ CREATE TABLE IF NOT EXISTS erasure_requests (
     reports INTEGER NOT NULL DEFAULT 0,
     holder TEXT,
     held_until REAL,
+    cursor TEXT,
     PRIMARY KEY (project, id)
 ) WITHOUT ROWID;
 """
@@ -220,5 +221,5 @@ ADDED_COLUMNS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     ("messages", (("position", "INTEGER"),)),
     # And its time (model.PendingVector.occurred_at): NULL on older marks, not known.
     ("pending_vectors", (("position", "INTEGER"), ("occurred_at", "TEXT"))),
-    ("erasure_requests", (("holder", "TEXT"), ("held_until", "REAL"))),
+    ("erasure_requests", (("holder", "TEXT"), ("held_until", "REAL"), ("cursor", "TEXT"))),
 )
