@@ -69,13 +69,13 @@ from .keys import (
     item_key,
     key_of,
     listing_key,
+    mark_pk,
     message_key,
     message_pk,
     name_key,
     passage_sk,
     tombstone_key,
     vector_sk,
-    work_pk,
 )
 from .messages import DynamoDbMessageStore
 from .reports import DynamoDbReportStore, listed_reports
@@ -116,7 +116,8 @@ class DynamoDbErasureStore:
         gone = [item_key(pk, NAME_SK) for pk in erased]
         gone += [listing_key(project, LIST_ENTITIES, k) for k in plan.entity_keys]
         # Their statements waiting to be embedded go with them.
-        gone += [item_key(work_pk(project), vector_sk("fact", i)) for i in plan.fact_ids]
+        sks = [vector_sk("fact", i) for i in plan.fact_ids]
+        gone += [item_key(mark_pk(project, sk), sk) for sk in sks]
         self.table._batch_write([{"DeleteRequest": {"Key": k}} for k in gone], ordered=False)
         return dropped
 
