@@ -60,11 +60,15 @@ def merge(request: Annotated[MergeRequest, Body(embed=False)]) -> dict[str, Any]
 
 @app.get(
     "/v1/entities/aliases",
-    summary="Every alias of the project",
-    responses=described(200, Aliases, "The aliases, by normalised alias"),
+    summary="The aliases of the project, a page at a time",
+    responses=described(200, Aliases, "A page of the aliases, by normalised alias"),
 )
-def aliases(user: UserQuery = None) -> dict[str, Any]:
-    return bodies.aliases(services().memory.aliases(scope_of(app, user)))
+def aliases(
+    user: UserQuery = None,
+    limit: Annotated[int | None, Query(ge=1, le=MAX_PAGE)] = None,
+    cursor: Annotated[str | None, Query(min_length=1, max_length=MAX_CURSOR_CHARACTERS)] = None,
+) -> dict[str, Any]:
+    return bodies.aliases(services().memory.alias_page(scope_of(app, user), limit, cursor))
 
 
 @app.get(

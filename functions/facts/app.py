@@ -9,6 +9,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 from taisce.api import UserQuery, bodies, make_handler, make_resolver, scope_of, services
 from taisce.api.responses import Facts, StoredFacts, described
 from taisce.domain.ingest import FactsRequest
+from taisce.domain.listing import MAX_CURSOR_CHARACTERS, MAX_PAGE
 from taisce.service.work import announce
 
 app = make_resolver()
@@ -28,14 +29,17 @@ def store_facts(request: Annotated[FactsRequest, Body(embed=False)]) -> tuple[di
 
 @app.get(
     "/v1/facts",
-    summary="The facts about one entity",
-    responses=described(200, Facts, "The facts whose subject is that entity"),
+    summary="The facts about one entity, a page at a time",
+    responses=described(200, Facts, "A page of the facts whose subject is that entity"),
 )
 def list_facts(
     subject: Annotated[str, Query(min_length=1, max_length=500)],
     user: UserQuery = None,
+    limit: Annotated[int | None, Query(ge=1, le=MAX_PAGE)] = None,
+    cursor: Annotated[str | None, Query(min_length=1, max_length=MAX_CURSOR_CHARACTERS)] = None,
 ) -> dict[str, Any]:
-    return bodies.facts(services().memory.list_facts(scope_of(app, user), subject))
+    page = services().memory.list_facts(scope_of(app, user), subject, limit, cursor)
+    return bodies.facts(page)
 
 
 @app.delete(

@@ -11,6 +11,7 @@ event, so the adapter meets it exactly as botocore raises it.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -67,11 +68,12 @@ def items_of(store: DynamoDbStore, project: str) -> list[str]:
     """Every stored record of the project, as text, in a stable order (read through
     the observer's client, so the reads are neither counted nor failed).
 
-    Work marks (the P#<p>#WORK partition) are left out: an undone batch leaves them
-    on purpose, since a mark without its record only costs the worker a rebuild or an
-    embedding it did not need (docs/dynamodb.md, "Work marks"). So are the project's
-    entity listing items (P#<p>#L#E#<n>): an undo cannot know whether another fact
-    names the entity, and a listed key whose name item is gone is skipped by readers."""
+    Work marks (the P#<p>#WORK partition, and P#<p>#WORK#<n> for vector marks) are left
+    out: an undone batch leaves them on purpose, since a mark without its record only
+    costs the worker a rebuild or an embedding it did not need (docs/dynamodb.md, "Work
+    marks"). So are the project's entity listing items (P#<p>#L#E#<n>): an undo cannot
+    know whether another fact names the entity, and a listed key whose name item is
+    gone is skipped by readers."""
     found: list[str] = []
     for page in store.client.get_paginator("scan").paginate(
         TableName=store.table_name,
@@ -82,7 +84,7 @@ def items_of(store: DynamoDbStore, project: str) -> list[str]:
         found += [
             repr(sorted(n.items()))
             for i in page["Items"]
-            if not i["PK"]["S"].endswith("#WORK")
+            if not re.search(r"#WORK(#\d+)?$", i["PK"]["S"])
             and "#L#E#" not in i["PK"]["S"]
             and (n := _normal(i))
         ]

@@ -111,7 +111,7 @@ def _reads(memory: Memory, project: str) -> dict[str, Any]:
     return {
         "messages": listed,
         "message": bodies.message_with_passages(memory.message_with_passages(project, first)),
-        "subject": bodies.facts(memory.list_facts(project, "Atlas"))["facts"],
+        "subject": bodies.facts(memory.list_facts(project, "Atlas", 100))["facts"],
         "near atlas": bodies.neighbourhood(memory.neighbourhood(project, "Atlas", 2)),
         "near maya": bodies.neighbourhood(memory.neighbourhood(project, "Maya Okafor", 2)),
     }
@@ -157,6 +157,8 @@ def test_reads_show_what_a_pending_erasure_will_leave(
 def test_steps_stop_for_time_and_a_retry_resumes_without_losing_counts(
     store: Any, memory: Memory, project: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    if store.capabilities.defers_erasure:
+        pytest.skip("plans a page at a time: tests/contract/test_erasure_pages.py")
     monkeypatch.setattr(erasure, "STEP_FACTS", 2)
     monkeypatch.setattr(erasure, "STEP_MESSAGES", 3)
     seed(store, project, facts=7, lines=8)

@@ -44,9 +44,9 @@ def act(memory: Memory, project: str, action: tuple[Any, ...]) -> Any:
     if kind == "recall":
         return bodies.recall(memory.recall(project, RecallRequest.model_validate(action[1])))
     if kind == "facts":
-        return bodies.facts(memory.list_facts(project, action[1]))["facts"]
+        return bodies.facts(memory.list_facts(project, action[1], 100))["facts"]
     if kind == "aliases":
-        return bodies.aliases(memory.aliases(project))
+        return bodies.aliases(memory.alias_page(project, 100, None))
     if kind == "entities":
         return bodies.entity_list(memory.list_entities(project, action[1], 100, None))
     if kind == "messages":

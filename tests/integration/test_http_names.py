@@ -54,7 +54,7 @@ def test_a_name_without_a_letter_or_digit_is_refused_and_changes_nothing(
     # A whole batch is refused when one of its facts is.
     batch = [{**FACT, "id": "ok-1"}, {**FACT, "subject": name}]
     _refused(http.post("/v1/facts", json={"facts": batch}))
-    assert http.get("/v1/entities/aliases").json() == {"aliases": []}
+    assert http.get("/v1/entities/aliases").json() == {"aliases": [], "next_cursor": None}
     assert _held(server, project) == before
 
 

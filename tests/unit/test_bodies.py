@@ -15,7 +15,14 @@ from pydantic import BaseModel
 from taisce.api import bodies, responses
 from taisce.domain.aliases import MergeProposals, Proposal
 from taisce.domain.controls import Limits, RecallRequest, resolve
-from taisce.domain.listing import EntityPage, MessagePage, ShownMessage, neighbourhood_graph
+from taisce.domain.listing import (
+    AliasPage,
+    EntityPage,
+    FactPage,
+    MessagePage,
+    ShownMessage,
+    neighbourhood_graph,
+)
 from taisce.domain.model import (
     Alias,
     EntityCounts,
@@ -124,9 +131,12 @@ def test_every_other_body_is_its_model() -> None:
     _same(responses.MessageWithPassages, bodies.message_with_passages(shown))
     graph = neighbourhood_graph("maya", [(MAYA, 1), (TEA, 1), (ACME, 2)])
     _same(responses.Neighbourhood, bodies.neighbourhood(graph))
-    _same(responses.Facts, bodies.facts([MAYA, TEA]))
+    _same(responses.Facts, bodies.facts(FactPage([MAYA, TEA], None)))
     _same(responses.Merged, bodies.merged(MergeResult("Bob", "Robert", 3, 1)))
-    _same(responses.Aliases, bodies.aliases([Alias("Bob", "bob", "Robert", "robert")]))
+    _same(
+        responses.Aliases,
+        bodies.aliases(AliasPage([Alias("Bob", "bob", "Robert", "robert")], "next")),
+    )
     proposals = MergeProposals(0.85, [Proposal("Bob", "Robert", 0.9123)], [])
     _same(responses.Proposals, bodies.proposals(proposals))
     _same(responses.StoredFacts, bodies.stored_facts(["f1", "f2"]))

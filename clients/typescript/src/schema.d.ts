@@ -63,7 +63,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every alias of the project */
+        /** The aliases of the project, a page at a time */
         get: operations["aliases_v1_entities_aliases_get"];
         put?: never;
         post?: never;
@@ -165,7 +165,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The facts about one entity */
+        /** The facts about one entity, a page at a time */
         get: operations["list_facts_v1_facts_get"];
         put?: never;
         /** Store 1..100 facts */
@@ -292,8 +292,16 @@ export interface components {
         };
         /** Aliases */
         Aliases: {
-            /** Aliases */
+            /**
+             * Aliases
+             * @description By normalised alias.
+             */
             aliases: components["schemas"]["AliasEntry"][];
+            /**
+             * Next Cursor
+             * @description Pass as cursor for the next page; null at the end.
+             */
+            next_cursor: string | null;
         };
         /** CredentialList */
         CredentialList: {
@@ -605,6 +613,11 @@ export interface components {
              * @description In storing order.
              */
             facts: components["schemas"]["Fact"][];
+            /**
+             * Next Cursor
+             * @description Pass as cursor for the next page; null at the end.
+             */
+            next_cursor: string | null;
         };
         /** FactsRequest */
         FactsRequest: {
@@ -1498,6 +1511,8 @@ export interface operations {
             query?: {
                 /** @description An end user's id: see and act on the shared memory and this user's */
                 user?: string | null;
+                limit?: number | null;
+                cursor?: string | null;
             };
             header?: never;
             path?: never;
@@ -1505,7 +1520,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The aliases, by normalised alias */
+            /** @description A page of the aliases, by normalised alias */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1931,6 +1946,8 @@ export interface operations {
                 subject: string;
                 /** @description An end user's id: see and act on the shared memory and this user's */
                 user?: string | null;
+                limit?: number | null;
+                cursor?: string | null;
             };
             header?: never;
             path?: never;
@@ -1938,7 +1955,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The facts whose subject is that entity */
+            /** @description A page of the facts whose subject is that entity */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -108,6 +108,11 @@ class ComposedStore:
     def facts_with_subject(self, project: str, key: str) -> list[Fact]:
         return self.fact_store.facts_with_subject(project, key)
 
+    def subject_page(
+        self, project: str, key: str, after: str | None, limit: int
+    ) -> list[tuple[str, Fact]]:
+        return self.fact_store.subject_page(project, key, after, limit)
+
     def delete_fact(self, project: str, fact_id: str) -> bool:
         return self.fact_store.delete_fact(project, fact_id)
 
@@ -141,6 +146,9 @@ class ComposedStore:
 
     def aliases(self, project: str) -> list[Alias]:
         return self.alias_store.aliases(project)
+
+    def alias_page(self, project: str, after: str | None, limit: int) -> list[Alias]:
+        return self.alias_store.alias_page(project, after, limit)
 
     def entity_names(self, project: str, limit: int) -> list[EntityName]:
         return self.alias_store.entity_names(project, limit)
@@ -258,6 +266,21 @@ class ComposedStore:
     def project_messages(self, project: str) -> Iterator[Message]:
         return self.project_reads.project_messages(project)
 
+    def entity_key_page(
+        self, project: str, after: str | None, limit: int
+    ) -> tuple[list[str], str | None]:
+        return self.project_reads.entity_key_page(project, after, limit)
+
+    def fact_page(
+        self, project: str, after: str | None, limit: int
+    ) -> tuple[list[Fact], str | None]:
+        return self.project_reads.fact_page(project, after, limit)
+
+    def message_page_of_project(
+        self, project: str, after: str | None, limit: int
+    ) -> tuple[list[Message], str | None]:
+        return self.project_reads.message_page_of_project(project, after, limit)
+
     def passages_of_messages(
         self, project: str, message_ids: Sequence[str]
     ) -> dict[str, list[Passage]]:
@@ -306,8 +329,10 @@ class ComposedStore:
     ) -> bool:
         return self.erasure_store.claim_erasure(project, erasure_id, holder, now, until)
 
-    def add_erasure_counts(self, project: str, erasure_id: str, counts: dict[str, int]) -> None:
-        self.erasure_store.add_erasure_counts(project, erasure_id, counts)
+    def add_erasure_counts(
+        self, project: str, erasure_id: str, counts: dict[str, int], cursor: str | None = None
+    ) -> None:
+        self.erasure_store.add_erasure_counts(project, erasure_id, counts, cursor)
 
     def finish_erasure(self, record: ErasureRecord, requested_at: str) -> bool:
         return self.erasure_store.finish_erasure(record, requested_at)

@@ -18,7 +18,14 @@ from pydantic import BaseModel
 from ..domain.aliases import MergeProposals
 from ..domain.controls import FILTERS, RecallControls
 from ..domain.credential_requests import CredentialPage
-from ..domain.listing import EntityPage, MessagePage, Neighbourhood, ShownMessage
+from ..domain.listing import (
+    AliasPage,
+    EntityPage,
+    FactPage,
+    MessagePage,
+    Neighbourhood,
+    ShownMessage,
+)
 from ..domain.model import (
     COUNTS,
     ROLES,
@@ -103,8 +110,8 @@ def report(r: Report) -> Body:
     return _through(responses.Report, _report_fields(r))
 
 
-def facts(found: Sequence[Fact]) -> Body:
-    return _through(responses.Facts, {"facts": found})
+def facts(page: FactPage) -> Body:
+    return _through(responses.Facts, {"facts": page.facts, "next_cursor": page.next_cursor})
 
 
 def entity_list(page: EntityPage) -> Body:
@@ -161,8 +168,8 @@ def merged(result: MergeResult) -> Body:
     return _through(responses.Merged, result)
 
 
-def aliases(found: Sequence[Alias]) -> Body:
-    return _through(responses.Aliases, {"aliases": found})
+def aliases(page: AliasPage) -> Body:
+    return _through(responses.Aliases, {"aliases": page.aliases, "next_cursor": page.next_cursor})
 
 
 def proposals(found: MergeProposals) -> Body:

@@ -24,6 +24,14 @@ from .logs import logger
 from .problems import Error, joined, models_in, sentence
 
 MAX_BODY_BYTES = 1024 * 1024
+# Lambda refuses to return more than 6 MB (6,291,456 bytes of its answer as JSON) and
+# API Gateway then answers a bare 500; past this the client gets a problem instead.
+MAX_ANSWER_BYTES = 6_000_000
+
+
+class AnswerTooLarge(TaisceError):
+    code = "answer_too_large"
+    status = 413
 
 
 def error_body(code: str, message: str, **extra: object) -> str:
@@ -173,6 +181,25 @@ def _body_problem_before_routing(event: dict[str, Any]) -> str | None:
     return None if isinstance(parsed, dict) else "the body must be a JSON object"
 
 
+def _within_lambda(answer: dict[str, Any]) -> dict[str, Any]:
+    """The answer, or a problem where Lambda could not return it. The listings stop a
+    page well before (domain/listing.py, PAGE_BYTES): this is the backstop."""
+    body = answer.get("body") or ""
+    # A character weighs at most 12 bytes escaped (an astral one, as a surrogate pair).
+    if isinstance(body, str) and len(body) * 12 < MAX_ANSWER_BYTES - 64_000:
+        return answer
+    size = len(json.dumps(answer))
+    if size <= MAX_ANSWER_BYTES:
+        return answer
+    logger.warning("answer too large", extra={"bytes": size})
+    return _raw_error(
+        AnswerTooLarge(
+            f"the answer would be {size:,} bytes, over the 6 MB a function can return: "
+            "ask for less (a smaller limit, or max_characters)"
+        )
+    )
+
+
 def _raw_error(error: TaisceError) -> dict[str, Any]:
     """An error answered before routing, in the shape Lambda returns."""
     return {
@@ -201,6 +228,7 @@ def make_handler(
             event = {**event, "headers": {**headers, "content-type": "application/json"}}
         # Powertools types the context as required but only keeps it for handlers to
         # read (app.lambda_context, read by none here); a caller outside Lambda has none.
-        return app.resolve(event, context)  # type: ignore[arg-type]
+        answer = app.resolve(event, context)  # type: ignore[arg-type]
+        return _within_lambda(answer)
 
     return lambda_handler

@@ -93,6 +93,9 @@ class Fact(BaseModel):
 
 class Facts(BaseModel):
     facts: list[Fact] = Field(description="In storing order.")
+    next_cursor: str | None = Field(
+        description="Pass as cursor for the next page; null at the end."
+    )
 
 
 # `why` (with `explain: true`): how an item was found. `step` and `matched` are always
@@ -297,7 +300,10 @@ class AliasEntry(BaseModel):
 
 
 class Aliases(BaseModel):
-    aliases: list[AliasEntry]
+    aliases: list[AliasEntry] = Field(description="By normalised alias.")
+    next_cursor: str | None = Field(
+        description="Pass as cursor for the next page; null at the end."
+    )
 
 
 class Proposal(BaseModel):

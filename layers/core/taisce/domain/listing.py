@@ -10,18 +10,27 @@ import hashlib
 import hmac
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
 from .errors import InvalidRequest, NotFound
 from .ingest import ID_PATTERN
-from .model import EntityCounts, Fact, Message, Passage
+from .model import Alias, EntityCounts, Fact, Message, Passage
 
 DEFAULT_PAGE = 50
 MAX_PAGE = 100
 # A neighbourhood draws at most this many facts (a hub's graph stays readable).
 NEIGHBOURHOOD_FACTS = 200
 MAX_CURSOR_CHARACTERS = 2048
+# A function answers at most 6 MB (6,291,456 bytes of Lambda's answer, whose body is a
+# JSON string inside it): a page stops taking items once what they weigh there passes
+# this, with a cursor from the last item taken (always at least one item: the longest
+# message, its passages included, weighs about 2.8 MB).
+PAGE_BYTES = 3_000_000
+# A neighbourhood's facts, weighed by their texts alone: each also carries ids, keys
+# and a node or two (about 500 bytes), 200 facts at most.
+NEIGHBOURHOOD_BYTES = PAGE_BYTES - NEIGHBOURHOOD_FACTS * 500
 _BASE64URL = re.compile(r"[A-Za-z0-9_-]*")
 
 
@@ -71,6 +80,30 @@ def decode_cursor(kind: str, project: str, cursor: str, size: int) -> list[str]:
     return decoded[1:]
 
 
+def wire_bytes(*texts: str | None) -> int:
+    """What these texts weigh in a function's answer: escaped as JSON with ASCII only
+    (as the API's serializer writes the body), then again as the string that carries
+    the body in Lambda's answer."""
+    return sum(len(json.dumps(json.dumps(t))) for t in texts if t)
+
+
+def fitting(weights: Iterable[int], budget: int = PAGE_BYTES) -> int:
+    """How many of the leading items, of these weights, a page takes: those within the
+    budget, and at least one."""
+    total = taken = 0
+    for weight in weights:
+        total += weight
+        if taken and total > budget:
+            break
+        taken += 1
+    return taken
+
+
+def fact_bytes(f: Fact) -> int:
+    """A fact's weight in an answer: its texts, and a margin for ids, times and keys."""
+    return 400 + wire_bytes(f.id, f.subject, f.predicate, f.object, f.statement, f.quote, f.context)
+
+
 def check_page(limit: int | None) -> int:
     if limit is None:
         return DEFAULT_PAGE
@@ -94,12 +127,36 @@ class EntityPage:
 
 
 @dataclass(frozen=True, slots=True)
+class FactPage:
+    """A page of the facts with one subject, in storing order; `next_cursor` None at
+    the end."""
+
+    facts: list[Fact]
+    next_cursor: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class AliasPage:
+    """A page of aliases by alias key; `next_cursor` None at the end."""
+
+    aliases: list[Alias]
+    next_cursor: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class ShownMessage:
     """A message as the reads show it, with its passages (by start) where they were
     asked for (None: not asked)."""
 
     message: Message
     passages: list[Passage] | None = None
+
+    def weight(self) -> int:
+        """Its weight in an answer (wire_bytes), with a margin for ids, times, keys."""
+        m = self.message
+        passages = self.passages or ()
+        texts = [t for p in passages for t in (p.id, p.message_id, p.source, p.quote)]
+        return 300 + 200 * len(passages) + wire_bytes(m.id, m.content, m.source, *texts)
 
 
 @dataclass(frozen=True, slots=True)

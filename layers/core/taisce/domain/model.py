@@ -287,6 +287,9 @@ class PendingErasure:
     # and lose each other's counts. A holder that died is replaced once its time ends.
     holder: str | None = None
     held_until: float | None = None
+    # Where a plan made a page at a time stands (domain/erasure_pages.py, PlanCursor),
+    # saved with each step's counts: a retry goes on from there.
+    cursor: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ from ..domain.erasure import (
     subject_hash,
     tombstone_hashes,
 )
+from ..domain.erasure_pages import PlanCursor, plan_page
 from ..domain.errors import InvalidRequest, NotFound
 from ..domain.model import (
     ErasureRecord,
@@ -45,6 +46,9 @@ ERASURE_STEP_SECONDS = 120.0
 # How long a holder with no time bound (the embedded store's request) holds an
 # erasure before another may take it over: far beyond an erasure's work there.
 ERASURE_HOLD_SECONDS = 900.0
+
+# A paged erasure saves where it stands at least every this many pages read.
+SAVE_EVERY = 20
 
 
 class ErasureCases:
@@ -171,33 +175,22 @@ class ErasureCases:
         """complete_erasure's work, once `holder` holds the erasure."""
         project, erasure_id = pending.project, pending.id
         counts = dict(pending.counts)
-        first = True
 
         def out_of_time() -> bool:
             return seconds_left is not None and seconds_left() < ERASURE_STEP_SECONDS
 
-        for name in pending.names:
-            for _ in range(MAX_PASSES):
-                plan = plan_erasure(self.store, project, name)
-                if plan.empty:
-                    break
-                # In bounded steps only where time is bounded (the Lambda worker); in one
-                # call otherwise: the embedded store then erases in one transaction, which
-                # its byte-level guarantee (no trace left in the file) was measured on.
-                steps = plan_steps(plan) if seconds_left is not None else [plan]
-                for step in steps:
-                    if out_of_time():
-                        # Let go at once: the message queued for the rest takes it up.
-                        self.store.claim_erasure(project, erasure_id, holder, now, 0.0)
-                        return ErasureStatus(erasure_id, "pending", counts, pending.requested_at)
-                    reports = self.store.erase(project, step)
-                    done = step.counts(reports)
-                    if not first:  # every step carries the entity keys; counted once
-                        done["entities"] = 0
-                    first = False
-                    self.store.add_erasure_counts(project, erasure_id, done)
-                    for kind, count in done.items():
-                        counts[kind] += count
+        # A store that defers erasure (DynamoDB) plans a page at a time, so that the
+        # worker's memory is one page's whatever the project's size; the embedded store
+        # plans the whole entity and erases it in one transaction, which its byte-level
+        # guarantee (no trace left in the file) was measured on.
+        if self.store.capabilities.defers_erasure:
+            stopped = self._erase_in_pages(pending, counts, out_of_time)
+        else:
+            stopped = self._erase_whole(pending, counts, out_of_time, seconds_left is not None)
+        if stopped:
+            # Let go at once: the message queued for the rest takes it up.
+            self.store.claim_erasure(project, erasure_id, holder, now, 0.0)
+            return ErasureStatus(erasure_id, "pending", counts, pending.requested_at)
         self.store.remove_aliases(project, pending.names)
         self.flush_erased_vectors(project)
         forget_words()
@@ -212,6 +205,69 @@ class ErasureCases:
         if self.store.finish_erasure(record, pending.requested_at):
             return ErasureStatus(erasure_id, "done", counts, pending.requested_at, finished_at)
         return self.store.erasure_status(project, erasure_id)
+
+    def _erase_whole(
+        self,
+        pending: PendingErasure,
+        counts: dict[str, int],
+        out_of_time: Callable[[], bool],
+        in_steps: bool,
+    ) -> bool:
+        """Each name planned whole, applied in one step (or in bounded steps where time
+        is bounded), adding to `counts`; True if it stopped for time."""
+        first = True
+        for name in pending.names:
+            for _ in range(MAX_PASSES):
+                plan = plan_erasure(self.store, pending.project, name)
+                if plan.empty:
+                    break
+                for step in plan_steps(plan) if in_steps else [plan]:
+                    if out_of_time():
+                        return True
+                    done = step.counts(self.store.erase(pending.project, step))
+                    if not first:  # every step carries the entity keys; counted once
+                        done["entities"] = 0
+                    first = False
+                    self._count(pending, counts, done)
+        return False
+
+    def _erase_in_pages(
+        self, pending: PendingErasure, counts: dict[str, int], out_of_time: Callable[[], bool]
+    ) -> bool:
+        """Each name planned a page at a time from where the erasure stands
+        (domain/erasure_pages.py), each page's step applied with its counts and the
+        cursor after it, adding to `counts`; True if it stopped for time."""
+        names = pending.names
+        cursor: PlanCursor | None = PlanCursor.loads(pending.cursor)
+        unsaved = 0
+        while cursor is not None and cursor.name < len(names):
+            if out_of_time():
+                return True
+            page = plan_page(self.store, pending.project, names, cursor)
+            done = zero_counts()
+            if page.step is not None:
+                done = page.step.counts(self.store.erase(pending.project, page.step))
+                if not page.counts_entities:  # later steps carry them too
+                    done["entities"] = 0
+            cursor = page.after or PlanCursor(len(names))
+            unsaved += 1
+            # Saved with every step (its counts) and every SAVE_EVERY pages: a retry from
+            # an older cursor reads those pages again and finds nothing left in them.
+            if page.step is not None or unsaved >= SAVE_EVERY or cursor.name == len(names):
+                self._count(pending, counts, done, cursor.dumps())
+                unsaved = 0
+        return False
+
+    def _count(
+        self,
+        pending: PendingErasure,
+        counts: dict[str, int],
+        done: dict[str, int],
+        cursor: str | None = None,
+    ) -> None:
+        self.store.add_erasure_counts(pending.project, pending.id, done, cursor)
+        for kind, count in done.items():
+            counts[kind] += count
 
     def erasure_status(self, project: str, erasure_id: str) -> ErasureStatus:
         if not ERASURE_ID.fullmatch(erasure_id):

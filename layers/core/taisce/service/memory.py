@@ -35,8 +35,11 @@ from ..domain.ingest import (
     split_passages,
 )
 from ..domain.listing import (
+    NEIGHBOURHOOD_BYTES,
     NEIGHBOURHOOD_FACTS,
+    AliasPage,
     EntityPage,
+    FactPage,
     MessagePage,
     Neighbourhood,
     ShownMessage,
@@ -44,7 +47,10 @@ from ..domain.listing import (
     check_page,
     decode_cursor,
     encode_cursor,
+    fact_bytes,
+    fitting,
     neighbourhood_graph,
+    wire_bytes,
 )
 from ..domain.model import ROLES, Alias, EntityCounts, Fact, MergeResult, Role, VectorKind
 from ..domain.names import normalize_name
@@ -167,15 +173,27 @@ class Memory(ErasureCases, BackgroundWork):
 
     # -- reads -----------------------------------------------------------------
 
-    def list_facts(self, project: str, subject: str) -> list[Fact]:
-        """The facts whose subject is this name (an alias: its entity), in storing order."""
+    def list_facts(
+        self, project: str, subject: str, limit: int | None = None, cursor: str | None = None
+    ) -> FactPage:
+        """A page of the facts whose subject is this name (an alias: its entity), in
+        storing order, at most PAGE_BYTES of them."""
+        size = check_page(limit)
+        after = decode_cursor("facts", project, cursor, 1)[0] if cursor else None
         key = normalize_name(subject)
         # An alias lists the facts of its entity (domain/aliases.py).
         key = self.store.resolve_names(project, [key]).get(key, key)
         view = _beside(self.store, lambda: self.pending_view(project))
-        facts = self.store.facts_with_subject(project, key)
+        rows = self.store.subject_page(project, key, after, size + 1)
+        page = rows[: fitting(fact_bytes(f) for _, f in rows[:size])]
         hidden = view()
-        return [f for f in facts if not hidden.hides_fact(f)]
+        # A page can come out short while an erasure is pending; the cursor goes on
+        # from the last fact read.
+        more = len(rows) > len(page)
+        return FactPage(
+            [f for _, f in page if not hidden.hides_fact(f)],
+            encode_cursor("facts", project, [page[-1][0]]) if more else None,
+        )
 
     # -- listings (the memory explorer; domain/listing.py) -------------------------
 
@@ -240,8 +258,6 @@ class Memory(ErasureCases, BackgroundWork):
         view = _beside(self.store, lambda: self.pending_view(project))
         rows = self.store.message_page(project, before, size + 1, role, source)  # type: ignore[arg-type]
         page = rows[:size]
-        more = len(rows) > size
-        last = page[-1] if page else None
         # Messages that name an entity being erased are shown as the erasure will
         # leave them, which needs their passages.
         hidden = view()
@@ -252,6 +268,10 @@ class Memory(ErasureCases, BackgroundWork):
         for m in page:
             shown, kept = hidden.message(m, held.get(m.id, []))
             listed.append(ShownMessage(shown, kept if passages else None))
+        # At most PAGE_BYTES: long messages (with their passages) end a page early.
+        listed = listed[: fitting(m.weight() for m in listed)]
+        last = page[len(listed) - 1] if listed else None
+        more = len(rows) > len(listed)
         return MessagePage(
             listed,
             encode_cursor("messages", project, [last.recorded_at, last.id])
@@ -293,7 +313,9 @@ class Memory(ErasureCases, BackgroundWork):
                     project, further, ROLES, room, exclude=seen, filters=live
                 )
                 walked += [(f, 2) for f in more if not hidden.hides_fact(f)]
-        return neighbourhood_graph(key, walked)
+        # At most PAGE_BYTES of facts, nearest first (hop 1 came first).
+        weights = (wire_bytes(f.subject, f.predicate, f.object, f.statement) for f, _ in walked)
+        return neighbourhood_graph(key, walked[: fitting(weights, NEIGHBOURHOOD_BYTES)])
 
     def recall(self, project: str, request: RecallRequest) -> RecallAnswer:
         """One recall (domain/recall.py), without what pending erasures will remove."""
@@ -336,6 +358,17 @@ class Memory(ErasureCases, BackgroundWork):
     def aliases(self, project: str) -> list[Alias]:
         """Every alias of the project, by normalised alias."""
         return list(self.store.aliases(project))
+
+    def alias_page(self, project: str, limit: int | None, cursor: str | None) -> AliasPage:
+        """A page of the project's aliases, by normalised alias."""
+        size = check_page(limit)
+        after = decode_cursor("aliases", project, cursor, 1)[0] if cursor else None
+        rows = self.store.alias_page(project, after, size + 1)
+        page = rows[:size]
+        more = len(rows) > size
+        return AliasPage(
+            page, encode_cursor("aliases", project, [page[-1].alias_key]) if more else None
+        )
 
     def merge_proposals(self, project: str) -> MergeProposals:
         """Pairs of names similar enough to be one entity; degraded (and no pairs) when

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Collection, Iterable, Sequence
+from itertools import islice
 from typing import Any
 
 from ...domain.aliases import MergePlan, NameState, plan_merge, rekeyed
@@ -322,14 +323,32 @@ class DynamoDbAliasStore:
         return ops, claims
 
     def aliases(self, project: str) -> list[Alias]:
-        listed = listed_aliases(self.table, project)
+        found = self._named(project, listed_aliases(self.table, project))
+        return sorted(found, key=lambda a: a.alias_key)
+
+    def alias_page(self, project: str, after: str | None, limit: int) -> list[Alias]:
+        start = alias_sk(after) if after is not None else ALIAS_PREFIX
+        read = self.table._query(
+            KeyConditionExpression="PK = :pk AND SK BETWEEN :a AND :z",
+            ExpressionAttributeValues={
+                ":pk": {"S": aliases_pk(project)},
+                ":a": {"S": start},
+                ":z": {"S": ALIAS_PREFIX + "\uffff"},
+            },
+            Limit=limit + 1,
+        )
+        # BETWEEN takes its ends: the alias at `after` is the previous page's last.
+        return self._named(project, list(islice((i for i in read if i["SK"]["S"] != start), limit)))
+
+    def _named(self, project: str, listed: list[Item]) -> list[Alias]:
+        """Aliases of listing items, each with its entity's name as first written."""
         pks = {entity_pk(project, i["t"]["S"]) for i in listed}
         names = {
             i["PK"]["S"]: i["n"]["S"]
             for i in self.table._batch_get([item_key(pk, NAME_SK) for pk in pks])
             if "n" in i
         }
-        found = [
+        return [
             Alias(
                 alias=i["n"]["S"],
                 alias_key=i["k"]["S"],
@@ -338,7 +357,6 @@ class DynamoDbAliasStore:
             )
             for i in listed
         ]
-        return sorted(found, key=lambda a: a.alias_key)
 
     def entity_names(self, project: str, limit: int) -> list[EntityName]:
         """The project's live entities (not aliases): its listing, then the name items

@@ -357,4 +357,5 @@ def pending_erasure_of(project: str, item: Item) -> PendingErasure:
         counts={k: int(item[k]["N"]) for k in COUNTS},
         holder=item["holder"]["S"] if "holder" in item else None,
         held_until=float(item["held_until"]["N"]) if "held_until" in item else None,
+        cursor=item["cursor"]["S"] if "cursor" in item else None,
     )

@@ -70,13 +70,13 @@ from .keys import (
     item_key,
     key_of,
     listing_key,
+    mark_pk,
     message_key,
     message_pk,
     name_key,
     passage_sk,
     tombstone_key,
     vector_sk,
-    work_pk,
 )
 from .messages import DynamoDbMessageStore
 from .reports import DynamoDbReportStore, listed_reports
@@ -117,7 +117,8 @@ class DynamoDbErasureStore:
         gone = [item_key(pk, NAME_SK) for pk in erased]
         gone += [listing_key(project, LIST_ENTITIES, k) for k in plan.entity_keys]
         # Their statements waiting to be embedded go with them.
-        gone += [item_key(work_pk(project), vector_sk("fact", i)) for i in plan.fact_ids]
+        sks = [vector_sk("fact", i) for i in plan.fact_ids]
+        gone += [item_key(mark_pk(project, sk), sk) for sk in sks]
         self.table._batch_write([{"DeleteRequest": {"Key": k}} for k in gone], ordered=False)
         return dropped
 
@@ -397,14 +398,21 @@ class DynamoDbErasureStore:
             raise
         return True
 
-    def add_erasure_counts(self, project: str, erasure_id: str, counts: dict[str, int]) -> None:
+    def add_erasure_counts(
+        self, project: str, erasure_id: str, counts: dict[str, int], cursor: str | None = None
+    ) -> None:
         names = {f"#{k}": k for k in COUNTS}
         values = {f":{k}": {"N": str(counts.get(k, 0))} for k in COUNTS}
+        update = "ADD " + ", ".join(f"#{k} :{k}" for k in COUNTS)
+        if cursor is not None:
+            names["#cursor"] = "cursor"
+            values[":cursor"] = {"S": cursor}
+            update += " SET #cursor = :cursor"
         try:
             self.table.client.update_item(
                 TableName=self.table.table_name,
                 Key=item_key(erasing_pk(project), erasure_id),
-                UpdateExpression="ADD " + ", ".join(f"#{k} :{k}" for k in COUNTS),
+                UpdateExpression=update,
                 ConditionExpression="attribute_exists(PK)",
                 ExpressionAttributeNames=names,
                 ExpressionAttributeValues=values,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Collection, Iterator, Sequence
 from functools import partial
+from itertools import islice
 from typing import Any
 
 from ...domain.entity_counts import end_counts, end_names
@@ -436,6 +437,28 @@ class DynamoDbFactStore:
             },
         )
         return [fact_of(i) for i in items]
+
+    def subject_page(
+        self, project: str, key: str, after: str | None, limit: int
+    ) -> list[tuple[str, Fact]]:
+        start = fact_sk(after) if after else FACTS_PREFIX
+        read = self.table._query(
+            KeyConditionExpression="PK = :pk AND SK BETWEEN :a AND :z",
+            FilterExpression="#d = :s",
+            ExpressionAttributeNames={"#d": "d"},
+            ExpressionAttributeValues={
+                ":pk": {"S": entity_pk(project, key)},
+                ":a": {"S": start},
+                ":z": {"S": FACTS_PREFIX + "\uffff"},
+                ":s": {"S": "S"},
+            },
+            # The partition holds the entity's facts both ways; a read of twice the
+            # page (and more) mostly ends the page in one round trip.
+            Limit=2 * limit + MIN_PAGE,
+        )
+        # BETWEEN takes its ends: the fact at `after` is the previous page's last.
+        items = (i for i in read if i["SK"]["S"] != start)
+        return [(i["SK"]["S"][len(FACTS_PREFIX) :], fact_of(i)) for i in islice(items, limit)]
 
     def delete_fact(self, project: str, fact_id: str) -> bool:
         claim_key = fact_claim_key(project, fact_id)

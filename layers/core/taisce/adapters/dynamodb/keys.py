@@ -172,6 +172,27 @@ def vector_sk(kind: str, item_id: str) -> str:
     return f"{VECTORS}#{kind}#{key_tail(item_id)}"
 
 
+# A project's pending vector marks are spread over this many partitions (by their sort
+# key): a maximum-size batch of messages writes ~6,600 marks, which one partition takes
+# at 1,000 write units a second. The first is the project's WORK partition itself, which
+# held them all before, so the marks written then are still read (and cleared) there.
+VECTOR_MARK_SHARDS = 8
+
+
+def vector_mark_pks(project: str) -> list[str]:
+    """The partitions of a project's pending vector marks."""
+    pk = work_pk(project)
+    return [pk] + [f"{pk}#{n}" for n in range(1, VECTOR_MARK_SHARDS)]
+
+
+def mark_pk(project: str, sk: str) -> str:
+    """The partition of a work mark: dirty marks in the project's WORK partition, a
+    pending vector mark in the one of vector_mark_pks its sort key picks."""
+    if not sk.startswith(f"{VECTORS}#"):
+        return work_pk(project)
+    return vector_mark_pks(project)[int(digest(sk)[:8], 16) % VECTOR_MARK_SHARDS]
+
+
 def work_index_prefix(kind: str, project: str) -> str:
     """The sort keys of a project's index entries for one kind start with this."""
     return f"{kind}#{key_part(project)}#"

@@ -10,10 +10,10 @@ from collections.abc import Iterator, Sequence
 from ...domain.model import Fact, Message, Passage
 from .client import TableClient, parallel
 from .codec import fact_of, message_of
-from .keys import LIST_FACTS, LIST_MESSAGES, message_key
+from .keys import LIST_ENTITIES, LIST_FACTS, LIST_MESSAGES, message_key
 from .messages import DynamoDbMessageStore
-from .names import name_items
-from .project_listings import listing
+from .names import name_items, names_of
+from .project_listings import listing, listing_page
 
 
 class DynamoDbProjectReads:
@@ -35,6 +35,28 @@ class DynamoDbProjectReads:
         ids = [i["id"]["S"] for i in listing(self.table, project, LIST_MESSAGES)]
         for item in self.table._batch_get([message_key(project, i) for i in ids]):
             yield message_of(item)
+
+    def entity_key_page(
+        self, project: str, after: str | None, limit: int
+    ) -> tuple[list[str], str | None]:
+        listed, following = listing_page(self.table, project, LIST_ENTITIES, after, limit)
+        keys = [i["k"]["S"] for i in listed]
+        # A listed key whose name item is gone (erased, undone) is left out.
+        held = names_of(self.table, project, keys) if keys else {}
+        return [k for k in keys if k in held], following
+
+    def fact_page(
+        self, project: str, after: str | None, limit: int
+    ) -> tuple[list[Fact], str | None]:
+        listed, following = listing_page(self.table, project, LIST_FACTS, after, limit)
+        return [fact_of(i) for i in listed], following
+
+    def message_page_of_project(
+        self, project: str, after: str | None, limit: int
+    ) -> tuple[list[Message], str | None]:
+        listed, following = listing_page(self.table, project, LIST_MESSAGES, after, limit)
+        keys = [message_key(project, i["id"]["S"]) for i in listed]
+        return [message_of(i) for i in self.table._batch_get(keys)], following
 
     def passages_of_messages(
         self, project: str, message_ids: Sequence[str]

@@ -29,6 +29,7 @@ from .client import (
     TableClient,
     cancellation,
     error_code,
+    parallel,
 )
 from .codec import count_attribute, item_size
 from .keys import (
@@ -39,10 +40,10 @@ from .keys import (
     dirty_sk,
     item_key,
     key_of,
+    mark_pk,
     vector_sk,
     work_entry_key,
     work_index_prefix,
-    work_pk,
 )
 
 logger = logging.getLogger(__name__)
@@ -147,7 +148,7 @@ class Stale(Exception):
 
 
 def add_mark(project: str, unit: Unit, kind: str, sk: str, attributes: Item) -> None:
-    pk = work_pk(project)
+    pk = mark_pk(project, sk)
     mark = {**item_key(pk, sk), **attributes}
     unit.marks[(pk, sk)] = mark
     unit.work[work_index_prefix(kind, project)] = project
@@ -344,9 +345,7 @@ class UnitWrites(TableClient):
         try:
             for group in self._groups([u for u in units if not u.big]):
                 stored += self._commit(group, strict=strict)
-            for unit in units:
-                if unit.big and self._store_big(unit):
-                    stored.append(unit)
+            self._store_big([u for u in units if u.big], stored)
         except BaseException:
             self._undo(stored)
             raise
@@ -362,17 +361,36 @@ class UnitWrites(TableClient):
         except Exception:
             logger.exception("undoing a partly stored batch failed")
 
-    def _store_big(self, unit: Unit) -> bool:
-        """A unit too big for one transaction (a long message): its items first, then
-        the claim as the commit point. A retry after a failure part-way rewrites the
-        same items and then claims."""
-        if self._get(item_key(unit.claim["PK"]["S"], unit.claim["SK"]["S"]), "PK") is not None:
-            return False
-        self._batch_write(
-            [{"PutRequest": {"Item": i}} for i in (*unit.items, *unit.marks.values())]
+    def _store_big(self, units: Sequence[Unit], stored: list[Unit]) -> None:
+        """Units too big for one transaction (long messages), all at once: which are
+        claimed already (GetItem each), then every item and mark of the others
+        (BatchWriteItem, in parallel, spread over their partitions), the index entries,
+        then each claim as its unit's commit point (in parallel), appended to `stored`
+        as it lands. A retry after a failure part-way rewrites the same items and then
+        claims. A maximum-size batch (10 messages of 99,000 characters) is then a few
+        waves of calls, not 500 calls in a row."""
+        if not units:
+            return
+        keys = [item_key(u.claim["PK"]["S"], u.claim["SK"]["S"]) for u in units]
+        held = parallel(lambda k: self._get(k, "PK") is not None, keys)
+        todo = [u for u, h in zip(units, held, strict=True) if not h]
+        items = [i for u in todo for i in (*u.items, *u.marks.values())]
+        self._batch_write([{"PutRequest": {"Item": i}} for i in items], ordered=False)
+        work = {sk: project for u in todo for sk, project in u.work.items()}
+        parallel(
+            lambda entry: self.client.update_item(TableName=self.table_name, **work_touch(*entry)),
+            list(work.items()),
         )
-        for sk, project in unit.work.items():
-            self.client.update_item(TableName=self.table_name, **work_touch(sk, project))
+        claimed = parallel(self._claim, todo)
+        failed = [c for c in claimed if isinstance(c, BaseException)]
+        stored += [u for u, c in zip(todo, claimed, strict=True) if c is True]
+        if failed:
+            raise failed[0]
+
+    def _claim(self, unit: Unit) -> bool | BaseException:
+        """Put a big unit's claim: True if it is this call's, False if another writer
+        stored it meanwhile (the first copy stays), the error otherwise (returned, so
+        that the claims that landed beside it are known and can be undone)."""
         try:
             self.client.put_item(
                 TableName=self.table_name,
@@ -381,6 +399,6 @@ class UnitWrites(TableClient):
             )
         except Exception as error:
             if error_code(error) == "ConditionalCheckFailedException":
-                return False  # stored meanwhile by another writer: the first copy stays
-            raise
+                return False
+            return error
         return True

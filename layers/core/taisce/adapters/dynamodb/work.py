@@ -11,7 +11,7 @@ The marks are written with the records they are about (units.py).
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Sequence
-from itertools import islice
+from itertools import chain, islice
 from typing import Any
 
 from ...domain.extraction import failures_to_replay
@@ -24,6 +24,7 @@ from .client import (
     TableClient,
     cancellation,
     error_code,
+    parallel,
 )
 from .codec import extraction_failure_of, extraction_item, number_value, pending_vector_of
 from .keys import (
@@ -37,6 +38,8 @@ from .keys import (
     extraction_key,
     extraction_prefix,
     item_key,
+    mark_pk,
+    vector_mark_pks,
     vector_sk,
     work_index_prefix,
     work_pk,
@@ -61,34 +64,45 @@ class DynamoDbWorkMarks:
 
     def __init__(self, table: TableClient) -> None:
         self.table = table
+        # Vector marks read where they were written before the marks were spread
+        # (keys.py, VECTOR_MARK_SHARDS): (project, sort key) -> partition, to clear them.
+        self._read_at: dict[tuple[str, str], str] = {}
 
     def _marks(self, project: str, kind: str, page: int | None = None) -> Iterator[Item]:
-        params: dict[str, Any] = {
-            "KeyConditionExpression": "PK = :pk AND begins_with(SK, :k)",
-            "ExpressionAttributeValues": {
-                ":pk": {"S": work_pk(project)},
-                ":k": {"S": f"{kind}#"},
-            },
-            # The worker must see every mark written before it looks.
-            "ConsistentRead": True,
-        }
-        if page is not None:
-            params["Limit"] = page
-        return self.table._query(**params)
+        """The project's marks of one kind; vector marks from every partition they are
+        spread over (the first page of each in one wave, then each partition in turn)."""
+        pks = vector_mark_pks(project) if kind == VECTORS else [work_pk(project)]
+
+        def start(pk: str) -> Iterator[Item]:
+            params: dict[str, Any] = {
+                "KeyConditionExpression": "PK = :pk AND begins_with(SK, :k)",
+                "ExpressionAttributeValues": {":pk": {"S": pk}, ":k": {"S": f"{kind}#"}},
+                # The worker must see every mark written before it looks.
+                "ConsistentRead": True,
+            }
+            if page is not None:
+                params["Limit"] = page
+            items = self.table._query(**params)
+            first = next(items, None)
+            return iter(()) if first is None else chain([first], items)
+
+        return chain.from_iterable(parallel(start, pks))
 
     def _delete_marks(self, project: str, marks: Sequence[tuple[str, str, str]]) -> None:
         """Delete marks (sort key, attribute, value read) whose attribute still holds the
         value read: a mark rewritten since stays. 100 per transaction; a mark whose
         condition fails is left and the rest sent again."""
-        pk = work_pk(project)
         wanted = list({sk: (sk, a, v) for sk, a, v in marks}.values())
+
+        def at(sk: str) -> str:
+            return self._read_at.pop((project, sk), None) or mark_pk(project, sk)
 
         def deletes(group: Sequence[tuple[str, str, str]]) -> tuple[list[Item], dict[int, int]]:
             ops = [
                 {
                     "Delete": {
                         "TableName": self.table.table_name,
-                        "Key": item_key(pk, sk),
+                        "Key": item_key(at(sk), sk),
                         "ConditionExpression": "#a = :v",
                         "ExpressionAttributeNames": {"#a": attribute},
                         "ExpressionAttributeValues": {":v": {"S": value}},
@@ -137,7 +151,12 @@ class DynamoDbWorkMarks:
     def pending_vectors(self, project: str, limit: int) -> list[PendingVector]:
         if limit <= 0:
             return []
-        return [pending_vector_of(i) for i in islice(self._marks(project, VECTORS, limit), limit)]
+        found = list(islice(self._marks(project, VECTORS, limit), limit))
+        for i in found:
+            sk, pk = i["SK"]["S"], i["PK"]["S"]
+            if pk != mark_pk(project, sk):
+                self._read_at[(project, sk)] = pk
+        return [pending_vector_of(i) for i in found]
 
     def clear_pending_vectors(self, project: str, items: Sequence[PendingVector]) -> None:
         self._delete_marks(project, [(vector_sk(i.kind, i.id), "text", i.text) for i in items])

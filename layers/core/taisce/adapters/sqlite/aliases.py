@@ -130,6 +130,18 @@ class SqliteAliasStore(SqlitePart):
         # A user's own alias of a key over the shared one (read after it).
         return list({r[1]: Alias(*r) for r in rows}.values())
 
+    def alias_page(self, project: str, after: str | None, limit: int) -> list[Alias]:
+        rows = self._db().execute(
+            "SELECT a.name, a.key, COALESCE(e.name, a.target), a.target FROM aliases a "
+            "LEFT JOIN entities e ON e.project = a.project AND e.key = a.target "
+            "WHERE a.project IN (?, ?) AND a.key > ? ORDER BY a.key, a.project LIMIT ?",
+            # At most two rows a key (the shared one, then the user's): twice the page and
+            # one more holds `limit` whole keys whenever there are that many.
+            (*seen(project), after or "", 2 * limit + 1),
+        )
+        # A user's own alias of a key over the shared one (read after it).
+        return list({r[1]: Alias(*r) for r in rows}.values())[:limit]
+
     def entity_names(self, project: str, limit: int) -> list[EntityName]:
         rows = self._db().execute(
             # MIN(e.project): the name of the shared row where both partitions hold one.

@@ -242,7 +242,7 @@ class SqliteErasureStore(SqlitePart):
         # A user's request is also hidden what a pending shared erasure will remove.
         rows = self._db().execute(
             "SELECT project, id, subject_hash, names, requested_at, facts, entities, messages, "
-            "passages, reports, holder, held_until "
+            "passages, reports, holder, held_until, cursor "
             f"FROM erasure_requests WHERE project IN (?, ?) {where} "
             "ORDER BY requested_at, id",
             (*seen(project), *params),
@@ -257,6 +257,7 @@ class SqliteErasureStore(SqlitePart):
                 counts={k: r[k] for k in COUNTS},
                 holder=r["holder"],
                 held_until=r["held_until"],
+                cursor=r["cursor"],
             )
             for r in rows
         ]
@@ -286,13 +287,15 @@ class SqliteErasureStore(SqlitePart):
                 == 1
             )
 
-    def add_erasure_counts(self, project: str, erasure_id: str, counts: dict[str, int]) -> None:
+    def add_erasure_counts(
+        self, project: str, erasure_id: str, counts: dict[str, int], cursor: str | None = None
+    ) -> None:
         with self._write() as db:
             db.execute(
                 "UPDATE erasure_requests SET "
                 + ", ".join(f"{k} = {k} + ?" for k in COUNTS)
-                + " WHERE project = ? AND id = ?",
-                (*(counts.get(k, 0) for k in COUNTS), project, erasure_id),
+                + ", cursor = COALESCE(?, cursor) WHERE project = ? AND id = ?",
+                (*(counts.get(k, 0) for k in COUNTS), cursor, project, erasure_id),
             )
 
     def finish_erasure(self, record: ErasureRecord, requested_at: str) -> bool:

@@ -251,6 +251,16 @@ class SqliteFactStore(SqlitePart):
         )
         return [fact_from_row(r) for r in rows]
 
+    def subject_page(
+        self, project: str, key: str, after: str | None, limit: int
+    ) -> list[tuple[str, Fact]]:
+        rows = self._scan(
+            f"SELECT seq, {FACT_COLUMNS} FROM facts WHERE project IN (?, ?) AND subject_key = ? "
+            "AND seq > ? ORDER BY seq LIMIT ?",
+            (*seen(project), key, int(after) if after and after.isdigit() else 0, limit),
+        )
+        return [(str(r[0]), fact_from_row(r)) for r in rows]
+
     def delete_fact(self, project: str, fact_id: str) -> bool:
         with self._write() as db:
             gone = db.execute(

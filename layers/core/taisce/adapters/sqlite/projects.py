@@ -38,6 +38,36 @@ class SqliteProjectReads(SqlitePart):
         for row in rows:
             yield Message(*row)
 
+    def entity_key_page(
+        self, project: str, after: str | None, limit: int
+    ) -> tuple[list[str], str | None]:
+        rows = self._scan(
+            "SELECT key FROM entities WHERE project = ? AND key > ? ORDER BY key LIMIT ?",
+            (project, after or "", limit),
+        ).fetchall()
+        return [r[0] for r in rows], rows[-1][0] if len(rows) == limit else None
+
+    def fact_page(
+        self, project: str, after: str | None, limit: int
+    ) -> tuple[list[Fact], str | None]:
+        rows = self._scan(
+            f"SELECT seq, {FACT_COLUMNS} FROM facts WHERE project = ? AND seq > ? "
+            "ORDER BY seq LIMIT ?",
+            (project, int(after or 0), limit),
+        ).fetchall()
+        return [fact_from_row(r) for r in rows], str(rows[-1][0]) if len(rows) == limit else None
+
+    def message_page_of_project(
+        self, project: str, after: str | None, limit: int
+    ) -> tuple[list[Message], str | None]:
+        rows = self._scan(
+            "SELECT seq, id, role, content, source, occurred_at, recorded_at FROM messages "
+            "WHERE project = ? AND seq > ? ORDER BY seq LIMIT ?",
+            (project, int(after or 0), limit),
+        ).fetchall()
+        found = [Message(*r[1:]) for r in rows]
+        return found, str(rows[-1][0]) if len(rows) == limit else None
+
     def passages_of_messages(
         self, project: str, message_ids: Sequence[str]
     ) -> dict[str, list[Passage]]:

@@ -204,6 +204,7 @@ CREATE TABLE IF NOT EXISTS erasure_requests (
     reports INTEGER NOT NULL DEFAULT 0,
     holder TEXT,
     held_until REAL,
+    cursor TEXT,
     PRIMARY KEY (project, id)
 ) WITHOUT ROWID;
 """
@@ -225,7 +226,7 @@ ADDED_COLUMNS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     ("messages", (("position", "INTEGER"),)),
     # And its time (model.PendingVector.occurred_at): NULL on older marks, not known.
     ("pending_vectors", (("position", "INTEGER"), ("occurred_at", "TEXT"))),
-    ("erasure_requests", (("holder", "TEXT"), ("held_until", "REAL"))),
+    ("erasure_requests", (("holder", "TEXT"), ("held_until", "REAL"), ("cursor", "TEXT"))),
     # Credential kinds: an older credential (kind NULL) is a project credential.
     ("credentials", (("kind", "TEXT"), ("user", "TEXT"), ("last_used_at", "TEXT"))),
     # A live, unclosed fact's content digest (domain/fact_identity.py); NULL once a

@@ -27,6 +27,11 @@ class AliasStore(Protocol):
         """Every alias of the project, by alias key."""
         ...
 
+    def alias_page(self, project: str, after: str | None, limit: int) -> list[Alias]:
+        """Up to `limit` aliases in the order of their listing (by alias key; on
+        DynamoDB by its key's sort key), those after the alias key `after` only."""
+        ...
+
     def entity_names(self, project: str, limit: int) -> list[EntityName]:
         """Up to `limit` entities named by a live fact (not aliases), by key."""
         ...

@@ -80,8 +80,11 @@ class ErasureStore(Protocol):
         is no longer pending). An `until` already past lets it go."""
         ...
 
-    def add_erasure_counts(self, project: str, erasure_id: str, counts: dict[str, int]) -> None:
-        """Add what one step removed to the pending erasure's counts."""
+    def add_erasure_counts(
+        self, project: str, erasure_id: str, counts: dict[str, int], cursor: str | None = None
+    ) -> None:
+        """Add what one step removed to the pending erasure's counts and, if given,
+        set where its plan stands (PendingErasure.cursor), both at once."""
         ...
 
     def finish_erasure(self, record: ErasureRecord, requested_at: str) -> bool:

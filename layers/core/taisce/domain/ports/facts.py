@@ -48,6 +48,14 @@ class FactStore(Protocol):
         """Every fact with this subject, closed ones too, in storing order."""
         ...
 
+    def subject_page(
+        self, project: str, key: str, after: str | None, limit: int
+    ) -> list[tuple[str, Fact]]:
+        """Up to `limit` facts with this subject, closed ones too, in storing order,
+        each with its place in that order (an opaque string), those after the place
+        `after` only."""
+        ...
+
     def delete_fact(self, project: str, fact_id: str) -> bool: ...
 
     def held_facts(self, project: str, ids: Collection[str]) -> set[str]:

@@ -21,6 +21,29 @@ class ProjectReads(Protocol):
 
     def project_messages(self, project: str) -> Iterator[Message]: ...
 
+    # Pages (domain/erasure_pages.py): each returns up to `limit` items from the
+    # position `after` (an opaque string it returned before; None: the start) and
+    # the position after them, None when the page was the last. The order is the
+    # store's own and stable; items deleted or rewritten between pages shift nothing.
+
+    def entity_key_page(
+        self, project: str, after: str | None, limit: int
+    ) -> tuple[list[str], str | None]:
+        """Keys of the entity names held (live or not, aliases too), a page."""
+        ...
+
+    def fact_page(
+        self, project: str, after: str | None, limit: int
+    ) -> tuple[list[Fact], str | None]:
+        """Facts of the project, each once, a page."""
+        ...
+
+    def message_page_of_project(
+        self, project: str, after: str | None, limit: int
+    ) -> tuple[list[Message], str | None]:
+        """Messages of the project, a page."""
+        ...
+
     def passages_of_messages(
         self, project: str, message_ids: Sequence[str]
     ) -> dict[str, list[Passage]]:
