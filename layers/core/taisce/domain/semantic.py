@@ -4,8 +4,9 @@ recall's steps."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from .deadline import Deadline, DeadlineEmbedder, DeadlineIndex
 from .ports.vectors import Embedder, VectorIndex
 
 
@@ -19,3 +20,13 @@ class Semantic:
     # start of the recall, beside the store's first reads (Question). A local model
     # is not: it takes the same cores the reads need (measured: no gain, 2 cores).
     early_vector: bool = False
+
+    def within(self, deadline: Deadline | None) -> Semantic:
+        """The same model and index, each call bounded by the deadline (domain/deadline.py)."""
+        if deadline is None:
+            return self
+        return replace(
+            self,
+            embedder=DeadlineEmbedder(self.embedder, deadline),
+            index=DeadlineIndex(self.index, deadline),
+        )

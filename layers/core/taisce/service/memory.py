@@ -21,6 +21,7 @@ from ..domain.aliases import (
     propose_merges,
 )
 from ..domain.controls import Limits, RecallRequest, resolve
+from ..domain.deadline import Deadline
 from ..domain.erasure import PendingView, hide_pending
 from ..domain.errors import NotFound
 from ..domain.filters import FactFilter
@@ -277,8 +278,11 @@ class Memory(ErasureCases, BackgroundWork):
                 walked += [(f, 2) for f in more if not hidden.hides_fact(f)]
         return neighbourhood_graph(key, walked)
 
-    def recall(self, project: str, request: RecallRequest) -> RecallAnswer:
-        """One recall (domain/recall.py), without what pending erasures will remove."""
+    def recall(
+        self, project: str, request: RecallRequest, deadline: Deadline | None = None
+    ) -> RecallAnswer:
+        """One recall (domain/recall.py), without what pending erasures will remove.
+        Past the `deadline` no model or index call is waited for: those steps degrade."""
         controls = resolve(request, self.limits)
         # The pending erasures are read beside the recall (one more read, in parallel
         # where the store reads in parallel): their names are hidden from the answer.
@@ -288,7 +292,7 @@ class Memory(ErasureCases, BackgroundWork):
             project,
             request.question,
             controls,
-            semantic=self.semantic,
+            semantic=self.semantic.within(deadline) if self.semantic else None,
             now=timestamp(self.clock()),
         )
         return hide_pending(answer, erasing())
