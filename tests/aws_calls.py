@@ -9,7 +9,11 @@ actions they need.
     calls.actions["RecallFunction"]  # {("dynamodb:Query", "taisce-events", "P#demo#E#atlas"), ...}
 
 A DynamoDB transaction is authorised per item (Put -> dynamodb:PutItem, ...), so it is
-recorded as those actions; every other operation is its own action.
+recorded as those actions; every other operation is its own action. OpenSearch
+Serverless requests are recorded at opensearch-py's transport as the data-access
+permission each needs (`aoss:ReadDocument` for a search, ...), with the index as the
+resource. With `AwsCalls(vectors=Collection())` the Bedrock and OpenSearch data planes,
+which cannot run here, are answered by tests/vector_fakes.py after being recorded.
 """
 
 from __future__ import annotations
@@ -21,8 +25,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from botocore.client import BaseClient
+from opensearchpy.transport import Transport
 
 from taisce.adapters.dynamodb.reads import DirectReads
+from tests.vector_fakes import Collection, titan_answer
 
 # Operations whose IAM action is not "<prefix>:<operation>".
 _TRANSACT_ITEM_ACTIONS = {
@@ -83,10 +89,27 @@ def _actions(service: str, operation: str, params: dict[str, Any]) -> list[Call]
     return [(f"{prefix}:{operation}", "?", None)]
 
 
+def aoss_permission(method: str, url: str) -> Call:
+    """The data-access permission an OpenSearch request needs, on its index."""
+    path = url.split("?", 1)[0].strip("/").split("/")
+    index = path[0]
+    if path[-1] in ("_search", "_msearch", "_count", "_doc") and method in ("GET", "POST"):
+        return ("aoss:ReadDocument", index, None)
+    if path[-1] in ("_bulk", "_doc", "_create", "_update"):
+        return ("aoss:WriteDocument", index, None)
+    if len(path) == 1 or path[-1] == "_mapping":
+        by_method = {"PUT": "aoss:CreateIndex", "DELETE": "aoss:DeleteIndex"}
+        if path[-1] == "_mapping":
+            by_method["PUT"] = "aoss:UpdateIndex"
+        return (by_method.get(method, "aoss:DescribeIndex"), index, None)
+    return (f"aoss:{method} {url}", index, None)
+
+
 class AwsCalls:
     """Records, per function, the IAM actions of every botocore call made in it."""
 
-    def __init__(self) -> None:
+    def __init__(self, vectors: Collection | None = None) -> None:
+        self.vectors = vectors
         self.actions: dict[str, set[Call]] = defaultdict(set)
         self.operations: dict[str, list[str]] = defaultdict(list)
         self._function = "(none)"
@@ -109,6 +132,10 @@ class AwsCalls:
             recorder.operations[recorder._function].append(f"{service}:{operation}")
             for pair in _actions(service, operation, params):
                 recorder.actions[recorder._function].add(pair)
+            if recorder.vectors is not None and service == "bedrock-runtime":
+                if operation != "InvokeModel":
+                    raise AssertionError(f"no fake answer for Bedrock's {operation}")
+                return titan_answer(params)
             return original(client, operation, params)
 
         # The recall's reads sent without the client's machinery
@@ -121,12 +148,27 @@ class AwsCalls:
                 recorder.actions[recorder._function].add(pair)
             return direct(reads, operation, params)
 
+        search = Transport.perform_request
+
+        def recording_search(
+            transport: Transport, method: str, url: str, *args: Any, **kwargs: Any
+        ) -> Any:
+            recorder.operations[recorder._function].append(f"aoss:{method} {url}")
+            recorder.actions[recorder._function].add(aoss_permission(method, url))
+            if recorder.vectors is None:
+                return search(transport, method, url, *args, **kwargs)
+            body = kwargs.get("body", args[1] if len(args) > 1 else None)
+            return recorder.vectors.answer(method, url, body)
+
         BaseClient._make_api_call = recording  # type: ignore[method-assign]
         DirectReads.call = recording_direct  # type: ignore[method-assign]
+        Transport.perform_request = recording_search  # type: ignore[method-assign]
         self._original = original
         self._direct = direct
+        self._search = search
         return self
 
     def __exit__(self, *exc: object) -> None:
         BaseClient._make_api_call = self._original  # type: ignore[method-assign]
         DirectReads.call = self._direct  # type: ignore[method-assign]
+        Transport.perform_request = self._search  # type: ignore[method-assign]

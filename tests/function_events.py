@@ -27,9 +27,13 @@ from tests.aws_calls import AwsCalls
 from tests.contract.factories import credential
 from tests.lambda_events import BEARER, CREDENTIAL_ID, ERASURE_ID, EVENTS, PROJECT
 from tests.moto_server import AWS_ENV, TEMPLATE, shared_moto
+from tests.vector_fakes import Collection
 
 EVENTS_DIR = Path(__file__).resolve().parents[1] / "events"
 TABLE = "taisce-events"
+# The id facts-delete.json asks to delete (none such: 404), replaced in a run with
+# vectors by a fact stored, so that its vector is deleted.
+UNKNOWN_FACT = "f-unknown"
 # The order the events run in: each finds what the ones before it stored.
 ORDER = [
     "authorizer.json",
@@ -157,10 +161,32 @@ MADE_IDS = {
 }
 
 
+# A Bedrock deploy's vector settings, for run_events(vectors=True): the embedding model
+# and the collection are answered by tests/vector_fakes.py.
+VECTOR_ENV = {
+    "TAISCE_EMBEDDINGS": "bedrock",
+    "TAISCE_OPENSEARCH_ENDPOINT": "https://fake1234.eu-west-1.aoss.amazonaws.com",
+}
+
+
+def _with_fact_id(event: dict[str, Any], before: list[Invocation]) -> dict[str, Any]:
+    fact_id = deleted_fact_id(before)
+    return json.loads(json.dumps(event).replace(UNKNOWN_FACT, fact_id))
+
+
+def deleted_fact_id(invocations: list[Invocation]) -> str:
+    """The fact facts-delete.json deleted in a run with vectors (the first one stored)."""
+    stored = next(i for i in invocations if i.event_file == "facts-store.json")
+    return str(json.loads(stored.answer["body"])["facts"][0]["id"])
+
+
 @functools.cache
-def run_events() -> tuple[list[Invocation], AwsCalls]:
-    """Run every event once; the answers in ORDER, and the calls each function made."""
-    moto = shared_moto().table_named(TABLE)
+def run_events(vectors: bool = False) -> tuple[list[Invocation], AwsCalls]:
+    """Run every event once; the answers in ORDER, and the calls each function made.
+    With `vectors`, as a Bedrock deploy with a collection (in a table of its own); the
+    collection's documents are then `calls.vectors`."""
+    table = f"{TABLE}-vectors" if vectors else TABLE
+    moto = shared_moto().table_named(table)
     sqs = moto.shared_client  # a DynamoDB client; SQS needs its own
     import boto3
 
@@ -171,7 +197,7 @@ def run_events() -> tuple[list[Invocation], AwsCalls]:
         region_name=AWS_ENV["AWS_DEFAULT_REGION"],
     ).client("sqs", endpoint_url=moto.endpoint)
     queue = sqs.create_queue(
-        QueueName="taisce-events.fifo",
+        QueueName=f"{table}.fifo",
         Attributes={"FifoQueue": "true", "VisibilityTimeout": "0"},
     )["QueueUrl"]
     # The credential the events' Authorization header carries, for their project.
@@ -180,14 +206,15 @@ def run_events() -> tuple[list[Invocation], AwsCalls]:
     moto.store().add_credential(credential(PROJECT), secret_hash(secret))
     # env.json's endpoints are the host as SAM's container sees it; here, moto's.
     here = {
-        "TAISCE_DYNAMODB_TABLE": TABLE,
+        "TAISCE_DYNAMODB_TABLE": table,
         "TAISCE_DYNAMODB_ENDPOINT": moto.endpoint,
         "TAISCE_WORK_QUEUE_URL": queue,
         "TAISCE_SQS_ENDPOINT": moto.endpoint,
         "TAISCE_REGION": AWS_ENV["AWS_DEFAULT_REGION"],
+        **(VECTOR_ENV if vectors else {}),
     }
     invocations: list[Invocation] = []
-    with AwsCalls() as calls:
+    with AwsCalls(Collection() if vectors else None) as calls:
         for name in ORDER:
             function, _ = EVENTS[name]
             env = function_env(function)
@@ -196,6 +223,8 @@ def run_events() -> tuple[list[Invocation], AwsCalls]:
             event = json.loads((EVENTS_DIR / name).read_text())
             if name in MADE_IDS:  # the id an earlier event was given
                 event = _with_id(event, invocations, *MADE_IDS[name])
+            if name == "facts-delete.json" and vectors:  # a fact with a vector
+                event = _with_fact_id(event, invocations)
             with environment(env), calls.as_function(function):
                 answer = handler_of(function)(event, Context(function, timeout_of(function)))
             invocations.append(Invocation(name, function, answer))

@@ -8,9 +8,13 @@ Each function's role is checked against the calls its code makes:
   recorded (tests/aws_calls.py), and each recorded call (transactions as their items'
   actions, with the partition key for dynamodb:LeadingKeys) must be allowed on the
   table or queue the template makes.
-- Bedrock and OpenSearch cannot run here, so which function calls them is declared
-  below (from the code: who embeds, who extracts, who reads or writes vectors), and
-  the model and inference-profile ARNs a call would name are built as Bedrock does.
+- Bedrock's embedding model and OpenSearch Serverless: recorded the same way, over the
+  same events run as a Bedrock deploy with a collection whose data planes are answered
+  by tests/vector_fakes.py; each function's recorded aoss permissions must be allowed
+  by its role (aoss:APIAccessAll) and granted to it by the collection's data-access
+  policy, and no other function may have either. The extraction model cannot be
+  answered here: who extracts is declared below. Model and inference-profile ARNs are
+  built as Bedrock does.
 
 Also: API Gateway's permission to invoke the authorizer, OpenSearch policy names
 within 32 characters for the longest collection name the parameter admits, timeouts
@@ -36,7 +40,7 @@ from taisce.service.work import FINISH_SECONDS, extraction_seconds
 from taisce.settings import Settings
 from tests import sam_translate
 from tests.cfn_eval import ACCOUNT, PARTITION, REGION, Stack
-from tests.function_events import run_events
+from tests.function_events import deleted_fact_id, run_events
 from tests.moto_server import TEMPLATE
 
 pytestmark = pytest.mark.skipif(
@@ -55,18 +59,9 @@ SCENARIOS = {
     "profile": {"Embeddings": "bedrock", "Extractor": "bedrock", "ExtractorModelId": PROFILE},
     "local": {"Embeddings": "local", "Extractor": "bedrock"},
 }
-# Who calls what the tests cannot run (from the code): the embedding model is called by
-# whoever embeds (a recall's question, merge proposals' names, the worker's pending
-# vectors); the extractor only by the worker; vectors are read by recall and proposals,
-# written by the worker (which also creates the index) and deleted by it when it
-# completes an erasure.
-EMBEDS = {"RecallFunction", "EntitiesFunction", "WorkerFunction"}
+# Who calls what the tests cannot run (from the code): the extractor only by the
+# worker. Embedding and vector calls are recorded (run_events(vectors=True)).
 EXTRACTS = {"WorkerFunction"}
-VECTOR_PERMISSIONS = {
-    "RecallFunction": {"aoss:ReadDocument", "aoss:DescribeIndex"},
-    "EntitiesFunction": {"aoss:ReadDocument", "aoss:DescribeIndex"},
-    "WorkerFunction": {"aoss:ReadDocument", "aoss:WriteDocument", "aoss:CreateIndex"},
-}
 
 
 @functools.cache
@@ -138,12 +133,14 @@ def _resource_arn(s: Stack, action: str, name: str) -> str:
 
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
 def test_each_role_allows_the_dynamodb_and_sqs_calls_its_code_makes(scenario: str) -> None:
-    invocations, calls = run_events()
+    invocations, calls = run_events(vectors=scenario != "default")
     assert {i.function for i in invocations} == set(functions())  # every function ran
     s = stack(scenario)
     refused = []
     for function, made in sorted(calls.actions.items()):
         for action, name, key in sorted(made, key=str):
+            if not action.startswith(("dynamodb:", "sqs:")):
+                continue
             context = {"dynamodb:LeadingKeys": [key]} if key else {}
             if not s.allows(function, action, _resource_arn(s, action, name), context):
                 refused.append(f"{function}: {action} ({key or 'no single key'})")
@@ -266,8 +263,10 @@ def test_bedrock_rights_cover_the_models_and_profiles_each_function_calls(scenar
     s = stack(scenario)
     wanted: dict[str, list[str]] = {f: [] for f in functions()}
     if s.parameter("Embeddings") == "bedrock":
-        for function in EMBEDS:
-            wanted[function].append(s.parameter("EmbeddingModelId"))
+        _, calls = run_events(vectors=True)
+        for function, made in calls.actions.items():
+            wanted[function].extend(m for a, m, _ in made if a == "bedrock:InvokeModel")
+        assert wanted["RecallFunction"] == [s.parameter("EmbeddingModelId")]
     if s.parameter("Extractor") == "bedrock":
         for function in EXTRACTS:
             wanted[function].append(s.parameter("ExtractorModelId"))
@@ -287,13 +286,8 @@ def test_bedrock_rights_cover_the_models_and_profiles_each_function_calls(scenar
 # -- OpenSearch Serverless -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
-def test_vector_readers_and_writers_have_api_access_and_a_data_access_rule(scenario: str) -> None:
-    s = stack(scenario)
-    if not s.exists("VectorCollection"):
-        assert not any(s.allows(f, "aoss:APIAccessAll", "*") for f in functions())
-        return
-    collection = s.attribute("VectorCollection", "Arn")
+def _data_access(s: Stack) -> dict[str, set[str]]:
+    """The collection's data-access policy: the permissions granted to each principal."""
     policy = json.loads(
         s.resolve(translated()["Resources"]["VectorAccessPolicy"]["Properties"]["Policy"])
     )
@@ -304,15 +298,57 @@ def test_vector_readers_and_writers_have_api_access_and_a_data_access_rule(scena
             assert rule["Resource"] == [f"index/{name}/*"]
             for principal in rule_set["Principal"]:
                 granted.setdefault(principal, set()).update(rule["Permission"])
+    return granted
+
+
+def test_without_vectors_no_function_may_reach_a_collection() -> None:
+    s = stack()
+    assert not s.exists("VectorCollection")
+    assert not any(s.allows(f, "aoss:APIAccessAll", "*") for f in functions())
+
+
+@pytest.mark.parametrize("scenario", sorted(set(SCENARIOS) - {"default"}))
+def test_each_role_and_the_data_access_policy_allow_the_vector_calls_its_code_makes(
+    scenario: str,
+) -> None:
+    """What each function sent to the collection over the events (as a Bedrock deploy
+    with a collection) must be allowed twice: aoss:APIAccessAll in its IAM role, and
+    each data-access permission in the collection's policy for that role. A function
+    that sent nothing has neither."""
+    _, calls = run_events(vectors=True)
+    s = stack(scenario)
+    collection = s.attribute("VectorCollection", "Arn")
+    granted = _data_access(s)
+    refused = []
     for function in functions():
         role = s.attribute(s.role_of(function), "Arn")
-        needed = VECTOR_PERMISSIONS.get(function, set())
-        assert s.allows(function, "aoss:APIAccessAll", collection) == bool(needed), function
-        assert needed <= granted.get(role, set()), (
-            f"{function} lacks {needed - granted.get(role, set())}"
-        )
-        if not needed:
-            assert role not in granted, f"{function} is a data-access principal it does not need"
+        needed = {a for a, _, _ in calls.actions.get(function, set()) if a.startswith("aoss:")}
+        if s.allows(function, "aoss:APIAccessAll", collection) != bool(needed):
+            refused.append(f"{function}: aoss:APIAccessAll for {sorted(needed)}")
+        for permission in sorted(needed - granted.get(role, set())):
+            refused.append(f"{function}: {permission} not in the data-access policy")
+        if not needed and role in granted:
+            refused.append(f"{function} is a data-access principal it does not need")
+    assert refused == []
+    # What the deletes rest on: the recall reads, the worker writes, and a deleted
+    # fact's vector is deleted by the function that deletes the fact.
+    assert {"aoss:ReadDocument", "aoss:WriteDocument"} <= {
+        a for a, _, _ in calls.actions["FactsFunction"]
+    }
+
+
+def test_a_deleted_facts_vector_leaves_the_collection() -> None:
+    invocations, calls = run_events(vectors=True)
+    assert calls.vectors is not None
+    deleted = next(i for i in invocations if i.event_file == "facts-delete.json")
+    assert deleted.answer["statusCode"] == 204
+    stored = next(i for i in invocations if i.event_file == "facts-store.json")
+    ids = {f["id"] for f in json.loads(stored.answer["body"])["facts"]}
+    fact_id = deleted_fact_id(invocations)
+    assert fact_id in ids
+    indexed = calls.vectors.items("fact")
+    assert ids - {fact_id} <= indexed  # the worker indexed the others
+    assert fact_id not in indexed
 
 
 def test_the_vector_collection_outlives_the_stack() -> None:

@@ -101,8 +101,15 @@ def open_opensearch_semantic(settings: Settings, store: object = None) -> Semant
     from ..adapters.dynamodb.store import DynamoDbStore
 
     ledger = store if isinstance(store, DynamoDbStore) else None
+    # Two attempts with short backoff: four, with the client's 10 s each, outlived a
+    # recall's function (a recall also stops waiting at its deadline: domain/deadline.py).
     index = OpenSearchVectorIndex(
-        client, settings.opensearch_index, embedder.dimensions, ledger=ledger
+        client,
+        settings.opensearch_index,
+        embedder.dimensions,
+        ledger=ledger,
+        max_attempts=2,
+        max_delay=1.0,
     )
     return _semantic(settings, embedder, index)
 

@@ -4,8 +4,9 @@ recall's steps."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from .deadline import Deadline, DeadlineEmbedder, DeadlineIndex
 from .ports.vectors import Embedder, VectorIndex
 
 
@@ -27,3 +28,13 @@ class Semantic:
     # question that does not read as English is not ranked by its cosines
     # (domain/languages.py): the named entities' facts come back by their words.
     any_language: bool = False
+
+    def within(self, deadline: Deadline | None) -> Semantic:
+        """The same model and index, each call bounded by the deadline (domain/deadline.py)."""
+        if deadline is None:
+            return self
+        return replace(
+            self,
+            embedder=DeadlineEmbedder(self.embedder, deadline),
+            index=DeadlineIndex(self.index, deadline),
+        )

@@ -22,6 +22,7 @@ from ..domain.aliases import (
     propose_merges,
 )
 from ..domain.controls import Limits, RecallRequest, resolve
+from ..domain.deadline import Deadline
 from ..domain.entity_counts import end_names
 from ..domain.erasure import PendingView, hide_pending
 from ..domain.errors import NotFound
@@ -317,8 +318,11 @@ class Memory(ErasureCases, BackgroundWork):
         weights = (wire_bytes(f.subject, f.predicate, f.object, f.statement) for f, _ in walked)
         return neighbourhood_graph(key, walked[: fitting(weights, NEIGHBOURHOOD_BYTES)])
 
-    def recall(self, project: str, request: RecallRequest) -> RecallAnswer:
-        """One recall (domain/recall.py), without what pending erasures will remove."""
+    def recall(
+        self, project: str, request: RecallRequest, deadline: Deadline | None = None
+    ) -> RecallAnswer:
+        """One recall (domain/recall.py), without what pending erasures will remove.
+        Past the `deadline` no model or index call is waited for: those steps degrade."""
         controls = resolve(request, self.limits)
         # The pending erasures are read beside the recall (one more read, in parallel
         # where the store reads in parallel): their names are hidden from the answer.
@@ -328,7 +332,7 @@ class Memory(ErasureCases, BackgroundWork):
             project,
             request.question,
             controls,
-            semantic=self.semantic,
+            semantic=self.semantic.within(deadline) if self.semantic else None,
             now=timestamp(self.clock()),
         )
         return self._dated(project, hide_pending(answer, erasing()))

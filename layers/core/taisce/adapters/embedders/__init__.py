@@ -25,7 +25,13 @@ def make_embedder(name: str) -> Embedder | None:
 
         from .bedrock_titan import BedrockTitan
 
-        # Standard retries back off with jitter on throttling before we give up.
-        config = Config(retries={"mode": "standard", "max_attempts": 4})
+        # Short timeouts and one retry (standard mode backs off with jitter): botocore's
+        # 60 s x 4 attempts would outlive a recall's whole function; a failed embedding
+        # degrades a recall and stays pending for the worker's next pass.
+        config = Config(
+            connect_timeout=2,
+            read_timeout=10,
+            retries={"mode": "standard", "max_attempts": 2},
+        )
         return BedrockTitan(boto3.client("bedrock-runtime", config=config))
     raise ValueError(f"unknown embedder {name!r}; expected one of {', '.join(EMBEDDER_NAMES)}")
