@@ -29,7 +29,6 @@ from ..domain.listing import (
 from ..domain.model import (
     COUNTS,
     ROLES,
-    Alias,
     Credential,
     ErasureStatus,
     Fact,
