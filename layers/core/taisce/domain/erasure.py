@@ -43,10 +43,11 @@ from .names import (
     NOT_A_NAME,
     candidate_keys,
     continues_cluster,
-    find_name,
+    find_written,
     fold_piece,
     has_letter_or_digit,
     normalize_name,
+    read_lookalikes,
     separator_runs,
 )
 from .recalled import RecallAnswer
@@ -120,7 +121,8 @@ def names_it(text: str | None, key: str) -> bool:
     if text.isascii() and key.isascii() and key.partition(" ")[0] not in text.lower():
         return False
     normalised = normalize_name(text)
-    return key in normalised and bool(find_name(normalised, key))
+    # A name of several words may be written with its words run together (find_written).
+    return (key in normalised or " " in key) and bool(find_written(normalised, key))
 
 
 def fact_names_it(fact: Fact, key: str) -> bool:
@@ -173,6 +175,15 @@ def _mapped(text: str) -> tuple[str, list[tuple[int, int]]]:
     if out and out[-1] == " ":
         out.pop()
         origin.pop()
+    # Latin look-alikes in a word with Latin letters read as Latin (names.py); an
+    # accent dropped with them belongs to its letter's span.
+    read, came = read_lookalikes(out)
+    if len(read) != len(out) or read != out:
+        spans = [origin[i] for i in came]
+        for k in range(len(came)):
+            last = came[k + 1] - 1 if k + 1 < len(came) else len(origin) - 1
+            spans[k] = (spans[k][0], origin[last][1])
+        out, origin = read, spans
     # A separator between two parts of a name counts as one space (names.py): the
     # space stands for the whole run of separators.
     text_out = "".join(out)
@@ -214,7 +225,7 @@ def _ascii_occurrences(text: str, key: str) -> list[tuple[int, int]] | None:
         k = bisect.bisect_right(starts, i) - 1
         return runs[k][0] + i - starts[k]
 
-    return [(back(s), back(e - 1) + 1) for s, e in find_name(normalised, key)]
+    return [(back(s), back(e - 1) + 1) for s, e in find_written(normalised, key)]
 
 
 def occurrences(text: str, key: str) -> list[tuple[int, int]] | None:
@@ -227,7 +238,7 @@ def occurrences(text: str, key: str) -> list[tuple[int, int]] | None:
     normalised, origin = _mapped(text)
     if normalised != normalize_name(text):
         return None
-    return [(origin[s][0], origin[e - 1][1]) for s, e in find_name(normalised, key)]
+    return [(origin[s][0], origin[e - 1][1]) for s, e in find_written(normalised, key)]
 
 
 def _mask(text: str, spans: Iterable[tuple[int, int]], mark: str) -> str:
