@@ -6,6 +6,7 @@ export type {
   EntityEntry,
   EntityList,
   ErasureAnswer,
+  ErasurePreview,
   Fact,
   ForUser,
   Health,

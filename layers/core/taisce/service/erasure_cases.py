@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import uuid
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import replace
 from datetime import datetime
 
 from ..domain.erasable import refusal
@@ -22,6 +23,14 @@ from ..domain.erasure import (
     tombstone_hashes,
 )
 from ..domain.erasure_pages import PlanCursor, plan_page
+from ..domain.erasure_preview import (
+    ErasurePreview,
+    Reach,
+    needs_token_problem,
+    preview_of,
+    preview_token_matches,
+    reach_of,
+)
 from ..domain.errors import InvalidRequest, NotFound
 from ..domain.model import (
     ErasureRecord,
@@ -79,15 +88,25 @@ class ErasureCases:
         forget_words()
         return ErasureStatus(record.id, "done", counts, requested_at=now, finished_at=now)
 
-    def erase_now(self, project: str, subject: str) -> dict[str, int]:
-        """Erase everything held about the entity `subject` now; returns what was removed.
+    def erase_now(
+        self, project: str, subject: str, also: Sequence[str] = (), token: str | None = None
+    ) -> dict[str, int]:
+        """Erase everything held about the entity `subject` now (and the entities named
+        in `also`); returns what was removed.
 
         Idempotent: erasing a name nothing is held about removes nothing (zero counts),
         and a retry after a failure part-way finishes the job."""
-        return self.request_erasure(project, subject, defer=False).counts
+        status = self.request_erasure(project, subject, defer=False, also=also, token=token)
+        return status.counts
 
     def request_erasure(
-        self, project: str, subject: str, *, defer: bool | None = None
+        self,
+        project: str,
+        subject: str,
+        *,
+        defer: bool | None = None,
+        also: Sequence[str] = (),
+        token: str | None = None,
     ) -> ErasureStatus:
         """Accept an erasure: its tombstones and its pending record first (durable, so
         nothing is lost if the rest fails; recall hides the names from now on), then,
@@ -101,11 +120,10 @@ class ErasureCases:
         if defer is None:
             defer = self.store.capabilities.defers_erasure
         key = normalize_name(subject)
-        # An entity is all its names: erasing an alias or the entity erases the entity
-        # and every alias merged into it (docs/API.md, "Erasure").
-        entity = self.store.resolve_names(project, [key]).get(key, key)
-        merged = {a.alias_key for a in self.store.aliases(project) if a.into_key == entity}
-        names = (key, *sorted(({entity} | merged) - {key}))
+        reach = self._reach(project, key, also)
+        if reach.needs_token and not preview_token_matches(project, reach, token):
+            raise InvalidRequest(needs_token_problem(reach))
+        names, spared = reach.names, reach.spared
         # The tombstones first: an extraction that checks them cannot re-create the
         # entity while it is being erased.
         self.store.add_tombstones(project, [subject_hash(project, name) for name in names])
@@ -118,6 +136,7 @@ class ErasureCases:
             project=project,
             subject_hash=subject_hash(project, key),
             names=names,
+            spared=spared,
             requested_at=timestamp(now),
             holder=holder,
             held_until=None if defer else now.timestamp() + ERASURE_HOLD_SECONDS,
@@ -218,7 +237,7 @@ class ErasureCases:
         first = True
         for name in pending.names:
             for _ in range(MAX_PASSES):
-                plan = plan_erasure(self.store, pending.project, name)
+                plan = plan_erasure(self.store, pending.project, name, pending.spared)
                 if plan.empty:
                     break
                 for step in plan_steps(plan) if in_steps else [plan]:
@@ -243,7 +262,7 @@ class ErasureCases:
         while cursor is not None and cursor.name < len(names):
             if out_of_time():
                 return True
-            page = plan_page(self.store, pending.project, names, cursor)
+            page = plan_page(self.store, pending.project, names, cursor, pending.spared)
             done = zero_counts()
             if page.step is not None:
                 done = page.step.counts(self.store.erase(pending.project, page.step))
@@ -279,11 +298,45 @@ class ErasureCases:
 
     def erasing_names(self, project: str) -> set[str]:
         """The names of this project's pending erasures (recall hides them)."""
-        return {n for p in self.store.pending_erasures(project) for n in p.names}
+        return set(self.pending_view(project).keys)
 
     def pending_view(self, project: str) -> PendingView:
-        """How the reads show what the pending erasures will leave."""
-        return PendingView(tuple(sorted(self.erasing_names(project))))
+        """How the reads show what the pending erasures will leave: their names, and
+        the names they spare that none of them erases."""
+        pending = self.store.pending_erasures(project)
+        names = {n for p in pending for n in p.names}
+        spared = {n for p in pending for n in p.spared} - names
+        return PendingView(tuple(sorted(names)), tuple(sorted(spared)))
+
+    # -- what an erasure reaches, and its preview ----------------------------------
+
+    def _reach(self, project: str, key: str, also: Sequence[str]) -> Reach:
+        """The names an erasure of `key` takes and spares (domain/erasure_preview.py)."""
+        # An entity is all its names: erasing an alias or the entity erases the entity
+        # and every alias merged into it (docs/API.md, "Erasure").
+        entity = self.store.resolve_names(project, [key]).get(key, key)
+        aliases = self.store.aliases(project)
+        merged = {a.alias_key for a in aliases if a.into_key == entity}
+        known = set(self.store.project_entities(project)) | {a.alias_key for a in aliases}
+        reach = reach_of(key, entity, merged, known, [normalize_name(a) for a in also])
+        if reach.is_entity:
+            return reach
+        # A subject that is no entity: what share of the messages it would mask.
+        view, masked, messages = reach.view, 0, 0
+        for message in self.store.project_messages(project):
+            messages += 1
+            masked += view.names_message(message)
+        return replace(reach, masked=masked, messages=messages)
+
+    def preview_erasure(
+        self, project: str, subject: str, also: Sequence[str] = ()
+    ) -> ErasurePreview:
+        """What an erasure of `subject` would take, nothing removed (`dry_run`)."""
+        refused = refusal(subject)
+        if refused:
+            raise InvalidRequest(f"subject {refused}")
+        reach = self._reach(project, normalize_name(subject), also)
+        return preview_of(self.store, project, reach)
 
     def flush_erased_vectors(self, project: str) -> int:
         """Delete from the vector index what erasures left recorded; raises if the index

@@ -326,7 +326,7 @@ class Memory(ErasureCases, BackgroundWork):
         controls = resolve(request, self.limits)
         # The pending erasures are read beside the recall (one more read, in parallel
         # where the store reads in parallel): their names are hidden from the answer.
-        erasing = _beside(self.store, lambda: self.erasing_names(project))
+        erasing = _beside(self.store, lambda: self.pending_view(project))
         answer = recall_steps(
             self.store,
             project,
@@ -335,7 +335,8 @@ class Memory(ErasureCases, BackgroundWork):
             semantic=self.semantic.within(deadline) if self.semantic else None,
             now=timestamp(self.clock()),
         )
-        return self._dated(project, hide_pending(answer, erasing()))
+        view = erasing()
+        return self._dated(project, hide_pending(answer, view.keys, view.spared))
 
     def _dated(self, project: str, answer: RecallAnswer) -> RecallAnswer:
         """The recalled passages with their message's occurred_at and recorded_at (one
