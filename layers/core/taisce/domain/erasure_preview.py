@@ -13,14 +13,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from .erasure import PendingView, names_it
+from .erasure_pages import ENTITY_PAGE, FACT_PAGE, MESSAGE_PAGE
 from .errors import InvalidRequest
 from .listing import decode_cursor, encode_cursor
-from .model import Fact, Passage
+from .model import Fact, Message, Passage
 
 if TYPE_CHECKING:
     from .ports.projects import ProjectReads
@@ -121,14 +122,47 @@ class ErasurePreview:
     passages: list[Passage] = field(default_factory=list)
 
 
+def entity_keys(store: ProjectReads, project: str) -> Iterator[str]:
+    """The project's entity keys, a page at a time (never the whole project at once)."""
+    after: str | None = None
+    while True:
+        keys, after = store.entity_key_page(project, after, ENTITY_PAGE)
+        yield from keys
+        if after is None:
+            return
+
+
+def _facts(store: ProjectReads, project: str) -> Iterator[Fact]:
+    after: str | None = None
+    while True:
+        facts, after = store.fact_page(project, after, FACT_PAGE)
+        yield from facts
+        if after is None:
+            return
+
+
+def messages_of(store: ProjectReads, project: str) -> Iterator[Message]:
+    """The project's messages, a page at a time."""
+    after: str | None = None
+    while True:
+        messages, after = store.message_page_of_project(project, after, MESSAGE_PAGE)
+        yield from messages
+        if after is None:
+            return
+
+
 def preview_of(store: ProjectReads, project: str, reach: Reach) -> ErasurePreview:
-    """The erasure's plan, counted and sampled, nothing removed (reads the project as
-    the embedded store's erasure does)."""
+    """The erasure's plan, counted and sampled, nothing removed (reads the whole
+    project, a page at a time, as the paged erasure does)."""
     view = reach.view
-    facts = [f for f in store.project_facts(project) if view.hides_fact(f)]
-    entities = [k for k in store.project_entities(project) if view.hides_entity(k)]
-    messages = list(store.project_messages(project))
-    named = [m for m in messages if view.names_message(m)]
+    facts = [f for f in _facts(store, project) if view.hides_fact(f)]
+    entities = [k for k in entity_keys(store, project) if view.hides_entity(k)]
+    total = 0
+    named: list[Message] = []
+    for message in messages_of(store, project):
+        total += 1
+        if view.names_message(message):
+            named.append(message)
     held = store.passages_of_messages(project, [m.id for m in named]) if named else {}
     dropped: list[Passage] = []
     for m in named:
@@ -142,12 +176,12 @@ def preview_of(store: ProjectReads, project: str, reach: Reach) -> ErasurePrevie
         "passages": len(dropped),
     }
     if not reach.is_entity:
-        reach = replace(reach, masked=len(named), messages=len(messages))
+        reach = replace(reach, masked=len(named), messages=total)
     return ErasurePreview(
         reach,
         counts,
         preview_token(project, reach),
-        len(messages),
+        total,
         facts[:PREVIEW_ITEMS],
         dropped[:PREVIEW_ITEMS],
     )

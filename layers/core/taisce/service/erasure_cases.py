@@ -26,6 +26,8 @@ from ..domain.erasure_pages import PlanCursor, plan_page
 from ..domain.erasure_preview import (
     ErasurePreview,
     Reach,
+    entity_keys,
+    messages_of,
     needs_token_problem,
     preview_of,
     preview_token_matches,
@@ -317,13 +319,13 @@ class ErasureCases:
         entity = self.store.resolve_names(project, [key]).get(key, key)
         aliases = self.store.aliases(project)
         merged = {a.alias_key for a in aliases if a.into_key == entity}
-        known = set(self.store.project_entities(project)) | {a.alias_key for a in aliases}
+        known = set(entity_keys(self.store, project)) | {a.alias_key for a in aliases}
         reach = reach_of(key, entity, merged, known, [normalize_name(a) for a in also])
         if reach.is_entity:
             return reach
         # A subject that is no entity: what share of the messages it would mask.
         view, masked, messages = reach.view, 0, 0
-        for message in self.store.project_messages(project):
+        for message in messages_of(self.store, project):
             messages += 1
             masked += view.names_message(message)
         return replace(reach, masked=masked, messages=messages)
