@@ -112,6 +112,13 @@ def test_every_spelling_is_erased_with_the_name(store: Any) -> None:
         answer = _recall(memory, project, f"Where does {spelling} live?")
         assert answer["facts"] == [] and answer["passages"] == [], spelling
     assert store.message(project, "m-keep").content == "Maya stayed in Galway."
+    # The tombstone covers the words run together too: a late extraction is dropped.
+    late = [
+        fact("Xanthe\u200dMorrow", "lives in", "Cork"),
+        fact("Maya", "knows", "XANTHE\u2060MORROW"),
+        fact("Maya", "likes", "Cork"),
+    ]
+    assert memory.drop_erased(project, late) == late[2:]
 
 
 def test_a_lookalike_of_an_erased_name_does_not_come_back(semantic_memory: Memory) -> None:

@@ -467,6 +467,13 @@ def fact_keys(fact: Fact) -> set[str]:
     return keys
 
 
+def tombstone_keys(key: str) -> list[str]:
+    """The keys a name's tombstone covers: the name, and a name of several words also
+    with its words run together ("xanthemorrow": written with an invisible joiner
+    between the words, which erasure takes with it; see names.find_written)."""
+    return [key, key.replace(" ", "")] if " " in key else [key]
+
+
 def tombstone_hashes(project: str, keys: Iterable[str]) -> dict[str, str]:
     """hash -> key, for looking keys up among tombstones."""
     return {subject_hash(project, k): k for k in keys}

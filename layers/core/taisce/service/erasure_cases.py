@@ -21,6 +21,7 @@ from ..domain.erasure import (
     plan_steps,
     subject_hash,
     tombstone_hashes,
+    tombstone_keys,
 )
 from ..domain.erasure_pages import PlanCursor, plan_page
 from ..domain.erasure_preview import (
@@ -128,7 +129,8 @@ class ErasureCases:
         names, spared = reach.names, reach.spared
         # The tombstones first: an extraction that checks them cannot re-create the
         # entity while it is being erased.
-        self.store.add_tombstones(project, [subject_hash(project, name) for name in names])
+        tombstoned = [k for name in names for k in tombstone_keys(name)]
+        self.store.add_tombstones(project, [subject_hash(project, k) for k in tombstoned])
         now = self.clock()
         # Completed here: held by this request from the start, so that the worker
         # (the local one polls) does not take it up beside it.
@@ -374,7 +376,9 @@ class ErasureCases:
         return [f for f, named in zip(facts, keys, strict=True) if not named & erased]
 
     def _lift_tombstones(self, project: str, facts: Sequence[Fact]) -> None:
-        ends = {k for f in facts for k in (f.subject_key, f.object_key) if k}
+        ends = {
+            t for f in facts for k in (f.subject_key, f.object_key) if k for t in tombstone_keys(k)
+        }
         hashes = tombstone_hashes(project, ends)
         erased = self.store.erased(project, list(hashes))
         if erased:
