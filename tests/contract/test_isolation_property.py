@@ -147,7 +147,5 @@ def test_no_answer_shows_one_users_memory_to_another(store: Any) -> None:
             assert after == before, f"{action} as scope {index} changed another scope"
 
     check()
-    # Not vacuous: a user's answers did hold shared and own memory together. DynamoDB
-    # does not yet read the shared partition beside a user's (a user there sees only
-    # their own memory), so only the no-leak half holds there for now.
-    assert any(seen_other) or isinstance(store, DynamoDbStore), seen_other
+    # Not vacuous: a user's answers did hold shared and own memory together.
+    assert any(seen_other), seen_other

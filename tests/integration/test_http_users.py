@@ -7,13 +7,17 @@ from __future__ import annotations
 import sqlite3
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from taisce.credentials import new_credential_id, new_secret, secret_hash
+from taisce.domain.model import Credential
 from taisce.local.export import export_records
-from tests.server import LocalServer
+from tests.moto_server import MotoDynamoDb, shared_moto
+from tests.server import LocalServer, start_server
 
 BAD_USERS: list[Any] = ["", "a b", "a/b", "é", "x" * 129, 7, True, ["u"], {"u": 1}, "a#b"]
 FACT = {"subject": "Atlas", "predicate": "likes", "object": "tea", "source_role": "user"}
@@ -73,9 +77,9 @@ def test_a_recall_echoes_the_user_only_when_sent(project: tuple[httpx.Client, st
 
 
 def test_erasing_a_user_removes_their_scope_and_nothing_else(
-    server: LocalServer, scoped: tuple[httpx.Client, str]
+    server: LocalServer, embedded_scoped: tuple[httpx.Client, str]
 ) -> None:
-    http, name = scoped
+    http, name = embedded_scoped
     r = http.post("/v1/erasures", json={"user": "alice"})
     assert r.status_code == 200, r.text
     body = r.json()
@@ -127,10 +131,49 @@ def _fact(subject: str, predicate: str, obj: str, *, entity: bool = False, **mor
     )
 
 
+def _moto_table() -> MotoDynamoDb:
+    return shared_moto().table_named("taisce-users")
+
+
+@pytest.fixture(scope="module")
+def dynamodb_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
+    """`taisce serve` on DynamoDB (moto's server), for this module's tests."""
+    running = start_server(Path(tmp_path_factory.mktemp("users-dynamodb")), _moto_table().env)
+    yield running
+    running.stop()
+
+
+@pytest.fixture(params=["embedded", "dynamodb"])
+def any_project(
+    request: pytest.FixtureRequest, server: LocalServer
+) -> Iterator[tuple[httpx.Client, str]]:
+    """A project of this test's own on the embedded store (the session's server) and
+    on DynamoDB."""
+    name = f"users-{uuid.uuid4().hex[:12]}"
+    if request.param == "embedded":
+        running, secret = server, server.new_credential(name)
+    else:
+        running = request.getfixturevalue("dynamodb_server")
+        secret = new_secret()
+        made = Credential(new_credential_id(), name, "test", "2026-01-01T00:00:00Z")
+        _moto_table().store().add_credential(made, secret_hash(secret))
+    with running.client(secret) as http:
+        yield http, name
+
+
 @pytest.fixture
-def scoped(project: tuple[httpx.Client, str]) -> tuple[httpx.Client, str]:
-    """A project with shared memory and two users who both have a "Mom"."""
-    http, name = project
+def scoped(any_project: tuple[httpx.Client, str]) -> tuple[httpx.Client, str]:
+    """A project with shared memory and two users who both have a "Mom", on each store."""
+    return _fill(*any_project)
+
+
+@pytest.fixture
+def embedded_scoped(project: tuple[httpx.Client, str]) -> tuple[httpx.Client, str]:
+    """The same on the embedded store (the session's server)."""
+    return _fill(*project)
+
+
+def _fill(http: httpx.Client, name: str) -> tuple[httpx.Client, str]:
     shared = [_fact("Acme Corp", "is based in", "Dublin", id="s1")]
     alice = [
         _fact("Mom", "likes", "green tea", id="a1"),
@@ -242,22 +285,22 @@ def test_writes_act_in_the_requests_own_scope(scoped: tuple[httpx.Client, str]) 
     assert http.post("/v1/entities/merges", json=merge).status_code == 200
     aliases = http.get("/v1/entities/aliases", params={"user": "alice"}).json()["aliases"]
     assert [(a["alias"], a["into"]) for a in aliases] == [("Mom", "Atlas")]
-    assert http.get("/v1/entities/aliases", params={"user": "bob"}).json() == {"aliases": []}
+    assert http.get("/v1/entities/aliases", params={"user": "bob"}).json()["aliases"] == []
     assert _objects(_recall(http, "What does Mom like?", "bob")) == {"black coffee"}
     # Alice may merge her name into a shared entity; shared memory is unchanged.
     merge = {"alias": "Atlas", "into": "Acme Corp", "user": "alice"}
     assert http.post("/v1/entities/merges", json=merge).status_code == 200
     assert _objects(_recall(http, "Acme Corp?")) == {"Dublin"}
-    assert http.get("/v1/entities/aliases").json() == {"aliases": []}
+    assert http.get("/v1/entities/aliases").json()["aliases"] == []
     assert "green tea" in _objects(_recall(http, "Acme Corp?", "alice"))
     assert http.delete("/v1/facts/a1", params={"user": "alice"}).status_code == 204
     assert "green tea" not in _objects(_recall(http, "Acme Corp?", "alice"))
 
 
 def test_an_export_holds_what_the_user_sees_each_record_with_its_owner(
-    server: LocalServer, scoped: tuple[httpx.Client, str]
+    server: LocalServer, embedded_scoped: tuple[httpx.Client, str]
 ) -> None:
-    _, name = scoped
+    _, name = embedded_scoped
     path = server.data_dir / "taisce.sqlite3"
     alice = [(r["id"], r.get("user")) for r in export_records(path, name, "alice")]
     assert sorted(alice) == sorted(

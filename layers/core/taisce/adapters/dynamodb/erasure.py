@@ -35,6 +35,7 @@ from ...domain.model import (
     Role,
     VectorKind,
 )
+from ...domain.scope import partitions
 from .aliases import listed_aliases
 from .client import TRANSACTION_BUDGET, TRANSACTION_ITEMS, cancellation, error_code, parallel
 from .codec import (
@@ -362,13 +363,21 @@ class DynamoDbErasureStore:
         return pending_erasure_of(project, item) if item else None
 
     def pending_erasures(self, project: str) -> list[PendingErasure]:
-        items = self.table._query(
-            direct=True,
-            KeyConditionExpression="PK = :pk",
-            ExpressionAttributeValues={":pk": {"S": erasing_pk(project)}},
-            ConsistentRead=True,
-        )
-        found = [pending_erasure_of(project, i) for i in items]
+        """The pending erasures of each partition the request sees: a user's request is
+        also hidden what a pending shared erasure will remove."""
+
+        def pending(partition: str) -> list[PendingErasure]:
+            items = self.table._query(
+                direct=True,
+                KeyConditionExpression="PK = :pk",
+                ExpressionAttributeValues={":pk": {"S": erasing_pk(partition)}},
+                ConsistentRead=True,
+            )
+            # The request's own partition keeps its name (a Scope, domain/scope.py).
+            owner = project if partition == project else partition
+            return [pending_erasure_of(owner, i) for i in items]
+
+        found = [p for each in parallel(pending, partitions(project)) for p in each]
         return sorted(found, key=lambda p: (p.requested_at, p.id))
 
     def erasing_projects(self) -> list[str]:
