@@ -13,11 +13,21 @@ from typing import Any
 import httpx
 import pytest
 
+from taisce.adapters.dynamodb.keys import (
+    aliases_pk,
+    entity_pk,
+    erased_vectors_pk,
+    fact_pk,
+    listing_pks,
+    message_pk,
+    vector_mark_pks,
+)
 from taisce.credentials import new_credential_id, new_secret, secret_hash
 from taisce.domain.model import Credential
+from taisce.domain.scope import Scope
 from taisce.local.export import export_records
 from tests.moto_server import MotoDynamoDb, shared_moto
-from tests.server import LocalServer, start_server
+from tests.server import LocalServer, start_server, wait_for_worker
 
 BAD_USERS: list[Any] = ["", "a b", "a/b", "é", "x" * 129, 7, True, ["u"], {"u": 1}, "a#b"]
 FACT = {"subject": "Atlas", "predicate": "likes", "object": "tea", "source_role": "user"}
@@ -101,6 +111,60 @@ def test_erasing_a_user_removes_their_scope_and_nothing_else(
         assert audit is not None and "alice" not in repr(audit)
     raw = (server.data_dir / "taisce.sqlite3").read_bytes()
     assert b"green tea" not in raw and b"Alice here" not in raw
+
+
+@pytest.fixture
+def dynamodb_scoped(dynamodb_server: LocalServer) -> Iterator[tuple[httpx.Client, str]]:
+    """The same on DynamoDB (moto's server)."""
+    name = f"users-{uuid.uuid4().hex[:12]}"
+    secret = new_secret()
+    made = Credential(new_credential_id(), name, "test", "2026-01-01T00:00:00Z")
+    _moto_table().store().add_credential(made, secret_hash(secret))
+    with dynamodb_server.client(secret) as http:
+        yield _fill(http, name)
+
+
+def test_erasing_a_user_on_dynamodb_removes_every_item_of_their_scope(
+    dynamodb_scoped: tuple[httpx.Client, str],
+) -> None:
+    http, name = dynamodb_scoped
+    # A report, an alias and a pending vector of Alice's too: all go.
+    merge = {"alias": "Mom", "into": "Atlas", "user": "alice"}
+    assert http.post("/v1/entities/merges", json=merge).status_code == 200
+    r = http.post("/v1/erasures", json={"user": "alice"})
+    assert r.status_code == 202, r.text
+    body = r.json()
+    assert body["status"] == "pending" and body["status_url"].endswith("?user=alice")
+    wait_for_worker(http)
+    status = http.get(body["status_url"]).json()
+    assert status["status"] == "done", status
+    assert status["erased"]["facts"] == 2 and status["erased"]["messages"] == 1
+    assert status["erased"]["passages"] == 1
+    assert http.get(f"/v1/erasures/{body['id']}").json()["erased"] == status["erased"]
+    assert _recall(http, "What does Mom like?", "alice")["facts"] == []
+    assert _objects(_recall(http, "What does Mom like?", "bob")) == {"black coffee"}
+    assert _objects(_recall(http, "Acme Corp?", "alice")) == {"Dublin"}
+    assert http.get("/v1/messages", params={"user": "alice"}).json()["messages"][0]["id"] == "m-s"
+    assert http.get("/v1/entities/aliases", params={"user": "alice"}).json()["aliases"] == []
+    # No item is left under Alice's keys (read by key prefix, partition by partition).
+    store = _moto_table().store()
+    partition = Scope(name, "alice")
+    pks = [entity_pk(partition, k) for k in ("mom", "atlas", "acme corp", "green tea")]
+    pks += [fact_pk(partition, i) for i in ("a1", "a2")] + [message_pk(partition, "m-a")]
+    pks += [pk for kind in "FEM" for pk in listing_pks(partition, kind)]
+    pks += [aliases_pk(partition), erased_vectors_pk(partition), *vector_mark_pks(partition)]
+    for pk in pks:
+        left = store.client.query(
+            TableName=store.table_name,
+            KeyConditionExpression="PK = :pk",
+            ExpressionAttributeValues={":pk": {"S": pk}},
+        )["Items"]
+        assert left == [], (pk, left)
+    # Bob's memory and the shared memory are as they were.
+    assert _objects(_recall(http, "Acme Corp?", "bob")) == {"Dublin", "well"}
+    # The audit record names the project and a hash, never the user.
+    audits = [e for e in store.erasures(name) if e.id == body["id"]]
+    assert len(audits) == 1 and "alice" not in repr(audits[0])
 
 
 def test_an_erasure_names_a_subject_or_a_user(project: tuple[httpx.Client, str]) -> None:

@@ -79,6 +79,24 @@ def project_of_partition(partition: str) -> str:
     return partition.project if isinstance(partition, Scope) else partition
 
 
+# A user's erasure is recorded as a pending erasure of the project (where a store
+# completes it in steps) whose one name is this mark and the user's id: no name a
+# request could hold (it starts with NUL), so nothing else is hidden or erased by it.
+USER_ERASURE = "\x00user\x00"
+
+
+def user_erasure_names(user: str) -> tuple[str]:
+    """The names of a user's pending erasure."""
+    return (USER_ERASURE + user,)
+
+
+def erased_user(names: Sequence[str]) -> str | None:
+    """The user a pending erasure with these names erases, or None (a name's)."""
+    if len(names) == 1 and names[0].startswith(USER_ERASURE):
+        return names[0].removeprefix(USER_ERASURE)
+    return None
+
+
 def best_hits(found: Sequence[Sequence[Hit]], k: int) -> list[Hit]:
     """The k best of the hits of several partitions, best first, ties by id (as one
     index's search orders them)."""

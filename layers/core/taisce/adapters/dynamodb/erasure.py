@@ -463,17 +463,21 @@ class DynamoDbErasureStore:
         return True
 
     def erasure_status(self, project: str, erasure_id: str) -> ErasureStatus | None:
+        """The erasure's status in the partitions the request sees: a user's erasure is
+        recorded under the project, so a request with the user reads it too."""
         keys = [
-            item_key(erasing_pk(project), erasure_id),
-            item_key(erasure_pk(project), erasure_id),
+            item_key(pk, erasure_id)
+            for p in partitions(project)
+            for pk in (erasing_pk(p), erasure_pk(p))
         ]
         items = {i["PK"]["S"]: i for i in self.table._batch_get(keys)}
-        pending_item = items.get(erasing_pk(project))
-        pending = pending_erasure_of(project, pending_item) if pending_item else None
-        finished = None
-        if (item := items.get(erasure_pk(project))) is not None:
-            counts = {k: int(item[k]["N"]) for k in COUNTS}
-            finished = ErasureStatus(
-                erasure_id, "done", counts, item["requested_at"]["S"], item["finished_at"]["S"]
-            )
+        pending = finished = None
+        for p in partitions(project):
+            if (item := items.get(erasing_pk(p))) is not None:
+                pending = pending_erasure_of(project if p == project else p, item)
+            if (item := items.get(erasure_pk(p))) is not None:
+                counts = {k: int(item[k]["N"]) for k in COUNTS}
+                finished = ErasureStatus(
+                    erasure_id, "done", counts, item["requested_at"]["S"], item["finished_at"]["S"]
+                )
         return erasure_status(erasure_id, pending, finished)

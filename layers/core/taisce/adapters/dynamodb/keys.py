@@ -325,8 +325,12 @@ def audit_key(erased_at: str, erasure_id: str) -> Item:
 # -- OpenSearch document ids (adapters/opensearch/documents.py, DocumentIdLedger) ----------
 
 
+def document_pk(project: str, kind: str) -> str:
+    return f"{project_prefix(project)}VDOC#{kind}"
+
+
 def document_key(project: str, kind: str, item_id: str) -> Item:
-    return item_key(f"{project_prefix(project)}VDOC#{kind}", key_tail(item_id))
+    return item_key(document_pk(project, kind), key_tail(item_id))
 
 
 # -- reports (docs/dynamodb.md, "Reports") ------------------------------------------------
