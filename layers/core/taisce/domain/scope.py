@@ -17,6 +17,7 @@ from that user's facts alone).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Annotated
 
 from pydantic import StringConstraints
@@ -67,6 +68,32 @@ def partitions(partition: str) -> tuple[str, ...]:
     if isinstance(partition, Scope):
         return (partition.project, str(partition))
     return (partition,)
+
+
+def as_scope(partition: str) -> str:
+    """A partition by its name (the worker's, read from the store's marks) as a request
+    of its user holds it, so that its writes resolve names as the user's requests do
+    (the user's aliases over the shared ones). The separator is in no project name nor
+    user id, so a name holds one user's partition one way only."""
+    if isinstance(partition, Scope) or SEPARATOR not in partition:
+        return partition
+    project, user = partition.split(SEPARATOR, 1)
+    return Scope(project, user)
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeGuard:
+    """A write that must not land in a user's scope erased since `recorded_at` (an
+    extraction of a message recorded then): the store checks the user's tombstone
+    under `project` in the write itself."""
+
+    project: str
+    tombstone: str
+    recorded_at: str
+
+
+class ScopeErased(Exception):
+    """The write's scope was erased after what it was made from was recorded."""
 
 
 def user_of(partition: str) -> str | None:

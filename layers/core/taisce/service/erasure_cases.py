@@ -20,6 +20,7 @@ from ..domain.erasure import (
     plan_steps,
     subject_hash,
     tombstone_hashes,
+    user_tombstone,
 )
 from ..domain.erasure_pages import PlanCursor, plan_page
 from ..domain.errors import InvalidRequest, NotFound
@@ -67,7 +68,7 @@ class ErasureCases:
         worker (complete_erasure), the status pending until then."""
         if not isinstance(partition, Scope):
             raise InvalidRequest("user is required to erase a user's scope")
-        hashed = subject_hash(partition.project, f"\x00user\x00{partition.user}")
+        hashed = user_tombstone(partition.project, partition.user)
         erase_scope = getattr(self.store, "erase_scope", None)
         if erase_scope is None:
             return self._request_user_erasure(partition, hashed)
@@ -89,13 +90,14 @@ class ErasureCases:
         then its pending record under the project, for the worker."""
         if getattr(self.store, "erase_scope_page", None) is None:
             raise InvalidRequest("erasing everything of a user is not available on this store")
-        self.store.add_tombstones(partition.project, [hashed])
+        now = timestamp(self.clock())
+        self.store.add_tombstones(partition.project, [hashed], at=now)
         pending = PendingErasure(
             id=f"era_{uuid.uuid4().hex}",
             project=partition.project,
             subject_hash=hashed,
             names=user_erasure_names(partition.user),
-            requested_at=timestamp(self.clock()),
+            requested_at=now,
         )
         self.store.begin_erasure(pending)
         return ErasureStatus(pending.id, "pending", zero_counts(), pending.requested_at)

@@ -36,6 +36,7 @@ from ...domain.model import (
     VectorKind,
 )
 from ...domain.scope import partitions
+from ...domain.validity import sortable
 from .aliases import listed_aliases
 from .client import TRANSACTION_BUDGET, TRANSACTION_ITEMS, cancellation, error_code, parallel
 from .codec import (
@@ -57,6 +58,7 @@ from .keys import (
     LIST_FACTS,
     MESSAGE_SK,
     NAME_SK,
+    TOMBSTONE_AT,
     TOMBSTONE_PREFIX,
     Item,
     entity_pk,
@@ -294,10 +296,13 @@ class DynamoDbErasureStore:
             params["ExpressionAttributeValues"][":p"] = {"S": project}
         return [erasure_record_of(i) for i in self.table._query(**params)]
 
-    def add_tombstones(self, project: str, hashes: Collection[str]) -> None:
+    def add_tombstones(self, project: str, hashes: Collection[str], at: str | None = None) -> None:
+        # `at` (sortable): a guarded write of what was recorded before it is refused
+        # by its ConditionCheck on this item (facts.py, _guard_check).
+        when = {} if at is None else {TOMBSTONE_AT: {"S": sortable(at)}}
         for h in dict.fromkeys(hashes):
             self.table.client.put_item(
-                TableName=self.table.table_name, Item=tombstone_key(project, h)
+                TableName=self.table.table_name, Item={**tombstone_key(project, h), **when}
             )
 
     def erased(self, project: str, hashes: Collection[str]) -> set[str]:

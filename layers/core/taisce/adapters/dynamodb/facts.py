@@ -19,7 +19,7 @@ from ...domain.fact_identity import fact_identity, first_of_each
 from ...domain.facts_once import FactStream, facts_once
 from ...domain.filters import FactFilter
 from ...domain.model import ROLES, Fact, FactPointer, Role
-from ...domain.scope import partitions
+from ...domain.scope import ScopeErased, ScopeGuard, partitions
 from ...domain.validity import (
     Closing,
     closing_reads,
@@ -45,6 +45,7 @@ from .keys import (
     FACTS_PREFIX,
     LIST_ENTITIES,
     LIST_FACTS,
+    TOMBSTONE_AT,
     Item,
     entity_pk,
     fact_claim_key,
@@ -52,6 +53,7 @@ from .keys import (
     fact_sk,
     item_key,
     listing_key,
+    tombstone_key,
 )
 from .units import (
     CLOCK,
@@ -117,6 +119,19 @@ def _release(unit: Unit, claim_key: Item, identity: Item) -> None:
     unit.size += 512
 
 
+def _guard_check(guard: ScopeGuard) -> tuple[tuple[str, str], Item]:
+    """The ConditionCheck a guarded write stands on: the user's tombstone absent, or
+    older than what the write was made from."""
+    key = tombstone_key(guard.project, guard.tombstone)
+    check = {
+        "Key": key,
+        "ConditionExpression": "attribute_not_exists(PK) OR #at < :at",
+        "ExpressionAttributeNames": {"#at": TOMBSTONE_AT},
+        "ExpressionAttributeValues": {":at": {"S": sortable(guard.recorded_at)}},
+    }
+    return (key["PK"]["S"], key["SK"]["S"]), check
+
+
 def _pointer(fact: Fact) -> FactPointer:
     return FactPointer._make(getattr(fact, name) for name in FactPointer._fields)
 
@@ -164,7 +179,37 @@ class DynamoDbFactStore:
             unit.size += item_size(listed) + 128
         return unit
 
-    def put_facts(self, project: str, facts: Sequence[Fact]) -> dict[str, str]:
+    def put_facts(
+        self, project: str, facts: Sequence[Fact], guard: ScopeGuard | None = None
+    ) -> dict[str, str]:
+        try:
+            return self._put_facts(project, facts, guard)
+        except Exception as error:
+            # A guard's check failed (or the batch could not be planned around it).
+            if guard is not None and self._erased_since(guard):
+                raise ScopeErased(project) from error
+            raise
+
+    def _guard_failed(self, checks: dict[tuple[str, str], Item]) -> bool:
+        """Whether a guard's check would fail now: its tombstone there, and not older
+        than the time the check holds."""
+        for item in self.table._batch_get([c["Key"] for c in checks.values()]):
+            check = checks[(item["PK"]["S"], item["SK"]["S"])]
+            at = item.get(TOMBSTONE_AT)
+            if at is None or at["S"] >= check["ExpressionAttributeValues"][":at"]["S"]:
+                return True
+        return False
+
+    def _erased_since(self, guard: ScopeGuard) -> bool:
+        item = self.table._get(tombstone_key(guard.project, guard.tombstone))
+        if item is None:
+            return False
+        at = item.get(TOMBSTONE_AT)
+        return at is None or at["S"] >= sortable(guard.recorded_at)
+
+    def _put_facts(
+        self, project: str, facts: Sequence[Fact], guard: ScopeGuard | None
+    ) -> dict[str, str]:
         # Each content and each id once (the first copy), keeping the batch's places.
         place = {id(f): n for n, f in enumerate(facts)}
         kept, same = first_of_each(facts)
@@ -172,8 +217,9 @@ class DynamoDbFactStore:
         identities = {f.id: fact_identity(f) for f in kept}
         # Aliases first: a contradiction is found under the entity's own key.
         kept = list(resolve_aliases(self.table, project, kept))
+        checks = dict([_guard_check(guard)]) if guard is not None else {}
         if any(contradiction_key(f) is not None for f in kept):
-            self._put_facts_closing(project, kept, places, identities, same)
+            self._put_facts_closing(project, kept, places, identities, same, checks)
             return resolve_chains(same)
         # Every record is checked and turned into items before anything is written:
         # a bad record fails the batch with nothing stored.
@@ -187,6 +233,7 @@ class DynamoDbFactStore:
             seq = f"{clock:020d}.{token}.{index[f.id]:06d}"
             unit = self._fact_unit(project, f, seq, token, identities[f.id], holders)
             mark_fact(project, unit, f, token, self.switches.vectors)
+            unit.checks.update(checks)
             units.append(unit)
         stored = {id(u) for u in self.table._store_units(units)}
         left = [f for f, u in zip(new, units, strict=True) if id(u) not in stored]
@@ -200,6 +247,7 @@ class DynamoDbFactStore:
         places: Sequence[int],
         identities: dict[str, str],
         same: dict[str, str],
+        checks: dict[tuple[str, str], Item],
     ) -> None:
         """put_facts for a batch with a single-valued predicate: read what it may
         contradict, plan (domain.validity.plan_closings), then write the batch with
@@ -212,10 +260,13 @@ class DynamoDbFactStore:
         attempt = 0
         while True:
             try:
-                self._plan_and_store(project, facts, token, clock, (places, identities, same))
+                batch = (places, identities, same)
+                self._plan_and_store(project, facts, token, clock, batch, checks)
                 return
             except Stale:
-                if attempt >= ATTEMPTS:
+                # A guarded write whose scope was erased meanwhile is not planned again
+                # (put_facts answers ScopeErased).
+                if attempt >= ATTEMPTS or (checks and self._guard_failed(checks)):
                     raise
                 backoff(attempt)
                 attempt += 1
@@ -227,6 +278,7 @@ class DynamoDbFactStore:
         token: str,
         clock: int,
         batch: tuple[Sequence[int], dict[str, str], dict[str, str]],
+        checks: dict[tuple[str, str], Item],
     ) -> None:
         places, identities, same = batch
         place = dict(zip((f.id for f in facts), places, strict=True))
@@ -263,6 +315,7 @@ class DynamoDbFactStore:
             seq = f"{clock:020d}.{token}.{place[f.id]:06d}"
             unit = self._fact_unit(project, f, seq, token, identities[f.id], holders)
             mark_fact(project, unit, f, token, self.switches.vectors)
+            unit.checks.update(checks)
             units.append(unit)
             by_id[f.id] = unit
         held = self._identities_held(project, [c.fact.id for c in closings])

@@ -290,6 +290,8 @@ def extraction_key(pk: str, project: str, message_id: str) -> Item:
 
 ERASURES_PK = "ERASURES"
 TOMBSTONE_PREFIX = "T#"
+# A user's tombstone holds when the scope was erased (sortable), for guarded writes.
+TOMBSTONE_AT = "at"
 
 
 def erased_pk(project: str) -> str:
