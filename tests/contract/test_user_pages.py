@@ -53,16 +53,24 @@ def test_a_users_pages_hold_shared_and_own_memory_in_order(store: Any) -> None:
         for c in names:
             memory.merge_entities(where, MergeRequest(alias=f"{c}name", into="Atlas"))
 
+    # One name aliased in both: Alice's own alias of it wins in her view.
+    _store(memory, alice, [{"subject": "zname", "object": "x"}])
+    memory.merge_entities(alice, MergeRequest(alias="zname", into="Atlas"))
+    _store(
+        memory, shared, [{"subject": "zname", "object": "y"}, {"subject": "Cork", "object": "z"}]
+    )
+    memory.merge_entities(shared, MergeRequest(alias="zname", into="Cork"))
+
     def aliases(where: str) -> list[str]:
         def read(cursor: str | None) -> tuple[list[str], str | None]:
             page = memory.alias_page(where, 2, cursor)
-            return [a.alias_key for a in page.aliases], page.next_cursor
+            return [f"{a.alias_key}>{a.into_key}" for a in page.aliases], page.next_cursor
 
         return _all_pages(read)
 
-    assert aliases(alice) == [f"{c}name" for c in "bcdefg"]
-    assert aliases(shared) == [f"{c}name" for c in "bdf"]
-    assert aliases(bob) == [f"{c}name" for c in "bdfh"]
+    assert aliases(alice) == [f"{c}name>atlas" for c in "bcdefg"] + ["zname>atlas"]
+    assert aliases(shared) == [f"{c}name>atlas" for c in "bdf"] + ["zname>cork"]
+    assert aliases(bob) == [f"{c}name>atlas" for c in "bdfh"] + ["zname>cork"]
     # Each merge moved its own partition's facts into Atlas: Alice sees the shared
     # ones moved (b, d, f) and her own (c, e, g), the shared memory only its own.
-    assert len(facts(alice)) == 6 + 3 + 3 and len(facts(shared)) == 3 + 3
+    assert len(facts(alice)) == 6 + 3 + 3 + 1 and len(facts(shared)) == 3 + 3
