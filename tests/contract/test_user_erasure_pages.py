@@ -4,13 +4,16 @@ once, and leaves the shared memory and other users as they were."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from taisce.adapters.dynamodb import scope_erasure
+from taisce.adapters.dynamodb.keys import identity_key
 from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.domain.controls import Limits
+from taisce.domain.fact_identity import fact_identity
 from taisce.domain.ingest import FactsRequest, MessagesRequest
 from taisce.domain.scope import scope
 from taisce.service.memory import Memory
@@ -34,6 +37,14 @@ def test_a_users_erasure_resumes_page_by_page(
     alice, bob = scope(project, "alice"), scope(project, "bob")
     memory.store_facts(project, _facts(2, "Acme"))
     memory.store_facts(alice, _facts(5, "Mom"))
+    # Her move closes where she lived: that fact's content marker is left unnamed by its
+    # claim (stale), and must go too.
+    for town in ("Cork", "Galway"):
+        moved = {"subject": "Alice", "predicate": "lives in", "object": town, "source_role": "user"}
+        memory.store_facts(alice, FactsRequest.model_validate({"facts": [moved]}))
+    lived = dynamo.facts_with_subject(str(alice), "alice")
+    assert [f.valid_to is not None for f in lived] == [True, False]
+    markers = [identity_key(str(alice), fact_identity(replace(f, valid_to=None))) for f in lived]
     memory.store_facts(bob, _facts(1, "Mom"))
     sent = [{"id": f"m{i}", "role": "user", "content": f"Note {i}."} for i in range(3)]
     memory.store_messages(alice, MessagesRequest.model_validate({"messages": sent}))
@@ -57,8 +68,8 @@ def test_a_users_erasure_resumes_page_by_page(
             break
     assert statuses[0] == "pending" and statuses[-1] == "done", statuses
     assert done.counts == {
-        "facts": 5,
-        "entities": 6,
+        "facts": 7,
+        "entities": 9,
         "messages": 3,
         "passages": 3,
         "reports": built[alice],
@@ -69,4 +80,5 @@ def test_a_users_erasure_resumes_page_by_page(
     assert len(dynamo.facts_with_subject(alice, "acme")) == 2
     assert dynamo.message_page(alice, None, 10, None, None) == []
     assert dynamo.reports_of_entity(alice, "mom", ["user"]) == []
+    assert [dynamo.table._get(k) for k in markers] == [None, None]
     assert dynamo.reports_of_entity(str(bob), "mom", ["user"]) != []

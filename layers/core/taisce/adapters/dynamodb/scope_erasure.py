@@ -17,10 +17,12 @@ then `erase_scope_finish` drops the record and the index's document ids).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
+from ...domain.fact_identity import fact_identity
 from ...domain.model import ROLES, zero_counts
 from .client import TableClient, parallel
-from .codec import ALIAS_OF
+from .codec import ALIAS_OF, fact_of
 from .fact_identities import identity_marker
 from .keys import (
     DIRTY,
@@ -48,6 +50,7 @@ from .keys import (
     erasure_pk,
     extraction_prefix,
     fact_claim_key,
+    identity_key,
     key_of,
     mark_pk,
     message_pk,
@@ -140,6 +143,11 @@ class DynamoDbScopeErasure:
         marks = [vector_sk("fact", i) for i in ids]
         gone = [key_of(c) for c in claims]
         gone += [k for c in claims for k in identity_marker(partition, c)]
+        # A closed fact's claim no longer names its content's marker, which may be left
+        # (stale): the marker of its content as stored (before it was closed) goes too.
+        facts = [fact_of(i) for i in listed]
+        stored = {fact_identity(replace(f, valid_to=None)) for f in facts}
+        gone += [identity_key(partition, i) for i in stored | {fact_identity(f) for f in facts}]
         gone += [{"PK": {"S": mark_pk(partition, sk)}, "SK": {"S": sk}} for sk in marks]
         self._delete(gone)
         counts["facts"] += len(claims)
