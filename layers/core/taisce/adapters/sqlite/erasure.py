@@ -176,7 +176,9 @@ class SqliteErasureStore(SqlitePart):
     # -- what an erasure leaves: tombstones, the vector ids an older version recorded
     # for deleting later (none are written now), and the aliases it forgets
 
-    def add_tombstones(self, project: str, hashes: Collection[str]) -> None:
+    def add_tombstones(self, project: str, hashes: Collection[str], at: str | None = None) -> None:
+        # `at` is not kept here: a user's scope is erased in the transaction that
+        # writes its tombstone and its audit record, whose time a guarded write reads.
         with self._write() as db:
             db.executemany(
                 "INSERT OR IGNORE INTO erased_subjects (project, hash) VALUES (?, ?)",
