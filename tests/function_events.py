@@ -39,6 +39,7 @@ ORDER = [
     "authorizer.json",
     "health.json",
     "openapi.json",
+    "status.json",
     "facts-store.json",
     "facts-list.json",
     "messages-store.json",

@@ -19,6 +19,7 @@ from taisce_client import (
     Erasure,
     Fact,
     Forbidden,
+    Health,
     InvalidRecallControls,
     InvalidRequest,
     NewFact,
@@ -144,10 +145,11 @@ def test_url_and_credential_come_from_the_environment(
             client.recall("Atlas")
 
 
-def test_health_reports_the_server_settings(taisce: Client) -> None:
-    health = taisce.health()
-    assert health.status == "ok" and health.embeddings == "none"
-    assert health.bundle_characters == 16000 and health.max_rows == 200
+def test_status_reports_the_server_settings_and_health_only_liveness(taisce: Client) -> None:
+    status = taisce.status()
+    assert status.embeddings == "none" and status.store == "embedded"
+    assert status.bundle_characters == 16000 and status.max_rows == 200
+    assert taisce.health() == Health(status="ok")
 
 
 def test_erasure_removes_everything_about_a_subject(taisce: Client) -> None:

@@ -154,14 +154,28 @@ def test_the_live_credential_is_accepted_in_the_same_forms(server: LocalServer) 
         assert status == 200, (authorization, answer)
 
 
-def test_health_needs_no_credential_and_shows_no_secret(server: LocalServer) -> None:
+def test_health_needs_no_credential_and_shows_nothing_but_liveness(server: LocalServer) -> None:
     live = server.new_credential(unique("auth-health"))
     for authorization in (None, "Basic xyz", "Bearer nonsense", f"Bearer {live}"):
         status, _, answer = raw_request(server, "GET", "/v1/health", authorization)
         assert status == 200, answer
-        assert json.loads(answer)["status"] == "ok"
-        assert live not in answer.decode()
-        assert "tsk_" not in answer.decode()
+        # No setting, no version, no pending work: those are status's, for a credential.
+        assert json.loads(answer) == {"status": "ok"}
+
+
+def test_status_tells_a_credential_its_settings_and_its_own_pending_work(
+    server: LocalServer,
+) -> None:
+    for authorization in (None, "Bearer nonsense"):
+        status, _, answer = raw_request(server, "GET", "/v1/status", authorization)
+        assert status == 401, answer
+    live = server.new_credential(unique("auth-status"))
+    status, _, answer = raw_request(server, "GET", "/v1/status", f"Bearer {live}")
+    assert status == 200, answer
+    told = json.loads(answer)
+    assert told["store"] == "embedded" and told["embeddings"] == "none"
+    assert told["bundle_characters"] > 0 and told["max_rows"] > 0
+    assert isinstance(told["work_pending"], bool) and live not in answer.decode()
 
 
 def test_a_revoked_credential_is_refused_on_the_next_request(server: LocalServer) -> None:

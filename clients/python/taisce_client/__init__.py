@@ -43,6 +43,7 @@ from .models import (
     RecallControls,
     Report,
     RoleCounts,
+    Status,
     StoredMessage,
 )
 
@@ -79,6 +80,7 @@ __all__ = [
     "Report",
     "RoleCounts",
     "ServerError",
+    "Status",
     "StoredMessage",
     "TaisceConnectionError",
     "TaisceError",

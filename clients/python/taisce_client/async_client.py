@@ -27,6 +27,7 @@ from .models import (
     NewMessage,
     Recall,
     RecallControls,
+    Status,
 )
 
 if sys.version_info >= (3, 11):
@@ -160,6 +161,9 @@ class AsyncClient:
 
     async def health(self) -> Health:
         return await self._run(calls.health())
+
+    async def status(self) -> Status:
+        return await self._run(calls.status())
 
     async def close(self) -> None:
         await self._http.aclose()

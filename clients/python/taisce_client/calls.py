@@ -24,6 +24,7 @@ from .models import (
     NewFact,
     NewMessage,
     Recall,
+    Status,
 )
 
 T = TypeVar("T")
@@ -146,6 +147,10 @@ def message(message_id: str) -> Call[MessageWithPassages]:
 
 def health() -> Call[Health]:
     return Call("GET", "/v1/health", Health.from_wire, needs_credential=False, takes_user=False)
+
+
+def status() -> Call[Status]:
+    return Call("GET", "/v1/status", Status.from_wire, takes_user=False)
 
 
 # -- credentials (an admin credential's routes) ----------------------------------------

@@ -26,6 +26,7 @@ from .models import (
     NewMessage,
     Recall,
     RecallControls,
+    Status,
 )
 
 if sys.version_info >= (3, 11):
@@ -178,8 +179,13 @@ class Client:
         self._run(calls.revoke_credential(credential_id))
 
     def health(self) -> Health:
-        """Liveness and configuration; needs no credential."""
+        """Liveness only; needs no credential."""
         return self._run(calls.health())
+
+    def status(self) -> Status:
+        """The server's version and settings, and whether its worker has work for
+        this credential's project (`work_pending`)."""
+        return self._run(calls.status())
 
     def close(self) -> None:
         self._http.close()

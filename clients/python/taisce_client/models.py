@@ -161,15 +161,22 @@ class Recall(_Wire):
 
 @dataclass(frozen=True, slots=True)
 class Health(_Wire):
-    """`GET /v1/health`: liveness and configuration (no secrets)."""
+    """`GET /v1/health`: liveness only ("ok"); needs no credential."""
 
     status: str
-    version: str | None = None
-    store: str | None = None
-    embeddings: str | None = None
-    bundle_characters: int | None = None
-    max_rows: int | None = None
-    # True while the server's worker still builds reports or vectors after writes.
+
+
+@dataclass(frozen=True, slots=True)
+class Status(_Wire):
+    """`GET /v1/status`: the server's version and settings (no secrets), and whether
+    its worker has work for the credential's project."""
+
+    version: str
+    store: str
+    embeddings: str
+    bundle_characters: int
+    max_rows: int
+    # True while the worker still builds this project's reports or vectors after writes.
     work_pending: bool = False
 
 

@@ -8,6 +8,7 @@ import type { components, paths } from "./schema.js";
 type Schemas = components["schemas"];
 
 export type Health = Schemas["Health"];
+export type Status = Schemas["Status"];
 export type NewMessage = Schemas["MessageIn"];
 export type NewFact = Schemas["FactIn"];
 export type Fact = Schemas["Fact"];
@@ -165,9 +166,15 @@ export class Taisce {
     return user === undefined ? {} : { user };
   }
 
-  /** The server's state and limits; needs no credential. */
+  /** Liveness only (`{ status: "ok" }`); needs no credential. */
   health(): Promise<Health> {
     return this.run(() => this.api.GET("/v1/health"));
+  }
+
+  /** The server's version and limits, and whether its worker has work for this
+   * credential's project (`work_pending`). */
+  status(): Promise<Status> {
+    return this.run(() => this.api.GET("/v1/status"));
   }
 
   /** Stores 1-100 messages; their ids, in order. A message without an id gets one here

@@ -9,6 +9,7 @@ export type {
   Fact,
   ForUser,
   Health,
+  Status,
   ListEntitiesOptions,
   ListMessagesOptions,
   ListedCredential,

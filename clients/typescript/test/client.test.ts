@@ -56,12 +56,19 @@ describe("users inside the project", () => {
 });
 
 describe("reading the demo memory", () => {
-  test("health needs no credential and names the embedded store", async () => {
+  test("health needs no credential and says only that the server is up", async () => {
     const health = await new Taisce({ url: server.url, apiKey: "" }).health();
-    assert.equal(health.status, "ok");
-    assert.equal(health.store, "embedded");
-    assert.equal(health.embeddings, "none");
-    assert.ok(health.bundle_characters > 0 && health.max_rows > 0);
+    assert.deepEqual(health, { status: "ok" });
+  });
+
+  test("status names the embedded store, for a credential only", async () => {
+    const status = await taisce.status();
+    assert.equal(status.store, "embedded");
+    assert.equal(status.embeddings, "none");
+    assert.ok(status.bundle_characters > 0 && status.max_rows > 0);
+    assert.equal(typeof status.work_pending, "boolean");
+    const error = await refusal(new Taisce({ url: server.url, apiKey: "" }).status());
+    assert.equal(error.status, 401);
   });
 
   test("facts about a subject, in storing order", async () => {

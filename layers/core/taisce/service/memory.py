@@ -63,7 +63,7 @@ from ..domain.semantic import Semantic
 from ..domain.timestamps import timestamp
 from .background import BackgroundWork
 from .erasure_cases import ErasureCases
-from .work import has_work
+from .work import has_work, project_has_work
 
 logger = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -131,6 +131,10 @@ class Memory(ErasureCases, BackgroundWork):
     def work_pending(self) -> bool:
         """Whether any project has work for the worker (service/work.py says which)."""
         return has_work(self)
+
+    def project_work_pending(self, project: str) -> bool:
+        """Whether this project has work for the worker (what `GET /v1/status` says)."""
+        return project_has_work(self, project)
 
     # -- writes ----------------------------------------------------------------
 
