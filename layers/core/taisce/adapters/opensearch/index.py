@@ -47,7 +47,7 @@ from opensearchpy import OpenSearch
 from opensearchpy.exceptions import TransportError
 
 from ...domain.model import Hit, Role, VectorItem, VectorKind
-from ...domain.ports.vectors import VectorIndexError
+from ...domain.ports.vectors import VectorIndexError, VectorIndexMismatch
 from ...domain.scope import partitions
 from .client import Action, Requests
 from .documents import DocumentIdLedger, cosine, fields, index_body, newest_hits
@@ -61,6 +61,12 @@ _LOOKUP_SIZE = 10_000
 _FETCH_FACTOR = 2
 _MAX_WINDOW = 10_000
 _WORD = re.compile(r"\w+")
+
+
+def index_for(dimensions: int) -> str:
+    """The index a deploy uses unless told another: named for its vectors' dimensions,
+    since an index keeps the dimension it was created with."""
+    return f"{DEFAULT_INDEX}-{dimensions}"
 
 
 class OpenSearchVectorIndex:
@@ -134,7 +140,10 @@ class OpenSearchVectorIndex:
     # -- the port ----------------------------------------------------------------
 
     def ensure_index(self) -> bool:
-        """Create the index with its mapping if it is missing; True if it was created."""
+        """Create the index with its mapping if it is missing; True if it was created.
+        An index already there must hold vectors of this model's dimensions: one made
+        for another model would refuse every write and search, so it is refused here,
+        before the worker's first pass (VectorIndexMismatch)."""
         result = self._requests.call(
             "index creation",
             lambda: self.client.indices.create(
@@ -142,7 +151,30 @@ class OpenSearchVectorIndex:
             ),
             tolerate=("resource_already_exists_exception",),
         )
-        return not isinstance(result, TransportError)
+        if not isinstance(result, TransportError):
+            return True
+        found = self._stored_dimension()
+        if found != self.dimensions:
+            raise VectorIndexMismatch(
+                f"the OpenSearch index {self.index_name!r} holds vectors of {found} "
+                f"dimensions but the embedding model makes {self.dimensions}: set "
+                f"TAISCE_OPENSEARCH_INDEX (the template's VectorIndexName) to another index, "
+                f"or leave it empty for {index_for(self.dimensions)!r}, then run taisce reindex"
+            )
+        return False
+
+    def _stored_dimension(self) -> int:
+        """The dimension of the existing index's `vector` field, from its mapping."""
+        answer = self._requests.call(
+            "mapping read", lambda: self.client.indices.get_mapping(index=self.index_name)
+        )
+        try:
+            (mapping,) = answer.values()
+            return int(mapping["mappings"]["properties"]["vector"]["dimension"])
+        except (AttributeError, KeyError, TypeError, ValueError):
+            raise VectorIndexError(
+                f"OpenSearch index {self.index_name!r} has no knn_vector mapping to check"
+            ) from None
 
     def upsert(self, project: str, kind: VectorKind, items: Sequence[VectorItem]) -> None:
         if not items:

@@ -16,6 +16,10 @@ class VectorIndexError(Exception):
     """The vector index failed to read or write."""
 
 
+class VectorIndexMismatch(VectorIndexError):
+    """The vector index exists but was made for vectors of other dimensions."""
+
+
 class Embedder(Protocol):
     """A text embedding model. Vectors are unit length, so a dot product is the cosine."""
 
