@@ -22,6 +22,8 @@ from .errors import (
     Unauthorized,
 )
 from .models import (
+    Alias,
+    AliasPage,
     Controls,
     Credential,
     CredentialPage,
@@ -31,6 +33,7 @@ from .models import (
     ErasedCounts,
     Erasure,
     Fact,
+    FactPage,
     Health,
     MessagePage,
     MessageWithPassages,
@@ -48,6 +51,8 @@ from .models import (
 )
 
 __all__ = [
+    "Alias",
+    "AliasPage",
     "ApiError",
     "AsyncClient",
     "Client",
@@ -61,6 +66,7 @@ __all__ = [
     "ErasedCounts",
     "Erasure",
     "Fact",
+    "FactPage",
     "Forbidden",
     "Health",
     "InvalidRecallControls",

@@ -234,6 +234,47 @@ class Credential(_Wire):
 
 
 @dataclass(frozen=True, slots=True)
+class FactPage(_Wire):
+    """A page of the facts about one entity, in storing order; `next_cursor` None at
+    the end."""
+
+    facts: list[Fact]
+    next_cursor: str | None
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> FactPage:
+        listed = [Fact.from_wire(f) for f in data["facts"]]
+        return cls(facts=listed, next_cursor=data.get("next_cursor"))
+
+    def wire(self) -> dict[str, Any]:
+        return {"facts": [f.wire() for f in self.facts], "next_cursor": self.next_cursor}
+
+
+@dataclass(frozen=True, slots=True)
+class Alias(_Wire):
+    """One alias of the project: `alias` is another name of the entity `into`."""
+
+    alias: str
+    into: str
+
+
+@dataclass(frozen=True, slots=True)
+class AliasPage(_Wire):
+    """A page of the project's aliases by normalised alias; `next_cursor` None at the end."""
+
+    aliases: list[Alias]
+    next_cursor: str | None
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> AliasPage:
+        listed = [Alias.from_wire(a) for a in data["aliases"]]
+        return cls(aliases=listed, next_cursor=data.get("next_cursor"))
+
+    def wire(self) -> dict[str, Any]:
+        return {"aliases": [a.wire() for a in self.aliases], "next_cursor": self.next_cursor}
+
+
+@dataclass(frozen=True, slots=True)
 class CredentialPage(_Wire):
     """A page of the project's credentials by id; `next_cursor` None at the end."""
 
