@@ -2,6 +2,9 @@
 export { Taisce } from "./client.js";
 export type {
   AliasEntry,
+  AliasPage,
+  FactPage,
+  PageOptions,
   CredentialList,
   EntityEntry,
   EntityList,

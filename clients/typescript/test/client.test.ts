@@ -261,6 +261,55 @@ describe("storing, listing and erasing", () => {
     assert.deepEqual(proposals.degraded, ["proposals"]);
   });
 
+  test("factsAbout and aliases follow next_cursor past the first page", async () => {
+    // More facts about one subject than the server's default page (50) holds.
+    const sent = Array.from({ length: 60 }, (_, i) => ({
+      id: `ts-page-${String(i).padStart(2, "0")}`,
+      subject: "Pagan Reilly",
+      predicate: "visited",
+      object: `Town ${i}`,
+      source_role: "user" as const,
+    }));
+    await taisce.storeFacts(sent);
+    const every = sent.map((f) => f.id);
+    const first = await taisce.factsPage("Pagan Reilly");
+    assert.ok(first.facts.length < every.length && first.next_cursor);
+    assert.deepEqual(
+      (await taisce.factsAbout("Pagan Reilly")).map((f) => f.id),
+      every,
+    );
+    const byNine = await taisce.factsAbout("Pagan Reilly", { limit: 9 });
+    assert.deepEqual(
+      byNine.map((f) => f.id),
+      every,
+    );
+    const rest = await taisce.factsAbout("Pagan Reilly", { cursor: first.next_cursor! });
+    assert.deepEqual(
+      [...first.facts, ...rest].map((f) => f.id),
+      every,
+    );
+
+    const names = ["Pager A", "Pager B", "Pager C"];
+    await taisce.storeFacts(
+      [...names, "Pager Main"].map((subject) => ({
+        subject,
+        predicate: "works at",
+        object: "Northwind Labs",
+        source_role: "user" as const,
+      })),
+    );
+    for (const name of names) await taisce.merge(name, "Pager Main");
+    const page = await taisce.aliasPage({ limit: 1 });
+    assert.equal(page.aliases.length, 1);
+    assert.ok(page.next_cursor);
+    const aliases = await taisce.aliases({ limit: 1 });
+    assert.deepEqual(aliases, await taisce.aliases());
+    assert.deepEqual(
+      aliases.filter((a) => a.into === "Pager Main").map((a) => a.alias),
+      names,
+    );
+  });
+
   test("deleteFact deletes one fact; a second time is not_found", async () => {
     const [id] = await taisce.storeFacts([
       { subject: "Ciarán Hale", predicate: "plays", object: "hurling", source_role: "user" },
