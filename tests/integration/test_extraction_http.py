@@ -61,7 +61,7 @@ def facts_about(http: httpx.Client, subject: str) -> list[dict[str, Any]]:
 
 
 def moto_table() -> MotoDynamoDb:
-    """A table of its own: the server's worker (and health's work_pending) look at the
+    """A table of its own: the server's worker (and status's work_pending) look at the
     whole table, and the shared one holds other tests' marks."""
     return shared_moto().table_named("taisce-extraction")
 

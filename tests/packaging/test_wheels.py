@@ -251,7 +251,9 @@ def test_the_installed_server_serves_the_explorer_and_its_description(served: Se
         assert graph.status_code == 200 and len(graph.content) > 100_000
         description = http.get("/v1/openapi.json")
         assert description.status_code == 200 and description.json()["openapi"].startswith("3.1")
-        assert http.get("/v1/health").json()["version"] == taisce.__version__
+        assert http.get("/v1/health").json() == {"status": "ok"}
+        told = http.get("/v1/status", headers={"Authorization": f"Bearer {served.secret}"})
+        assert told.json()["version"] == taisce.__version__
 
 
 def test_the_local_server_needs_no_aws_sdk(venv: Path, served: Served) -> None:
