@@ -289,7 +289,8 @@ def test_two_projects_with_the_same_names_and_ids_never_see_each_other(
 
             # The other project's entity is unknown here.
             assert http.get("/v1/facts", params={"subject": f"{other} Corp"}).json() == {
-                "facts": []
+                "facts": [],
+                "next_cursor": None,
             }
             elsewhere = http.post(
                 "/v1/recalls",
@@ -351,7 +352,7 @@ def test_a_header_cannot_choose_the_project(server: LocalServer, header: str) ->
         assert recall.json()["facts"] == []
         listed = http.get("/v1/facts", params={"subject": "Atlas", "project": b}, headers=extra)
         assert listed.status_code == 200
-        assert listed.json() == {"facts": []}
+        assert listed.json() == {"facts": [], "next_cursor": None}
         r = http.delete("/v1/facts/own-fact-Beta", headers=extra)
         assert r.status_code == 404
         stored = http.post(
@@ -362,7 +363,8 @@ def test_a_header_cannot_choose_the_project(server: LocalServer, header: str) ->
         assert stored.status_code == 201
     with server.client(secret_b) as http_b:
         # Nothing A did landed in B, and B's fact survived A's delete.
-        assert http_b.get("/v1/facts", params={"subject": "Header Person"}).json() == {"facts": []}
+        listed_b = http_b.get("/v1/facts", params={"subject": "Header Person"}).json()
+        assert listed_b == {"facts": [], "next_cursor": None}
         assert len(http_b.get("/v1/facts", params={"subject": "Beta Corp"}).json()["facts"]) == 1
     with server.client(secret_a) as http_a:
         assert (
