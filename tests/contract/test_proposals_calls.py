@@ -16,6 +16,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import boto3
+import numpy as np
 import pytest
 
 from functions.entities import app as entities_function
@@ -23,9 +24,10 @@ from taisce.adapters.embedders.bedrock_titan import BedrockTitan
 from taisce.adapters.opensearch.client import make_client
 from taisce.adapters.opensearch.index import OpenSearchVectorIndex, index_for
 from taisce.adapters.sqlite.store import SqliteStore
-from taisce.domain.aliases import PROPOSAL_NAMES
+from taisce.domain.aliases import PROPOSAL_CHUNK, PROPOSAL_NAMES
 from taisce.domain.controls import Limits
 from taisce.domain.ingest import FactsRequest
+from taisce.domain.model import VectorItem
 from taisce.domain.semantic import Semantic
 from taisce.service.memory import Memory
 from tests.aws_calls import AwsCalls
@@ -35,10 +37,10 @@ from tests.moto_server import AWS_ENV
 from tests.vector_fakes import Collection, titan_answer
 
 # More people than a request compares; each fact names a person and the one company.
-PEOPLE = PROPOSAL_NAMES + 150
+PEOPLE = PROPOSAL_NAMES + 20
 DIMENSIONS = 1024
-# The calls one request may make (model calls and k-NN searches), as docs/aws.md says.
-CALL_BUDGET = 1_000
+# The calls one request may make (model calls and searches), as docs/aws.md says.
+CALL_BUDGET = 600
 REGION = "eu-west-1"
 
 
@@ -77,21 +79,36 @@ def _ask(seconds_left: float) -> tuple[dict[str, Any], float]:
     return answer, time.monotonic() - started
 
 
+def _unit(seed: int) -> list[float]:
+    raw = np.random.default_rng(seed).standard_normal(DIMENSIONS)
+    return (raw / np.linalg.norm(raw)).tolist()
+
+
 def test_a_request_compares_a_bounded_number_of_names_in_parallel(
     store: SqliteStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     titan = boto3.session.Session(region_name=REGION).client("bedrock-runtime")
-    _memory(store, titan, monkeypatch)
-    with AwsCalls(Collection()) as calls, calls.as_function("EntitiesFunction"):
-        answer, _ = _ask(29.0)
+    memory = _memory(store, titan, monkeypatch)
+    assert memory.semantic is not None
+    with AwsCalls(Collection()) as calls:
+        with calls.as_function("Worker"):  # every person's name indexed, not the company's
+            indexed = [
+                VectorItem(f"user:person {i:04d}", _unit(i), "user", f"Person {i:04d}")
+                for i in range(PEOPLE)
+            ]
+            memory.semantic.index.upsert(PROJECT, "entity", indexed)
+        with calls.as_function("EntitiesFunction"):
+            answer, _ = _ask(29.0)
     assert answer["statusCode"] == 200, answer
     assert json.loads(answer["body"])["degraded"] == []
     made = calls.operations["EntitiesFunction"]
     model_calls = made.count("bedrock-runtime:InvokeModel")
     searches = [m for m in made if m.endswith("/_search")]
-    # One model call and one k-NN search per name compared, and no more names than the
-    # bound, whatever the project holds (PEOPLE + 1 names here).
-    assert model_calls == PROPOSAL_NAMES and len(searches) == PROPOSAL_NAMES
+    chunks = -(-PROPOSAL_NAMES // PROPOSAL_CHUNK)
+    # No more names than the bound, whatever the project holds (PEOPLE + 1 names): per
+    # chunk one read of the indexed vectors, per name one k-NN search; the model is
+    # asked only for the one name not indexed yet ("Acme Corp").
+    assert len(searches) == chunks + PROPOSAL_NAMES and model_calls == 1
     assert model_calls + len(searches) <= CALL_BUDGET
     assert set(searches) == {f"aoss:POST /{index_for(DIMENSIONS)}/_search"}
     assert len(made) == model_calls + len(searches)

@@ -173,6 +173,14 @@ def test_an_existing_index_of_other_dimensions_is_refused_by_name(
     assert "TAISCE_OPENSEARCH_INDEX" in said and "'taisce-vectors-4'" in said
 
 
+def test_stored_vectors_are_read_newest_copy_first_and_missing_ones_left_out(
+    replay: Callable[[str], OpenSearchVectorIndex],
+) -> None:
+    index = replay("vectors")
+    found = index.vectors("p", "entity", ["user:c", "user:b", "user:a", "user:a"])
+    assert found == {"user:a": A, "user:b": B}
+
+
 def test_the_default_index_is_named_for_the_model_dimensions() -> None:
     assert index_for(384) == "taisce-vectors-384" and index_for(1024) == "taisce-vectors-1024"
 

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 from .deadline import Deadline, DeadlineEmbedder, DeadlineExceeded, DeadlineIndex
 from .errors import InvalidRequest
 from .ingest import Name
-from .model import EntityName, Fact, Hit
+from .model import ROLES, EntityName, Fact, Hit
 from .names import NOT_A_NAME, has_letter_or_digit, normalize_name
 from .scope import User
 
@@ -32,13 +32,13 @@ if TYPE_CHECKING:
 # below this line distinct places and people start to look alike.
 PROPOSAL_FLOOR = 0.85
 # Names compared per proposals request, neighbours looked at per name, pairs returned.
-# Each name compared costs one model call (Titan embeds one text a call) and one k-NN
-# search: 500 names in PROPOSAL_WORKERS threads stay well inside API Gateway's 29 s
-# (docs/aws.md, "Merge proposals"), where 2,000 in a row did not.
+# Each name compared costs one k-NN search (and a model call if it has no indexed
+# vector yet): 500 names in PROPOSAL_WORKERS threads stay well inside API Gateway's
+# 29 s (docs/aws.md, "Merge proposals"), where 2,000 in a row did not.
 PROPOSAL_NAMES = 500
 PROPOSAL_NEIGHBOURS = 10
 PROPOSALS = 100
-# Names embedded and searched per task, and tasks run at once.
+# Names read (or embedded) and searched per task, and tasks run at once.
 PROPOSAL_CHUNK = 16
 PROPOSAL_WORKERS = 8
 
@@ -129,15 +129,32 @@ def merge_keys(alias: str, into: str) -> tuple[str, str]:
     return normalize_name(alias), normalize_name(into)
 
 
+def _name_vectors(
+    project: str, chunk: Sequence[EntityName], embedder: Embedder, index: VectorIndex
+) -> dict[str, Sequence[float]]:
+    """Each name's vector: the one the worker indexed for it (any role's copy, all made
+    from the name), read in one request; the model is asked only for names not yet
+    indexed, in one call."""
+    ids = {f"{role}:{n.key}": n.key for n in chunk for role in ROLES}
+    vectors: dict[str, Sequence[float]] = {}
+    for item_id, vector in index.vectors(project, "entity", list(ids)).items():
+        vectors.setdefault(ids[item_id], vector)
+    missing = [n for n in chunk if n.key not in vectors]
+    if missing:
+        embedded = embedder.embed([n.name for n in missing])
+        vectors.update((n.key, v) for n, v in zip(missing, embedded, strict=True))
+    return vectors
+
+
 def _neighbours(
     project: str, chunk: Sequence[EntityName], embedder: Embedder, index: VectorIndex
 ) -> list[tuple[str, list[Hit]]]:
-    """Each name of the chunk with its nearest entity-name vectors: one embedding call
-    for the chunk, then a k-NN search per name."""
-    vectors = embedder.embed([n.name for n in chunk])
+    """Each name of the chunk with its nearest entity-name vectors: its vector, then a
+    k-NN search per name."""
+    vectors = _name_vectors(project, chunk, embedder, index)
     return [
-        (name.key, index.search(project, "entity", vector, PROPOSAL_NEIGHBOURS))
-        for name, vector in zip(chunk, vectors, strict=True)
+        (name.key, index.search(project, "entity", vectors[name.key], PROPOSAL_NEIGHBOURS))
+        for name in chunk
     ]
 
 
@@ -154,11 +171,11 @@ def propose_merges(
     by then are answered).
 
     Each name's neighbours come from the entity-name vectors the worker indexes (per
-    role, "<role>:<key>"); a name is embedded again to search with, which gives the
-    vector it was indexed with. Chunks of names are embedded and searched in parallel
-    threads, each call bounded by `deadline` when given. The name with fewer live facts
-    is proposed as the alias of the other (ties: the later key). Raises if the model or
-    index fails.
+    role, "<role>:<key>"); a name searches with the vector it was indexed with, read
+    back from the index (embedded only if not indexed yet). Chunks of names are read
+    and searched in parallel threads, each call bounded by `deadline` when given. The
+    name with fewer live facts is proposed as the alias of the other (ties: the later
+    key). Raises if the model or index fails.
     """
     if deadline is not None:
         embedder, index = DeadlineEmbedder(embedder, deadline), DeadlineIndex(index, deadline)

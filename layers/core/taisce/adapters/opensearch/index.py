@@ -63,6 +63,15 @@ _MAX_WINDOW = 10_000
 _WORD = re.compile(r"\w+")
 
 
+def _stored_vector(hit: Any) -> tuple[str, int, list[float]]:
+    """(item id, written_at, vector) of a hit whose `_source` holds them."""
+    try:
+        source = hit["_source"]
+        return str(source["item_id"]), int(source.get("written_at", 0)), list(source["vector"])
+    except (KeyError, TypeError, ValueError):
+        raise VectorIndexError("OpenSearch vector read returned an unexpected response") from None
+
+
 def index_for(dimensions: int) -> str:
     """The index a deploy uses unless told another: named for its vectors' dimensions,
     since an index keeps the dimension it was created with."""
@@ -270,6 +279,27 @@ class OpenSearchVectorIndex:
             },
         }
         return newest_hits(self._requests.search("search", body), k, cosine)
+
+    def vectors(
+        self, project: str, kind: VectorKind, ids: Collection[str]
+    ) -> dict[str, list[float]]:
+        """Each item's stored vector, from its newest copy: one filtered search per
+        _LOOKUP_IDS items, the vector read from `_source`."""
+        wanted = sorted(set(ids))
+        found: dict[str, tuple[int, list[float]]] = {}
+        for start in range(0, len(wanted), _LOOKUP_IDS):
+            chunk = wanted[start : start + _LOOKUP_IDS]
+            filters = [*self._seen(project, kind), {"terms": {"item_id": chunk}}]
+            body = {
+                "size": min(_MAX_WINDOW, len(chunk) * _FETCH_FACTOR),
+                "_source": ["item_id", "written_at", "vector"],
+                "query": {"bool": {"filter": filters}},
+            }
+            for hit in self._requests.search("vector read", body):
+                item_id, written_at, vector = _stored_vector(hit)
+                if item_id not in found or written_at > found[item_id][0]:
+                    found[item_id] = (written_at, vector)
+        return {item_id: vector for item_id, (_, vector) in found.items()}
 
     def similarities(
         self, project: str, kind: VectorKind, vector: Sequence[float], ids: Collection[str]

@@ -72,6 +72,13 @@ class VectorIndex(Protocol):
         caller may not see never takes a place."""
         ...
 
+    def vectors(
+        self, project: str, kind: VectorKind, ids: Collection[str]
+    ) -> dict[str, list[float]]:
+        """The stored vector of each of these items that has one (others are left out),
+        so a caller that needs an item's vector need not ask the model again."""
+        ...
+
     def delete(self, project: str, kind: VectorKind, ids: Collection[str]) -> None: ...
 
     def purge(self) -> None:
