@@ -84,11 +84,20 @@ class SqliteFile:
                 raise
 
     def purge(self) -> bool:
-        """Copy the WAL into the file and truncate it to zero bytes, so that no older
-        copy of a page (holding what was deleted since) stays in it. Waits for readers
-        (the busy timeout, a few times); returns whether the WAL was truncated."""
+        """Rebuild the file, then copy the WAL into it and truncate the WAL to zero
+        bytes, so that no older copy of a row or a page (holding what was deleted since)
+        stays in either. Waits for readers (the busy timeout, a few times); returns
+        whether the WAL was truncated."""
         db = self.db()
         with self._writer:
+            # secure_delete zeroes a deleted cell, but a page rebalanced by the b-tree
+            # keeps stale copies of cells it moved in its unused space (found by a byte
+            # scan of the file): VACUUM writes every page anew, leaving none. Its
+            # cost grows with the file (docs/erasure.md).
+            try:
+                db.execute("VACUUM")
+            except sqlite3.OperationalError as error:
+                logger.warning("%s could not be rebuilt after an erasure: %s", self.path, error)
             for _ in range(_PURGE_TRIES):
                 busy, _, _ = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
                 if not busy:
