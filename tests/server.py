@@ -102,9 +102,16 @@ def wait_for_worker(
     message: str = "the worker did not finish in time",
     poll: float = 0.1,
 ) -> None:
-    """Wait until the server's background worker has nothing pending (`/v1/health`),
-    failing with `message` after `seconds`."""
+    """Wait until the server's background worker has nothing pending for the project of
+    `http`'s credential (`/v1/status`), failing with `message` after `seconds`."""
     deadline = time.monotonic() + seconds
-    while http.get("/v1/health").json()["work_pending"]:
+    while work_pending(http):
         assert time.monotonic() < deadline, message
         time.sleep(poll)
+
+
+def work_pending(http: httpx.Client) -> bool:
+    """Whether the worker has work for the project of `http`'s credential."""
+    r = http.get("/v1/status")
+    assert r.status_code == 200, r.text
+    return bool(r.json()["work_pending"])

@@ -22,6 +22,8 @@ from .errors import (
     Unauthorized,
 )
 from .models import (
+    Alias,
+    AliasPage,
     Controls,
     Credential,
     CredentialPage,
@@ -31,6 +33,7 @@ from .models import (
     ErasedCounts,
     Erasure,
     Fact,
+    FactPage,
     Health,
     MessagePage,
     MessageWithPassages,
@@ -43,10 +46,13 @@ from .models import (
     RecallControls,
     Report,
     RoleCounts,
+    Status,
     StoredMessage,
 )
 
 __all__ = [
+    "Alias",
+    "AliasPage",
     "ApiError",
     "AsyncClient",
     "Client",
@@ -60,6 +66,7 @@ __all__ = [
     "ErasedCounts",
     "Erasure",
     "Fact",
+    "FactPage",
     "Forbidden",
     "Health",
     "InvalidRecallControls",
@@ -79,6 +86,7 @@ __all__ = [
     "Report",
     "RoleCounts",
     "ServerError",
+    "Status",
     "StoredMessage",
     "TaisceConnectionError",
     "TaisceError",

@@ -95,7 +95,7 @@ def open_opensearch_semantic(settings: Settings, store: object = None) -> Semant
     if embedder is None:
         return None
     from ..adapters.opensearch.client import make_client
-    from ..adapters.opensearch.index import OpenSearchVectorIndex
+    from ..adapters.opensearch.index import OpenSearchVectorIndex, index_for
 
     client = make_client(settings.opensearch_endpoint, settings.region)
     from ..adapters.dynamodb.store import DynamoDbStore
@@ -105,7 +105,7 @@ def open_opensearch_semantic(settings: Settings, store: object = None) -> Semant
     # recall's function (a recall also stops waiting at its deadline: domain/deadline.py).
     index = OpenSearchVectorIndex(
         client,
-        settings.opensearch_index,
+        settings.opensearch_index or index_for(embedder.dimensions),
         embedder.dimensions,
         ledger=ledger,
         max_attempts=2,
