@@ -13,7 +13,7 @@ import pytest
 
 from tests import sam_translate
 from tests.cfn_eval import Stack
-from tests.integration.test_deploy_readiness import functions, translated
+from tests.integration.test_deploy_readiness import _data_access, functions, translated
 
 pytestmark = pytest.mark.skipif(
     not sam_translate.available(),
@@ -123,3 +123,29 @@ def test_the_vector_collections_policies_are_kept_with_it() -> None:
     for logical, policy in policies.items():
         for key in ("DeletionPolicy", "UpdateReplacePolicy"):
             assert policy.get(key) == collection[key] == "Retain", (logical, key)
+
+
+OPERATOR = "arn:aws:iam::123456789012:role/taisce-operator"
+
+
+@pytest.mark.parametrize("operator", ["", OPERATOR])
+def test_an_operator_given_is_granted_the_workers_rights_on_the_collection(operator: str) -> None:
+    """`taisce reindex` does the worker's vector work from an operator's machine: the
+    principal named gets exactly the worker's data-access rights, and nothing is
+    added when none is named."""
+    pattern = translated()["Parameters"]["VectorOperatorPrincipal"]["AllowedPattern"]
+    assert re.fullmatch(pattern, operator)
+    s = Stack(translated(), {"Embeddings": "bedrock", "VectorOperatorPrincipal": operator})
+    granted = _data_access(s)
+    roles = {s.attribute(s.role_of(f), "Arn") for f in functions()}
+    worker = s.attribute(s.role_of("WorkerFunction"), "Arn")
+    if operator:
+        assert granted[operator] == granted[worker]
+        assert {"aoss:WriteDocument", "aoss:CreateIndex"} <= granted[operator]
+    assert set(granted) - roles == ({operator} if operator else set())
+
+
+@pytest.mark.parametrize("wrong", ["taisce-operator", "arn:aws:iam::123:role/x", '","*'])
+def test_the_operator_must_be_an_iam_role_or_user_arn(wrong: str) -> None:
+    pattern = translated()["Parameters"]["VectorOperatorPrincipal"]["AllowedPattern"]
+    assert not re.fullmatch(pattern, wrong)
