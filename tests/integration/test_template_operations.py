@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from taisce.api import observe
 from tests import sam_translate
 from tests.cfn_eval import Stack
 from tests.integration.test_deploy_readiness import _data_access, functions, translated
@@ -95,6 +96,21 @@ def test_alarms_watch_the_dead_letters_each_functions_errors_and_throttles_5xx_a
     for alarm in _alarms(s):
         assert alarm["AlarmActions"] == [topic], alarm["AlarmDescription"]
         assert alarm["TreatMissingData"] == "notBreaching"
+
+
+def test_an_erasure_pending_for_two_hours_raises_an_alarm() -> None:
+    """The worker's own metric (api/observe.py, EMF), in the namespace and with the
+    service dimension the functions' environment gives Powertools."""
+    s = Stack(translated())
+    worker = translated()["Resources"]["WorkerFunction"]["Properties"]
+    variables = s.resolve(worker["Environment"]["Variables"])
+    namespace = variables["POWERTOOLS_METRICS_NAMESPACE"]
+    service = variables["POWERTOOLS_SERVICE_NAME"]
+    assert (namespace, service) == (observe.NAMESPACE, observe.SERVICE)
+    (alarm,) = _watching(s, namespace, observe.ERASURES_PENDING, "service", service)
+    # Pending in every sweep of 2 hours: the least of each 5 minutes above 0, 24 times.
+    assert alarm["Statistic"] == "Minimum" and int(alarm["Period"]) == 300
+    assert int(alarm["EvaluationPeriods"]) == int(alarm["DatapointsToAlarm"]) == 24
 
 
 @pytest.mark.parametrize("email", ["", "ops@example.com"])

@@ -138,8 +138,12 @@ def count_worker_lag(seconds: float) -> None:
     metrics.add_metric(name="WorkerLag", unit=MetricUnit.Milliseconds, value=seconds * 1000)
 
 
+# template.yaml's ErasuresStuckAlarm watches it.
+ERASURES_PENDING = "ErasuresPending"
+
+
 def count_erasures_pending(pending: int) -> None:
-    metrics.add_metric(name="ErasuresPending", unit=MetricUnit.Count, value=pending)
+    metrics.add_metric(name=ERASURES_PENDING, unit=MetricUnit.Count, value=pending)
 
 
 # -- spans: recall steps and store calls ----------------------------------------------
