@@ -12,9 +12,10 @@ for a missing header. (A simple response with isAuthorized false would be a 403
 `{"message": "Forbidden"}`, which is not what docs/API.md promises.) The local server
 runs this same handler before each route and answers 401 in the API's own shape.
 
-A refused credential is remembered for a minute by this process (`Refusals`): API
-Gateway caches only what an authorizer accepts, under one TTL, so without it every
-request repeating a wrong or revoked credential cost a GetItem. A secret is made by
+A refused credential is remembered for a minute by this process (`Refusals`): the
+refusal is raised (for the 401), not returned as an answer API Gateway's cache keeps,
+and its cache has one TTL for all answers, so without it every request repeating a
+wrong or revoked credential cost a GetItem. A secret is made by
 the server when it mints the credential, so a hash refused now is never one minted
 within the minute, and a revoked credential stays refused anyway.
 
