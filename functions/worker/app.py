@@ -107,10 +107,15 @@ def waited(record: SQSRecord, now: float) -> float | None:
 
 
 def record_handler(record: SQSRecord) -> dict[str, int]:
+    # The message id is the record's correlation id: a dead-lettered message's log
+    # lines are found by the id the dead-letter queue shows.
+    logger.set_correlation_id(record.message_id)
     lag = waited(record, time.time())
     if lag is not None:
         count_worker_lag(lag)
-    return _once()(record=record.raw_event)
+    done = _once()(record=record.raw_event)
+    logger.info("pass done", extra={"done": done, "waited_seconds": lag})
+    return done
 
 
 def _sweep() -> dict[str, Any]:

@@ -171,6 +171,11 @@ def test_the_worker_prints_its_lag_and_the_erasures_pending(printed: dict[str, A
     for lag, record in zip(lags, records, strict=True):
         sent = int(record["attributes"]["SentTimestamp"])
         assert abs(lag - (taken["started"] * 1000 - sent)) < 60_000
+    # One line per message's pass, under the message's id as correlation id.
+    passes = [line for line in logs(taken["lines"]) if line["message"] == "pass done"]
+    assert [p["correlation_id"] for p in passes] == [r["messageId"] for r in records]
+    assert all(p["function_name"] == "WorkerFunction" for p in passes)
+    assert [round(p["waited_seconds"] * 1000) for p in passes] == [round(x) for x in lags]
     swept = printed["worker-schedule.json"]
     (document,) = emf(swept["lines"])
     assert units(document) == {"ErasuresPending": "Count"}
