@@ -19,10 +19,18 @@ class Stop(Exception):
 
 
 def client_sends_to(client: Any) -> str:
+    return client_request(client)["url"]
+
+
+def client_request(client: Any) -> dict[str, str]:
+    """The URL of the Query the client is about to send, and the region and service
+    of its signature's scope (`Credential=<key>/<date>/<region>/<service>/aws4_request`)."""
     seen: dict[str, str] = {}
 
     def stop(request: Any, **_: Any) -> None:
         seen["url"] = request.url
+        scope = str(request.headers["Authorization"]).split("Credential=", 1)[1]
+        seen["region"], seen["service"] = scope.split("/")[2:4]
         raise Stop
 
     client.meta.events.register("before-send.dynamodb.Query", stop)
@@ -32,7 +40,7 @@ def client_sends_to(client: Any) -> str:
             KeyConditionExpression="PK = :p",
             ExpressionAttributeValues={":p": {"S": "P#demo"}},
         )
-    return seen["url"]
+    return seen
 
 
 @pytest.mark.parametrize(
@@ -52,7 +60,10 @@ def test_direct_reads_go_where_the_client_sends(region: str, options: dict[str, 
     client = session.client("dynamodb", config=Config(**options))
     reads = DirectReads.of(client, client.meta.config)
     assert reads is not None
-    assert reads.url.rstrip("/") == client_sends_to(client).rstrip("/")
+    sent = client_request(client)
+    assert reads.url.rstrip("/") == sent["url"].rstrip("/")
+    # and signed for the region and service the client signs its own Query for.
+    assert (reads.region, "dynamodb") == (sent["region"], sent["service"])
     reads.close()
 
 
