@@ -1,8 +1,10 @@
-"""What layers/core/Makefile deletes from the core layer after pip (UNUSED: grpcio and
-opensearch-protobufs, which opensearch-py 3 requires and never imports) is exactly
-those two distributions' files, and no Python file of any other distribution the layer
-holds, nor the taisce package, imports them: read from the source (every `import`,
-lazy ones included), with the installed distributions' RECORDs, which are the pins'."""
+"""What layers/core/Makefile deletes from the core layer after pip (UNUSED: grpcio,
+opensearch-protobufs and protobuf, which opensearch-py 3 requires and never imports)
+is exactly those distributions' files, and no Python file of any other distribution
+the layer holds, nor the taisce package, imports them: read from the source (every
+`import`, lazy ones included), with the installed distributions' RECORDs, which are
+the pins'. (The local model's layer, on top, is checked by running it:
+tests/unit/test_local_model_layer.py.)"""
 
 from __future__ import annotations
 
@@ -12,11 +14,15 @@ import importlib.metadata as metadata
 import re
 from pathlib import Path
 
-from tests.layer_pins import canonical, pins, with_dependencies
+from tests.layer_pins import DELETED_FROM_CORE, canonical, pins, with_dependencies
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "layers" / "core"
-DELETED = {"grpcio", "opensearch-protobufs"}
+DELETED = DELETED_FROM_CORE
+# The modules they hold, as imported.
+GONE = ("grpc", "opensearch", "google.protobuf")
+# Modules that import them, of utilities taisce never uses (checked below).
+UNUSED_UTILITIES = ("aws_lambda_powertools.utilities.kafka",)
 
 
 def unused() -> list[str]:
@@ -48,19 +54,33 @@ def test_the_makefile_deletes_exactly_the_unused_distributions() -> None:
 def _imported(path: Path) -> set[str]:
     source = path.read_bytes()
     # Parsed only where the names occur at all (parsing every file takes seconds).
-    if b"grpc" not in source and b"opensearch" not in source.replace(b"opensearchpy", b""):
+    if not any(
+        word in source.replace(b"opensearchpy", b"")
+        for word in (b"grpc", b"opensearch", b"protobuf")
+    ):
         return set()
     try:
-        tree = ast.parse(source)
+        return _all_imports(path)
     except (SyntaxError, ValueError):
         return set()
+
+
+def _all_imports(path: Path) -> set[str]:
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(ast.parse(path.read_bytes())):
         if isinstance(node, ast.Import):
             names |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module)
     return names
+
+
+def _in(path: Path, packages: tuple[str, ...]) -> bool:
+    return any(f"/{p.replace('.', '/')}/" in path.as_posix() for p in packages)
+
+
+def _gone(module: str) -> bool:
+    return any(module == g or module.startswith(g + ".") for g in GONE)
 
 
 def _python_files(name: str) -> list[Path]:
@@ -69,13 +89,13 @@ def _python_files(name: str) -> list[Path]:
 
 
 def test_nothing_the_layer_keeps_imports_them() -> None:
-    gone = ("grpc", "opensearch")
     held = with_dependencies(pins(SOURCE / "requirements.txt")) - DELETED
     files = [p for name in sorted(held) for p in _python_files(name)]
-    files += sorted((SOURCE / "taisce").rglob("*.py"))
+    ours = sorted((SOURCE / "taisce").rglob("*.py")) + sorted((ROOT / "functions").rglob("*.py"))
+    for path in ours:
+        assert not [n for n in _all_imports(path) if n.startswith(UNUSED_UTILITIES)], path
+    files = [p for p in files if not _in(p, UNUSED_UTILITIES)] + ours
     assert len(files) > 1000
-    importers = {
-        str(path): sorted(n for n in _imported(path) if n.split(".")[0] in gone) for path in files
-    }
+    importers = {str(path): sorted(n for n in _imported(path) if _gone(n)) for path in files}
     assert {k: v for k, v in importers.items() if v} == {}
     assert canonical("opensearch-py") in held
