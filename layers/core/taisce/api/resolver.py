@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from ..domain.errors import Forbidden, InvalidRequest, PayloadTooLarge, TaisceError, Unauthorized
 from ..domain.model import CREDENTIAL_KINDS, CredentialKind
 from .logs import logger
+from .observe import observed
 from .problems import Error, joined, models_in, sentence
 
 MAX_BODY_BYTES = 1024 * 1024
@@ -213,7 +214,8 @@ def _raw_error(error: TaisceError) -> dict[str, Any]:
 def make_handler(
     app: APIGatewayHttpResolver,
 ) -> Callable[[dict[str, Any], LambdaContext | None], dict[str, Any]]:
-    """The Lambda entry point: refuse oversized bodies, then resolve the route."""
+    """The Lambda entry point: refuse oversized bodies, then resolve the route; with
+    Powertools' logger context, metrics and tracer around it (api/observe.py)."""
 
     def lambda_handler(event: dict[str, Any], context: LambdaContext | None) -> dict[str, Any]:
         if _body_bytes(event) > MAX_BODY_BYTES:
@@ -231,4 +233,4 @@ def make_handler(
         answer = app.resolve(event, context)  # type: ignore[arg-type]
         return _within_lambda(answer)
 
-    return lambda_handler
+    return observed(lambda_handler)

@@ -21,6 +21,7 @@ from ..domain.semantic import Semantic
 from ..service.memory import EXTRACTION_RETRY_WAIT, Memory
 from ..service.work import extraction_seconds
 from ..settings import Settings, SettingsError, load_settings
+from .observe import spans, traced, traced_semantic
 
 if TYPE_CHECKING:
     from ..adapters.dynamodb.store import DynamoDbStore
@@ -204,12 +205,15 @@ def build_services(settings: Settings) -> Services:
     extractor = open_extractor(settings)
     store = open_store(settings)
     semantic = open_semantic(settings, store)
+    # While tracing (on Lambda), each call of the store, the vector index and the model
+    # and each recall step is a subsegment (the worker's setup keeps the index as is).
     memory = Memory(
-        store,
+        traced(store, "store"),
         settings.limits,
-        semantic=semantic,
+        semantic=traced_semantic(semantic),
         extractor=extractor,
         summary_model=summary_model(settings, extractor),
+        spans=spans(),
     )
     return Services(
         settings=settings,

@@ -56,6 +56,7 @@ from ..domain.listing import (
 from ..domain.model import ROLES, Alias, EntityCounts, Fact, MergeResult, Role, VectorKind
 from ..domain.names import normalize_name
 from ..domain.ports.extractor import Extractor
+from ..domain.ports.spans import NO_SPANS, Spans
 from ..domain.ports.store import Store
 from ..domain.recall import recall as recall_steps
 from ..domain.recalled import RecallAnswer
@@ -115,8 +116,11 @@ class Memory(ErasureCases, BackgroundWork):
         extractor: Extractor | None = None,
         retry_wait: float = EXTRACTION_RETRY_WAIT,
         summary_model: Extractor | None = None,
+        spans: Spans = NO_SPANS,
     ) -> None:
         self.store = store
+        # Where a recall's steps are timed (the edge's tracer; none by default).
+        self.spans = spans
         self.limits = limits
         self.semantic = semantic
         self.clock = clock
@@ -338,8 +342,10 @@ class Memory(ErasureCases, BackgroundWork):
             controls,
             semantic=self.semantic.within(deadline) if self.semantic else None,
             now=timestamp(self.clock()),
+            spans=self.spans,
         )
-        return self._dated(project, hide_pending(answer, erasing()))
+        with self.spans.span("recall.dates"):
+            return self._dated(project, hide_pending(answer, erasing()))
 
     def _dated(self, project: str, answer: RecallAnswer) -> RecallAnswer:
         """The recalled passages with their message's occurred_at and recorded_at (one

@@ -447,6 +447,12 @@ def announce(queue: WorkQueue | None, project: str, kind: WorkKind, ids: list[st
         logger.exception("could not queue work; the scheduled sweep will find it")
 
 
+def erasures_pending(memory: Memory) -> int:
+    """Erasures accepted and not yet finished, over every project (a figure the sweep
+    reports: one that stays above zero is an erasure that cannot finish)."""
+    return sum(len(memory.store.pending_erasures(p)) for p in memory.store.erasing_projects())
+
+
 def sweep(memory: Memory, queue: WorkQueue) -> int:
     """Queue a pass for every project with marks (the scheduled safety net). The passes
     go through the queue, so a project's work still runs one pass at a time."""
