@@ -19,11 +19,17 @@ export class ApiError extends Error {
     this.code = code;
   }
 
+  // What went wrong in plain words; the server's own words only where they name what
+  // to change (a refused control).
   describe() {
-    if (this.status === 401) {
-      return `The credential was refused (401 ${this.code}): ${this.message}. Paste a credential for this server's project above.`;
-    }
-    return `${this.status} ${this.code}: ${this.message}`;
+    if (this.status === 0) return "The server could not be reached. Check that it is running, then try again.";
+    if (this.status === 401) return "The credential was refused. Paste a credential for this server's project above.";
+    if (this.status === 403) return "This credential may not do that.";
+    if (this.status === 404) return "Not found: it may have been erased.";
+    if (this.status === 413) return "The request is too large for the server.";
+    if (this.status === 429) return "Too many requests just now. Wait a moment and try again.";
+    if (this.status >= 500) return `The server failed to answer (${this.status}). Try again in a moment.`;
+    return `The server refused the request: ${this.message}.`;
   }
 }
 

@@ -25,11 +25,24 @@ const state = document.getElementById("credential-state");
 const input = document.getElementById("credential");
 let rendering = 0;
 
-export function showError(error) {
-  const text = error instanceof ApiError ? error.describe() : `Something failed: ${error.message}`;
-  alertLine.textContent = text;
+export function describe(error) {
+  if (error instanceof ApiError) return error.describe();
+  console.error(error); // the detail for a developer; the person gets plain words
+  return "Something went wrong on this page. Reload it and try again.";
+}
+
+// An error is shown next to the action that failed (`slot`, an element beside it) so it
+// is seen where the person is looking; a page that could not load shows it at the top.
+export function showError(error, slot) {
+  const code = error instanceof ApiError ? error.code : "client";
+  if (slot) {
+    clear(slot).append(h("p", { class: "alert", role: "alert", "data-code": code }, describe(error)));
+    slot.scrollIntoView({ block: "nearest" });
+    return;
+  }
+  alertLine.textContent = describe(error);
   alertLine.hidden = false;
-  alertLine.dataset.code = error instanceof ApiError ? error.code : "client";
+  alertLine.dataset.code = code;
 }
 
 export function clearError() {

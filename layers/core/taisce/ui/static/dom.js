@@ -29,6 +29,12 @@ export function append(el, children) {
   return el;
 }
 
+// A wide table in a box of its own that scrolls sideways (keyboard too), so a phone's
+// page never does.
+export function scrollBox(label, table) {
+  return h("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": label }, table);
+}
+
 export function clear(el) {
   while (el.firstChild) el.firstChild.remove();
   return el;

@@ -2,7 +2,7 @@
 // at a time (GET /v1/entities).
 
 import { api } from "../api.js";
-import { entityLink, h } from "../dom.js";
+import { entityLink, h, scrollBox } from "../dom.js";
 
 const ROLES = ["user", "assistant", "system", "tool"];
 
@@ -34,7 +34,8 @@ export async function entitiesView(params, { showError }) {
     summary.textContent = `${shown} entit${shown === 1 ? "y" : "ies"} shown${cursor ? ", more to load" : ""}.`;
   }
 
-  more.addEventListener("click", () => load().catch(showError));
+  const moreError = h("div", { class: "action-error" });
+  more.addEventListener("click", () => load().then(() => moreError.replaceChildren(), (error) => showError(error, moreError)));
   await load();
 
   const form = h(
@@ -59,7 +60,9 @@ export async function entitiesView(params, { showError }) {
     h("h2", { id: "entities-title" }, "Entities"),
     form,
     summary,
-    h(
+    scrollBox(
+      "Entities table",
+      h(
       "table",
       { class: "grid", id: "entities" },
       h("caption", { class: "sr-only" }, "Entities and their live facts per source role"),
@@ -75,7 +78,9 @@ export async function entitiesView(params, { showError }) {
         ),
       ),
       body,
+      ),
     ),
     more,
+    moreError,
   );
 }

@@ -2,7 +2,7 @@
 // recorded at), its aliases, its neighbourhood as a graph, and erasure.
 
 import { api } from "../api.js";
-import { clear, entityLink, h, messageLink, normalName, roleBadge, when } from "../dom.js";
+import { clear, entityLink, h, messageLink, normalName, roleBadge, scrollBox, when } from "../dom.js";
 import { drawGraph } from "./graph.js";
 
 const QUOTES = "taisce.quotes";
@@ -60,7 +60,7 @@ export async function entityView(params, { showError }) {
   const factsTable =
     facts.facts.length === 0
       ? h("p", { class: "muted" }, "No fact has this entity as its subject.")
-      : h(
+      : scrollBox(`Table of the facts about ${title}`, h(
           "table",
           { class: "grid", id: "facts" },
           h("caption", { class: "sr-only" }, `Facts about ${title}`),
@@ -76,7 +76,7 @@ export async function entityView(params, { showError }) {
             ),
           ),
           h("tbody", {}, facts.facts.map(factRow)),
-        );
+        ));
 
   // -- aliases
   const aliasList =
@@ -139,7 +139,7 @@ export async function entityView(params, { showError }) {
         h("p", {}, h("a", { href: "#/entities" }, "Back to the entities")),
       );
     } catch (error) {
-      showError(error);
+      showError(error, result);
     }
   });
   const eraseButton = h(

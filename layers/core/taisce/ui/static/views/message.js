@@ -1,7 +1,7 @@
 // One message with its passages marked and, coming from a fact, its quote highlighted.
 
 import { api } from "../api.js";
-import { codePoints, h, markedText } from "../dom.js";
+import { codePoints, h, markedText, scrollBox } from "../dom.js";
 import { messageCard } from "./messages.js";
 
 // Where a fact's quote sits in the message: the server's offsets when it located the
@@ -32,7 +32,7 @@ export async function messageView(params) {
     const content = card.querySelector(".content");
     content.replaceChildren(...markedText(detail.message.content, detail.passages, span));
   }
-  const passages = h(
+  const passages = scrollBox("Passages table", h(
     "table",
     { class: "grid", id: "passages" },
     h("caption", {}, "Passages (offsets in code points)"),
@@ -48,7 +48,7 @@ export async function messageView(params) {
         h("tr", {}, h("td", {}, p.id), h("td", { class: "num" }, p.start), h("td", { class: "num" }, p.end), h("td", {}, p.quote)),
       ),
     ),
-  );
+  ));
   return h(
     "section",
     { "aria-labelledby": "message-title" },

@@ -50,7 +50,8 @@ export async function messagesView(params, { showError }) {
     more.hidden = !cursor;
     summary.textContent = `${shown} message${shown === 1 ? "" : "s"} shown, newest first${cursor ? "; older ones to load" : ""}.`;
   }
-  more.addEventListener("click", () => load().catch(showError));
+  const moreError = h("div", { class: "action-error" });
+  more.addEventListener("click", () => load().then(() => moreError.replaceChildren(), (error) => showError(error, moreError)));
   await load();
 
   const form = h(
@@ -86,5 +87,6 @@ export async function messagesView(params, { showError }) {
     summary,
     list,
     more,
+    moreError,
   );
 }

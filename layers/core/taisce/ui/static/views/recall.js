@@ -137,6 +137,7 @@ function form(last) {
       h("div", { class: "field" }, checkbox("explain", "explain (why each item, where the server supports it)", q.explain === true)),
     ),
     h("p", {}, h("button", { type: "submit", class: "primary" }, "Recall")),
+    h("div", { id: "recall-error", class: "action-error" }),
   );
 }
 
@@ -249,14 +250,16 @@ export async function recallView(_params, { showError, clearError }) {
     const body = requestBody(theForm);
     sessionStorage.setItem(LAST, JSON.stringify(body));
     sync();
-    out.replaceChildren(h("p", { class: "muted" }, "Recalling…"));
+    const slot = theForm.querySelector("#recall-error");
+    slot.replaceChildren();
+    out.replaceChildren(h("p", { class: "muted", role: "status" }, "Recalling…"));
     try {
       const answer = await api.recall(body);
       clearError();
       out.replaceChildren(bundle(answer));
     } catch (error) {
       out.replaceChildren();
-      showError(error);
+      showError(error, slot);
     }
   });
   sync();

@@ -1,0 +1,102 @@
+"""Every view of the memory explorer at a laptop's size and a phone's (390 px wide): no
+page wider than the screen, nothing in the header clipped, and axe-core (the engine the
+accessibility checkers use) finding no violation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.browser.conftest import VIEWPORT, Demo
+from tests.browser.test_explorer import QUESTION, open_with
+
+expect = pytest.importorskip(
+    "playwright.sync_api", reason="browser tests skipped: Python playwright is not installed"
+).expect
+AXE = pytest.importorskip(
+    "axe_playwright_python.base", reason="axe-playwright-python is not installed (make install)"
+).AXE_SCRIPT
+
+PHONE = {"width": 390, "height": 844}
+SIZES = {"desktop": VIEWPORT, "phone": PHONE}
+
+
+@pytest.fixture(params=sorted(SIZES))
+def sized(browser: Any, demo_server: Demo, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A fresh tab at one of the two sizes."""
+    context = browser.new_context(viewport=SIZES[request.param])
+    tab = context.new_page()
+    tab.set_default_timeout(15_000)
+    tab.console_lines = []
+    tab.on("console", lambda m: tab.console_lines.append(f"{m.type}: {m.text}"))
+    tab.on("pageerror", lambda e: tab.console_lines.append(f"pageerror: {e}"))
+    yield tab
+    context.close()
+
+
+def axe_violations(page: Any) -> list[str]:
+    """axe-core's violations on the page as it stands, one line each."""
+    if not page.evaluate("typeof window.axe === 'object'"):
+        page.evaluate(AXE)
+    found = page.evaluate("axe.run(document).then((r) => r.violations)")
+    return [
+        f"{v['id']}: {v['help']} ({', '.join(n['target'][0] for n in v['nodes'][:3])})"
+        for v in found
+    ]
+
+
+def assert_fits(page: Any, view: str) -> None:
+    """Nothing wider than the screen; the header's buttons inside it; axe finds nothing."""
+    wide = page.evaluate("[document.documentElement.scrollWidth, innerWidth]")
+    assert wide[0] <= wide[1], f"{view}: the page is {wide[0]} px wide on a {wide[1]} px screen"
+    for control in ("#forget", "#credential-form button[type=submit]"):
+        box = page.locator(control).bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= wide[1], f"{view}: {control} clipped"
+    assert axe_violations(page) == [], view
+
+
+def test_every_view_fits_the_screen_and_passes_axe(sized: Any, demo_server: Demo) -> None:
+    page = sized
+    page.goto(demo_server.url + "/ui")
+    page.locator("h2", has_text="Paste a credential").wait_for()
+    assert_fits(page, "no credential")
+    open_with(page, demo_server, demo_server.secret)
+    page.locator("#entities tbody tr").first.wait_for()
+    assert_fits(page, "entities")
+    page.evaluate("location.hash = '#/entity?name=Acme%20Corp&hops=2'")
+    page.wait_for_selector("#graph[data-ready]")
+    assert_fits(page, "entity")
+    page.evaluate("location.hash = '#/messages'")
+    page.locator("#messages article").first.wait_for()
+    assert_fits(page, "messages")
+    page.locator("#messages article header a").first.click()
+    page.locator("#message-title").wait_for()
+    assert_fits(page, "message")
+    page.evaluate("location.hash = '#/recall'")
+    page.fill("#question", QUESTION)
+    page.select_option("#hops", "2")
+    page.check("#explain")
+    page.click("#recall-form button[type=submit]")
+    page.locator("#bundle").wait_for()
+    for disclosure in page.locator("#bundle details").all():
+        disclosure.locator("summary").click()  # the numbers, open: they must wrap too
+    assert_fits(page, "recall")
+    errors = [line for line in page.console_lines if line.startswith(("error", "pageerror"))]
+    assert errors == []
+
+
+def test_a_failed_recall_says_so_beside_its_button(sized: Any, demo_server: Demo) -> None:
+    page = sized
+    open_with(page, demo_server, demo_server.secret, "#/recall")
+    page.fill("#question", QUESTION)
+    page.fill("#as_of", "yesterday")
+    page.click("#recall-form button[type=submit]")
+    note = page.locator("#recall-error .alert")
+    expect(note).to_be_visible()
+    assert note.get_attribute("data-code") == "invalid_recall_controls"
+    assert "as_of" in note.inner_text()
+    expect(note).to_be_in_viewport()
+    expect(page.locator("#alert")).to_be_hidden()  # not at the top of the page
+    assert axe_violations(page) == []
