@@ -78,6 +78,8 @@ def test_every_view_fits_the_screen_and_passes_axe(sized: Any, demo_server: Demo
     page.fill("#question", QUESTION)
     page.select_option("#hops", "2")
     page.check("#explain")
+    page.uncheck("#roles_default")
+    page.check("#role-tool")
     page.click("#recall-form button[type=submit]")
     page.locator("#bundle").wait_for()
     for disclosure in page.locator("#bundle details").all():
@@ -100,3 +102,33 @@ def test_a_failed_recall_says_so_beside_its_button(sized: Any, demo_server: Demo
     expect(note).to_be_in_viewport()
     expect(page.locator("#alert")).to_be_hidden()  # not at the top of the page
     assert axe_violations(page) == []
+
+
+def test_explain_in_one_plain_sentence_with_the_numbers_behind_a_disclosure(
+    page: Any, demo_server: Demo
+) -> None:
+    open_with(page, demo_server, demo_server.secret, "#/recall")
+    page.fill("#question", QUESTION)
+    page.select_option("#hops", "2")
+    page.check("#explain")
+    page.uncheck("#roles_default")
+    page.check("#role-tool")
+    page.click("#recall-form button[type=submit]")
+    page.locator("#bundle").wait_for()
+    body = {"question": QUESTION, "hops": 2, "explain": True, "source_roles": ["user", "tool"]}
+    with demo_server.api() as http:
+        answer = http.post("/v1/recalls", json=body).json()
+    hop2 = next(f for f in answer["facts"] if f.get("path"))
+    item = page.locator(f"#bundle-facts > li[data-id='{hop2['id']}']")
+    why = item.locator(".why").inner_text()
+    assert " → ".join(hop2["path"]) in why
+    assert hop2["why"]["reason"] in why.lower()
+    assert "{" not in why and '"path"' not in why and why.endswith(".")
+    # The numbers are behind a disclosure, each with a short meaning.
+    numbers = item.locator("details.numbers")
+    expect(numbers.locator("dl")).to_be_hidden()
+    numbers.locator("summary").click()
+    names = numbers.locator("dt code").all_inner_texts()
+    assert set(names) == set(hop2["why"]) - {"reason"}
+    meanings = numbers.locator("dd").all_inner_texts()
+    assert all(meanings), dict(zip(names, meanings, strict=True))
