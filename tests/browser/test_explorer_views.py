@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from taisce import demo
 from tests.browser.conftest import VIEWPORT, Demo
 from tests.browser.test_explorer import QUESTION, open_with
 
@@ -132,3 +133,31 @@ def test_explain_in_one_plain_sentence_with_the_numbers_behind_a_disclosure(
     assert set(names) == set(hop2["why"]) - {"reason"}
     meanings = numbers.locator("dd").all_inner_texts()
     assert all(meanings), dict(zip(names, meanings, strict=True))
+
+
+def test_a_fact_without_a_quote_links_to_its_message(page: Any, demo_server: Demo) -> None:
+    bare = next(f for f in demo.FACTS if not f.get("quote") and f["subject"] == "Atlas")
+    open_with(page, demo_server, demo_server.secret, "#/entity?name=Atlas")
+    row = page.locator(f"#facts tbody tr[data-fact='{bare['id']}']")
+    assert "no quote" in row.inner_text()
+    row.locator("a", has_text=bare["message_id"]).click()
+    page.locator("#message-title", has_text=bare["message_id"]).wait_for()
+    # Citing without a quote is not a quote gone missing.
+    note = page.inner_text("#fact-note")
+    assert note == f"Fact {bare['id']} cites this message; it has no quote."
+    assert page.locator("mark.quote").count() == 0
+    # In a recall every fact citing a message links to it, quoted or not.
+    page.evaluate("location.hash = '#/recall'")
+    page.fill("#question", "What does Atlas prefer?")
+    page.uncheck("#roles_default")
+    page.check("#role-assistant")
+    page.click("#recall-form button[type=submit]")
+    page.locator("#bundle").wait_for()
+    body = {"question": "What does Atlas prefer?", "source_roles": ["user", "assistant"]}
+    with demo_server.api() as http:
+        answer = http.post("/v1/recalls", json=body).json()
+    cited = [f for f in answer["facts"] if f.get("message_id")]
+    assert any(not f.get("quote") for f in cited), "the question should find the unquoted fact"
+    for fact in cited:
+        link = page.locator(f"#bundle-facts > li[data-id='{fact['id']}'] a[href*='#/message']")
+        assert f"id={fact['message_id']}" in link.get_attribute("href")

@@ -63,10 +63,18 @@ export function entityLink(name, text) {
   return h("a", { href: "#/entity?" + new URLSearchParams({ name }) }, text ?? name);
 }
 
-export function messageLink(id, text, fact) {
+export function messageLink(id, text, fact, onclick) {
   const query = { id };
   if (fact) query.fact = fact;
-  return h("a", { href: "#/message?" + new URLSearchParams(query) }, text ?? id);
+  return h("a", { href: "#/message?" + new URLSearchParams(query), onclick }, text ?? id);
+}
+
+// A fact whose message link is followed, remembered so the message page can highlight
+// its quote, or say it has none (kept in this tab only).
+export function rememberFact(fact) {
+  const known = JSON.parse(sessionStorage.getItem("taisce.quotes") || "{}");
+  known[fact.id] = { quote: fact.quote || null, start: fact.quote_start, end: fact.quote_end };
+  sessionStorage.setItem("taisce.quotes", JSON.stringify(known));
 }
 
 export function roleBadge(role) {

@@ -2,21 +2,12 @@
 // recorded at), its aliases, its neighbourhood as a graph, and erasure.
 
 import { api } from "../api.js";
-import { clear, entityLink, h, messageLink, normalName, roleBadge, scrollBox, when } from "../dom.js";
+import { clear, entityLink, h, messageLink, normalName, rememberFact, roleBadge, scrollBox, when } from "../dom.js";
 import { drawGraph } from "./graph.js";
-
-const QUOTES = "taisce.quotes";
-
-// Remembered so the message page can highlight a fact's quote (kept in this tab only).
-function rememberQuote(fact) {
-  const known = JSON.parse(sessionStorage.getItem(QUOTES) || "{}");
-  known[fact.id] = { quote: fact.quote, start: fact.quote_start, end: fact.quote_end };
-  sessionStorage.setItem(QUOTES, JSON.stringify(known));
-}
 
 function factRow(fact) {
   const closed = fact.valid_to && fact.valid_to <= new Date().toISOString();
-  let quote = fact.quote ? h("q", {}, fact.quote) : h("span", { class: "muted" }, "—");
+  let quote = fact.quote ? h("q", {}, fact.quote) : h("span", { class: "muted" }, "no quote");
   if (fact.message_id) {
     quote = h(
       "span",
@@ -25,7 +16,7 @@ function factRow(fact) {
       " ",
       messageLink(fact.message_id, `message ${fact.message_id}`, fact.id),
     );
-    quote.querySelector("a").addEventListener("click", () => rememberQuote(fact));
+    quote.querySelector("a").addEventListener("click", () => rememberFact(fact));
   }
   return h(
     "tr",

@@ -21,6 +21,15 @@ export function quoteSpan(content, fact) {
   return { start, end: start + codePoints(fact.quote).length };
 }
 
+// What the page says of the fact it was opened from: a fact may cite a message without
+// quoting it (most extracted facts do), which is not a quote gone missing.
+function factNote(factId, fact, span) {
+  if (span) return `The quote of fact ${factId} is highlighted.`;
+  if (fact && fact.quote) return `The quote of fact ${factId} could not be found in this text.`;
+  if (fact) return `Fact ${factId} cites this message; it has no quote.`;
+  return `Fact ${factId} cites this message.`;
+}
+
 export async function messageView(params) {
   const id = params.get("id") || "";
   const factId = params.get("fact");
@@ -53,13 +62,7 @@ export async function messageView(params) {
     "section",
     { "aria-labelledby": "message-title" },
     h("h2", { id: "message-title" }, `Message ${detail.message.id}`),
-    factId
-      ? h(
-          "p",
-          { class: span ? "" : "muted" },
-          span ? `The quote of fact ${factId} is highlighted.` : `The quote of fact ${factId} is not in this text (any more).`,
-        )
-      : null,
+    factId ? h("p", { class: span ? "" : "muted", id: "fact-note" }, factNote(factId, factId in known ? known[factId] : undefined, span)) : null,
     card,
     passages,
     h("p", {}, h("a", { href: "#/messages" }, "All messages")),

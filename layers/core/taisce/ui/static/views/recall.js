@@ -3,7 +3,7 @@
 // degraded made visible, why each item is there, and the same request as a curl line.
 
 import { api } from "../api.js";
-import { countCodePoints, entityLink, h, messageLink, roleBadge, when } from "../dom.js";
+import { countCodePoints, entityLink, h, messageLink, rememberFact, roleBadge, when } from "../dom.js";
 
 const ROLES = ["user", "assistant", "system", "tool"];
 const SURFACES = ["facts", "reports", "passages"];
@@ -208,10 +208,26 @@ function itemRow(kind, item, max) {
       " ",
       roleBadge(item.source_role),
       h("div", { class: "small" }, entityLink(item.subject), ` ${item.predicate} `, item.object_kind === "entity" ? entityLink(item.object) : item.object),
-      item.quote ? h("div", { class: "small" }, h("q", {}, item.quote), item.message_id ? [" ", messageLink(item.message_id, "message")] : null) : null,
+      item.quote || item.message_id
+        ? h(
+            "div",
+            { class: "small" },
+            item.quote ? [h("q", {}, item.quote), " "] : null,
+            item.message_id ? messageLink(item.message_id, item.quote ? "message" : "its message", item.id, () => rememberFact(item)) : null,
+          )
+        : null,
     );
   } else if (kind === "reports") {
-    main = h("div", {}, h("strong", {}, item.title), h("p", { class: "small" }, item.summary));
+    const sources = item.source_messages || [];
+    main = h(
+      "div",
+      {},
+      h("strong", {}, item.title),
+      h("p", { class: "small" }, item.summary),
+      sources.length
+        ? h("p", { class: "small sources" }, "From ", sources.map((id, i) => [i ? ", " : "", messageLink(id, `message ${id}`)]), ".")
+        : null,
+    );
   } else {
     main = h(
       "div",
