@@ -283,6 +283,29 @@ def test_the_page_and_its_files_are_served_with_their_headers(
             assert r.json()["error"]["code"] == "not_found"
 
 
+def test_api_answers_are_not_stored_and_head_answers_as_get(server: LocalServer) -> None:
+    """Every /v1 answer, success or error, says no-store (memory is personal and changes);
+    HEAD of the page and its files has GET's status and headers, without a body."""
+    secret = server.new_credential(f"no-store-{uuid.uuid4().hex[:8]}")
+    with server.client(secret) as http:
+        answers = [
+            http.get("/v1/entities"),
+            http.get("/v1/health"),
+            http.post("/v1/recalls", json={}),
+            http.get("/v1/messages/no-such-message"),
+        ]
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        answers.append(http.get("/v1/entities"))  # no credential: the gateway's 401
+        assert [r.status_code for r in answers] == [200, 200, 400, 404, 401]
+        assert all(r.headers["cache-control"] == "no-store" for r in answers)
+        for path in ("/ui", "/ui/", "/ui/app.js"):
+            got, head = http.get(path), http.head(path)
+            assert head.status_code == got.status_code == 200, path
+            assert head.content == b"" and got.content
+            for name in ("content-type", "etag", "cache-control", "content-security-policy"):
+                assert head.headers[name] == got.headers[name], (path, name)
+
+
 def test_the_served_scripts_use_only_the_public_api(running: tuple[str, LocalServer]) -> None:
     """Every /v1 path the page's scripts name is a route of the API (no private door)."""
     import re

@@ -200,11 +200,19 @@ def _within_lambda(answer: dict[str, Any]) -> dict[str, Any]:
     )
 
 
+def _not_stored(answer: dict[str, Any]) -> dict[str, Any]:
+    """Memory is personal and changes: no browser or proxy keeps an answer of this API."""
+    headers = answer.get("headers") or {}
+    if not any(k.lower() == "cache-control" for k in headers):
+        answer = {**answer, "headers": {**headers, "Cache-Control": "no-store"}}
+    return answer
+
+
 def _raw_error(error: TaisceError) -> dict[str, Any]:
     """An error answered before routing, in the shape Lambda returns."""
     return {
         "statusCode": error.status,
-        "headers": {"Content-Type": "application/json"},
+        "headers": {"Content-Type": "application/json", "Cache-Control": "no-store"},
         "body": error_body(error.code, error.message),
         "isBase64Encoded": False,
     }
@@ -229,6 +237,6 @@ def make_handler(
         # Powertools types the context as required but only keeps it for handlers to
         # read (app.lambda_context, read by none here); a caller outside Lambda has none.
         answer = app.resolve(event, context)  # type: ignore[arg-type]
-        return _within_lambda(answer)
+        return _not_stored(_within_lambda(answer))
 
     return lambda_handler

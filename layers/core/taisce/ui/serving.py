@@ -103,7 +103,16 @@ def asset_name(path: str) -> str | None:
 
 
 def respond(event: dict[str, Any]) -> dict[str, Any]:
-    """The answer to a GET of the page, one of its files, or / (sent to the page)."""
+    """The answer to a GET of the page, one of its files, or / (sent to the page); to a
+    HEAD, the same answer without its body."""
+    answer = _respond(event)
+    method = str((event.get("requestContext") or {}).get("http", {}).get("method", "GET"))
+    if method.upper() == "HEAD":
+        return {**answer, "body": "", "isBase64Encoded": False}
+    return answer
+
+
+def _respond(event: dict[str, Any]) -> dict[str, Any]:
     path = str(
         event.get("rawPath")
         or (event.get("requestContext") or {}).get("http", {}).get("path")
