@@ -35,7 +35,7 @@ def main() -> int:
                 page = browser.new_page(viewport=VIEWPORT)
                 page.goto(server.url + "/ui")
                 page.fill("#credential", secret)
-                page.click("#credential-form button[type=submit]")
+                page.click("#use-credential")
                 page.locator("#entities tbody tr").first.wait_for()
                 shoot(page, "ui-entities.png")
                 page.evaluate("location.hash = '#/entity?name=Acme%20Corp&hops=2'")

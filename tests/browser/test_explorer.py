@@ -26,7 +26,7 @@ def open_with(page: Any, server: Demo, secret: str, route: str = "") -> None:
     page.goto(server.url + "/")
     assert page.url.startswith(server.url + "/ui")
     page.fill("#credential", secret)
-    page.click("#credential-form button[type=submit]")
+    page.click("#use-credential")
     assert page.input_value("#credential") == ""  # not left in the field
     if route:
         page.evaluate("(route) => { location.hash = route; }", route)
@@ -63,8 +63,15 @@ def test_a_wrong_credential_is_shown_as_an_error(page: Any, demo_server: Demo) -
     assert "credential was refused" in alert.inner_text()
     assert page.locator("#entities tbody tr").count() == 0
     assert_secret_kept(page, wrong)
-    # Kept in this tab's session storage only, and forgotten on request.
-    assert page.evaluate("sessionStorage.getItem('taisce.credential')") == wrong
+    # A refused credential is not kept (nor said to be set).
+    assert page.inner_text("#credential-state") == "refused: paste another"
+    assert page.evaluate("sessionStorage.getItem('taisce.credential')") is None
+    # A good one is kept in this tab's session storage only, and forgotten on request.
+    page.fill("#credential", demo_server.secret)
+    page.press("#credential", "Enter")
+    page.locator("#entities tbody tr").first.wait_for()
+    assert page.inner_text("#credential-state") == "set for this tab"
+    assert page.evaluate("sessionStorage.getItem('taisce.credential')") == demo_server.secret
     page.click("#forget")
     assert page.evaluate("sessionStorage.getItem('taisce.credential')") is None
     assert page.evaluate("localStorage.length") == 0

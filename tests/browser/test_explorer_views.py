@@ -52,7 +52,7 @@ def assert_fits(page: Any, view: str) -> None:
     """Nothing wider than the screen; the header's buttons inside it; axe finds nothing."""
     wide = page.evaluate("[document.documentElement.scrollWidth, innerWidth]")
     assert wide[0] <= wide[1], f"{view}: the page is {wide[0]} px wide on a {wide[1]} px screen"
-    for control in ("#forget", "#credential-form button[type=submit]"):
+    for control in ("#forget", "#use-credential"):
         box = page.locator(control).bounding_box()
         assert box["x"] >= 0 and box["x"] + box["width"] <= wide[1], f"{view}: {control} clipped"
     assert axe_violations(page) == [], view

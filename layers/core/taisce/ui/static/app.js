@@ -34,6 +34,7 @@ export function describe(error) {
 // An error is shown next to the action that failed (`slot`, an element beside it) so it
 // is seen where the person is looking; a page that could not load shows it at the top.
 export function showError(error, slot) {
+  dropRefused(error);
   const code = error instanceof ApiError ? error.code : "client";
   if (slot) {
     clear(slot).append(h("p", { class: "alert", role: "alert", "data-code": code }, describe(error)));
@@ -51,8 +52,16 @@ export function clearError() {
   delete alertLine.dataset.code;
 }
 
-function showCredentialState() {
-  state.textContent = credential() ? "set for this tab" : "not set";
+function showCredentialState(note) {
+  state.textContent = note || (credential() ? "set for this tab" : "not set");
+}
+
+// A refused credential is not kept: the next page would only be refused again.
+function dropRefused(error) {
+  if (error instanceof ApiError && error.status === 401 && credential()) {
+    setCredential("");
+    showCredentialState("refused: paste another");
+  }
 }
 
 function parseRoute() {
@@ -70,6 +79,8 @@ async function render() {
     else link.removeAttribute("aria-current");
   }
   clearError();
+  // Graphs drawn on the page being left are freed, not left drawing into nothing.
+  for (const graph of view.querySelectorAll(".graph")) graph.taisceGraph?.destroy();
   clear(view);
   if (!credential()) {
     view.append(
@@ -83,9 +94,10 @@ async function render() {
         " prints one for the demo project), then press Use.",
       ),
     );
-    input.focus();
+    input.focus({ preventScroll: true });
     return;
   }
+  view.append(h("p", { class: "loading", role: "status" }, "Loading…"));
   try {
     const content = await make(params, { showError, clearError, rerender: render });
     if (token !== rendering) return;
@@ -98,14 +110,21 @@ async function render() {
   }
 }
 
-document.getElementById("credential-form").addEventListener("submit", (event) => {
-  event.preventDefault();
+function useCredential() {
   const secret = input.value.trim();
   input.value = "";
   if (!secret) return;
   setCredential(secret);
   showCredentialState();
   render();
+}
+
+document.getElementById("use-credential").addEventListener("click", useCredential);
+input.addEventListener("keydown", (event) => {
+  if (event.key === "Enter") {
+    event.preventDefault();
+    useCredential();
+  }
 });
 
 document.getElementById("forget").addEventListener("click", () => {

@@ -59,8 +59,14 @@ export function when(moment) {
   return moment ? moment.replace("T", " ").replace(/\.\d+Z$/, "Z") : "—";
 }
 
+// A name from memory, isolated: a right-to-left override in it cannot reorder the text
+// around it.
+export function bdi(text) {
+  return h("bdi", {}, text);
+}
+
 export function entityLink(name, text) {
-  return h("a", { href: "#/entity?" + new URLSearchParams({ name }) }, text ?? name);
+  return h("a", { href: "#/entity?" + new URLSearchParams({ name }) }, text ?? bdi(name));
 }
 
 export function messageLink(id, text, fact, onclick) {

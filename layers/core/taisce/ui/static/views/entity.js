@@ -2,8 +2,7 @@
 // recorded at), its aliases, its neighbourhood as a graph, and erasure.
 
 import { api } from "../api.js";
-import { clear, entityLink, h, messageLink, normalName, rememberFact, roleBadge, scrollBox, when } from "../dom.js";
-import { drawGraph } from "./graph.js";
+import { bdi, clear, entityLink, h, messageLink, normalName, rememberFact, roleBadge, scrollBox, when } from "../dom.js";
 
 function factRow(fact) {
   const closed = fact.valid_to && fact.valid_to <= new Date().toISOString();
@@ -21,7 +20,7 @@ function factRow(fact) {
   return h(
     "tr",
     { class: closed ? "closed" : "", "data-fact": fact.id },
-    h("td", {}, fact.statement, closed ? h("span", { class: "tag" }, "closed") : null),
+    h("td", {}, bdi(fact.statement), closed ? h("span", { class: "tag" }, "closed") : null),
     h("td", {}, roleBadge(fact.source_role)),
     h("td", {}, quote),
     h("td", {}, when(fact.valid_from)),
@@ -38,6 +37,7 @@ export async function entityView(params, { showError }) {
     api.aliases(),
     api.neighbourhood(name, hops),
   ]);
+  if (facts.facts.length === 0 && graph.edges.length === 0) return noSuchEntity(name);
   const center = graph.nodes.find((n) => n.hop === 0);
   const title = center ? center.name : name;
   const key = graph.entity;
@@ -45,7 +45,7 @@ export async function entityView(params, { showError }) {
   const incoming = graph.edges.filter((e) => e.hop === 1 && e.source !== "e:" + key);
 
   const section = h("section", { "aria-labelledby": "entity-title", class: "entity" });
-  const heading = h("h2", { id: "entity-title" }, title);
+  const heading = h("h2", { id: "entity-title" }, bdi(title));
 
   // -- facts
   const factsTable =
@@ -54,7 +54,7 @@ export async function entityView(params, { showError }) {
       : scrollBox(`Table of the facts about ${title}`, h(
           "table",
           { class: "grid", id: "facts" },
-          h("caption", { class: "sr-only" }, `Facts about ${title}`),
+          h("caption", { class: "sr-only" }, "Facts about ", bdi(title)),
           h(
             "thead",
             {},
@@ -73,7 +73,7 @@ export async function entityView(params, { showError }) {
   const aliasList =
     own.length === 0
       ? h("p", { class: "muted" }, "No aliases.")
-      : h("ul", { id: "aliases" }, own.map((a) => h("li", {}, a.alias)));
+      : h("ul", { id: "aliases" }, own.map((a) => h("li", {}, bdi(a.alias))));
 
   // -- graph
   const canvas = h("div", {
@@ -111,13 +111,13 @@ export async function entityView(params, { showError }) {
       // A deploy whose worker erases it answers 202 pending: recall already hides the
       // entity; the status is read until the worker is done.
       while (answer.status === "pending") {
-        clear(result).append(`Erasing “${title}”: the worker is on it…`);
+        clear(result).append("Erasing “", bdi(title), "”: the worker is on it…");
         await new Promise((resolve) => setTimeout(resolve, 1000));
         answer = await api.erasure(answer.id);
       }
       const counts = answer.erased;
       clear(section).append(
-        h("h2", { id: "entity-title" }, `Erased “${title}”`),
+        h("h2", { id: "entity-title" }, "Erased “", bdi(title), "”"),
         h(
           "p",
           { id: "erase-counts", role: "status" },
@@ -136,7 +136,9 @@ export async function entityView(params, { showError }) {
   const eraseButton = h(
     "button",
     { type: "button", class: "danger", id: "erase", onclick: () => dialog.showModal() },
-    `Erase “${title}”…`,
+    "Erase “",
+    bdi(title),
+    "”…",
   );
 
   section.append(
@@ -144,7 +146,9 @@ export async function entityView(params, { showError }) {
     h(
       "p",
       { class: "muted" },
-      `Key “${key}”. ${facts.facts.length} fact${facts.facts.length === 1 ? "" : "s"} with it as subject; ` +
+      "Key “",
+      bdi(key),
+      `”. ${facts.facts.length} fact${facts.facts.length === 1 ? "" : "s"} with it as subject; ` +
         `${incoming.length} live fact${incoming.length === 1 ? "" : "s"} naming it as object.`,
     ),
     h("h3", {}, "Facts"),
@@ -164,34 +168,58 @@ export async function entityView(params, { showError }) {
     dialog,
     result,
   );
-  // Drawn once the section is in the page (Cytoscape measures its container).
-  requestAnimationFrame(() => {
-    const cy = drawGraph(canvas, graph, (target) => {
-      location.hash = "#/entity?" + new URLSearchParams({ name: target, hops: String(hops) });
-    });
-    canvas.dataset.ready = String(cy.nodes().length);
-  });
+  // The graph library is loaded here only, once the section is in the page (Cytoscape
+  // measures its container); if it cannot load, the page stands without the drawing.
+  requestAnimationFrame(() => drawInto(canvas, graph, hops));
   return section;
+}
+
+async function drawInto(canvas, graph, hops) {
+  let drawGraph;
+  try {
+    ({ drawGraph } = await import("./graph.js"));
+  } catch {
+    canvas.replaceWith(
+      h("p", { class: "graph-failed", id: "graph-failed", role: "status" }, "The graph could not load. The linked entities are listed here."),
+    );
+    return;
+  }
+  if (!canvas.isConnected) return; // the person has moved on: nothing to draw into
+  const cy = drawGraph(canvas, graph, (target) => {
+    location.hash = "#/entity?" + new URLSearchParams({ name: target, hops: String(hops) });
+  });
+  canvas.dataset.ready = String(cy.nodes().length);
+}
+
+// A name that holds nothing (never stored, or erased): said so, with nothing to erase.
+function noSuchEntity(name) {
+  return h(
+    "section",
+    { "aria-labelledby": "entity-title", class: "entity" },
+    h("h2", { id: "entity-title" }, "No such entity"),
+    h("p", { id: "no-such-entity" }, "Nothing is held about “", bdi(name), "”: it was never stored, or it has been erased."),
+    h("p", {}, h("a", { href: "#/entities" }, "All entities")),
+  );
 }
 
 function eraseDialog(title, subjectFacts, objectFacts, aliases, onConfirm) {
   const dialog = h(
     "dialog",
     { id: "erase-dialog", "aria-labelledby": "erase-title" },
-    h("h3", { id: "erase-title" }, `Erase everything held about “${title}”?`),
+    h("h3", { id: "erase-title" }, "Erase everything held about “", bdi(title), "”?"),
     h(
       "ul",
       {},
-      h("li", {}, `${subjectFacts} fact${subjectFacts === 1 ? "" : "s"} with “${title}” as subject`),
-      h("li", {}, `${objectFacts} live fact${objectFacts === 1 ? "" : "s"} naming “${title}” as object`),
+      h("li", {}, `${subjectFacts} fact${subjectFacts === 1 ? "" : "s"} with “`, bdi(title), "” as subject"),
+      h("li", {}, `${objectFacts} live fact${objectFacts === 1 ? "" : "s"} naming “`, bdi(title), "” as object"),
       h(
         "li",
         {},
         aliases.length
-          ? `its aliases: ${aliases.map((a) => a.alias).join(", ")}`
+          ? ["its aliases: ", aliases.map((a, i) => [i ? ", " : "", bdi(a.alias)])]
           : "no aliases",
       ),
-      h("li", {}, `the words “${title}” in stored messages (rewritten), and the passages naming it`),
+      h("li", {}, "the words “", bdi(title), "” in stored messages (rewritten), and the passages naming it"),
       h("li", {}, "the reports built from those facts (rebuilt without them)"),
     ),
     h("p", { class: "warning" }, "This cannot be undone."),
@@ -199,7 +227,7 @@ function eraseDialog(title, subjectFacts, objectFacts, aliases, onConfirm) {
       "form",
       { method: "dialog", class: "actions" },
       h("button", { value: "cancel", autofocus: true }, "Cancel"),
-      h("button", { value: "erase", class: "danger", id: "erase-confirm" }, `Erase “${title}”`),
+      h("button", { value: "erase", class: "danger", id: "erase-confirm" }, "Erase “", bdi(title), "”"),
     ),
   );
   dialog.addEventListener("close", () => {

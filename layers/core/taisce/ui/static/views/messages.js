@@ -17,7 +17,7 @@ export function messageCard(message, passages) {
       roleBadge(message.role),
       " ",
       messageLink(message.id),
-      message.source ? h("span", { class: "source" }, ` source ${message.source}`) : null,
+      message.source ? h("span", { class: "source" }, " source ", h("bdi", {}, message.source)) : null,
       h(
         "span",
         { class: "muted" },

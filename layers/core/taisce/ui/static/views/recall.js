@@ -3,7 +3,7 @@
 // degraded made visible, why each item is there, and the same request as a curl line.
 
 import { api } from "../api.js";
-import { countCodePoints, entityLink, h, messageLink, rememberFact, roleBadge, when } from "../dom.js";
+import { bdi, countCodePoints, entityLink, h, messageLink, rememberFact, roleBadge, when } from "../dom.js";
 
 const ROLES = ["user", "assistant", "system", "tool"];
 const SURFACES = ["facts", "reports", "passages"];
@@ -112,7 +112,11 @@ function requestBody(form) {
 // The same request for a shell. The credential is never written out: the line reads it
 // from $TAISCE_CREDENTIAL.
 export function curlLine(body) {
-  const json = JSON.stringify(body).replace(/'/g, "'\\''");
+  // Bidi controls written as JSON escapes: the same request, and a line they cannot
+  // reorder when it is shown or pasted.
+  const json = JSON.stringify(body)
+    .replace(/[\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"))
+    .replace(/'/g, "'\\''");
   return (
     `curl -s ${location.origin}/v1/recalls -H "Authorization: Bearer $TAISCE_CREDENTIAL" ` +
     `-H 'Content-Type: application/json' -d '${json}'`
@@ -204,10 +208,10 @@ function itemRow(kind, item, max) {
     main = h(
       "div",
       {},
-      h("strong", {}, item.statement),
+      h("strong", {}, bdi(item.statement)),
       " ",
       roleBadge(item.source_role),
-      h("div", { class: "small" }, entityLink(item.subject), ` ${item.predicate} `, item.object_kind === "entity" ? entityLink(item.object) : item.object),
+      h("div", { class: "small" }, entityLink(item.subject), ` ${item.predicate} `, item.object_kind === "entity" ? entityLink(item.object) : bdi(item.object)),
       item.quote || item.message_id
         ? h(
             "div",
