@@ -103,6 +103,8 @@ async function render() {
     if (token !== rendering) return;
     clear(view).append(content);
     view.focus({ preventScroll: true });
+    // Back to a page returns to where it was read (set when a link on it was followed).
+    if (history.state && Number.isFinite(history.state.scrollY)) window.scrollTo(0, history.state.scrollY);
   } catch (error) {
     if (token !== rendering) return;
     showError(error);
@@ -134,5 +136,10 @@ document.getElementById("forget").addEventListener("click", () => {
 });
 
 window.addEventListener("hashchange", render);
+history.scrollRestoration = "manual"; // the page is drawn after its data: restored by hand
+document.addEventListener("click", (event) => {
+  const link = event.target.closest && event.target.closest('a[href^="#/"]');
+  if (link) history.replaceState({ ...(history.state || {}), scrollY: window.scrollY }, "");
+});
 showCredentialState();
 render();

@@ -127,3 +127,18 @@ export function markedText(text, passages = [], highlight = null) {
   }
   return out;
 }
+
+// A list's pages read so far, kept in the address (without a new history entry) so Back
+// to the list shows as many as before "Show more". At most 40 pages are read again.
+export function pagesWanted(params) {
+  const n = Number.parseInt(params.get("pages") || "1", 10);
+  return Number.isFinite(n) ? Math.min(Math.max(n, 1), 40) : 1;
+}
+
+export function rememberPages(page, params, pages) {
+  const query = new URLSearchParams(params);
+  if (pages > 1) query.set("pages", String(pages));
+  else query.delete("pages");
+  const text = query.toString();
+  history.replaceState(history.state, "", `#/${page}${text ? "?" + text : ""}`);
+}

@@ -2,7 +2,7 @@
 // at a time (GET /v1/entities).
 
 import { api } from "../api.js";
-import { entityLink, h, scrollBox } from "../dom.js";
+import { entityLink, h, pagesWanted, rememberPages, scrollBox } from "../dom.js";
 
 const ROLES = ["user", "assistant", "system", "tool"];
 
@@ -13,6 +13,7 @@ export async function entitiesView(params, { showError }) {
   const summary = h("p", { class: "muted", "aria-live": "polite" });
   let cursor = null;
   let shown = 0;
+  let pages = 0;
 
   async function load() {
     const page = await api.entities({ search, cursor, limit: 50 });
@@ -28,6 +29,7 @@ export async function entitiesView(params, { showError }) {
         ),
       );
     }
+    pages += 1;
     shown += page.entities.length;
     cursor = page.next_cursor;
     more.hidden = !cursor;
@@ -35,8 +37,17 @@ export async function entitiesView(params, { showError }) {
   }
 
   const moreError = h("div", { class: "action-error" });
-  more.addEventListener("click", () => load().then(() => moreError.replaceChildren(), (error) => showError(error, moreError)));
+  more.addEventListener("click", () =>
+    load().then(
+      () => {
+        moreError.replaceChildren();
+        rememberPages("entities", params, pages);
+      },
+      (error) => showError(error, moreError),
+    ),
+  );
   await load();
+  for (let wanted = pagesWanted(params); pages < wanted && cursor; ) await load();
 
   const form = h(
     "form",

@@ -4,6 +4,9 @@
 import { api } from "../api.js";
 import { bdi, clear, entityLink, h, messageLink, normalName, rememberFact, roleBadge, scrollBox, when } from "../dom.js";
 
+// Facts are read a page at a time: a hub can hold hundreds.
+const FACTS_PAGE = 50;
+
 function factRow(fact) {
   const closed = fact.valid_to && fact.valid_to <= new Date().toISOString();
   let quote = fact.quote ? h("q", {}, fact.quote) : h("span", { class: "muted" }, "no quote");
@@ -33,7 +36,7 @@ export async function entityView(params, { showError }) {
   const name = params.get("name") || "";
   const hops = params.get("hops") === "2" ? 2 : 1;
   const [facts, aliases, graph] = await Promise.all([
-    api.facts(name),
+    api.facts(name, null, FACTS_PAGE),
     api.aliases(),
     api.neighbourhood(name, hops),
   ]);
@@ -68,6 +71,7 @@ export async function entityView(params, { showError }) {
           ),
           h("tbody", {}, facts.facts.map(factRow)),
         ));
+  const factsMore = moreFacts(name, facts, factsTable, showError);
 
   // -- aliases
   const aliasList =
@@ -148,16 +152,17 @@ export async function entityView(params, { showError }) {
       { class: "muted" },
       "Key “",
       bdi(key),
-      `”. ${facts.facts.length} fact${facts.facts.length === 1 ? "" : "s"} with it as subject; ` +
-        `${incoming.length} live fact${incoming.length === 1 ? "" : "s"} naming it as object.`,
+      `”. ${incoming.length} live fact${incoming.length === 1 ? "" : "s"} naming it as object` +
+        `${incoming.length && graph.edges.length >= 200 ? " (of the 200 nearest drawn)" : ""}.`,
     ),
-    h("h3", {}, "Facts"),
+    h("h3", {}, "Facts with it as subject"),
     factsTable,
+    factsMore,
     h("h3", {}, "Aliases"),
     aliasList,
     h("h3", {}, "Neighbourhood"),
     hopLinks,
-    h("div", { class: "graph-wrap" }, canvas, h("nav", { "aria-label": "Linked entities" }, h("h4", {}, "Linked entities"), linked)),
+    h("div", { class: "graph-wrap" }, h("div", { class: "graph-box" }, canvas), h("nav", { "aria-label": "Linked entities" }, h("h4", {}, "Linked entities"), linked)),
     h("h3", {}, "Erase"),
     h(
       "p",
@@ -172,6 +177,33 @@ export async function entityView(params, { showError }) {
   // measures its container); if it cannot load, the page stands without the drawing.
   requestAnimationFrame(() => drawInto(canvas, graph, hops));
   return section;
+}
+
+// "Show more facts" under the table, with how many are shown.
+function moreFacts(name, first, table, showError) {
+  const status = h("p", { class: "muted", id: "facts-shown", role: "status" });
+  const button = h("button", { type: "button", class: "more", id: "more-facts" }, "Show more facts");
+  const slot = h("div", { class: "action-error" });
+  let cursor = first.next_cursor;
+  let shown = first.facts.length;
+  const say = () => {
+    status.textContent = `${shown} fact${shown === 1 ? "" : "s"} shown${cursor ? ", more to load" : ""}.`;
+    button.hidden = !cursor;
+  };
+  button.addEventListener("click", async () => {
+    try {
+      const page = await api.facts(name, cursor, FACTS_PAGE);
+      table.querySelector("tbody").append(...page.facts.map(factRow));
+      shown += page.facts.length;
+      cursor = page.next_cursor;
+      slot.replaceChildren();
+      say();
+    } catch (error) {
+      showError(error, slot);
+    }
+  });
+  say();
+  return h("div", {}, status, button, slot);
 }
 
 async function drawInto(canvas, graph, hops) {
@@ -189,6 +221,20 @@ async function drawInto(canvas, graph, hops) {
     location.hash = "#/entity?" + new URLSearchParams({ name: target, hops: String(hops) });
   });
   canvas.dataset.ready = String(cy.nodes().length);
+  const zoomBy = (factor) =>
+    cy.zoom({ level: cy.zoom() * factor, renderedPosition: { x: cy.width() / 2, y: cy.height() / 2 } });
+  canvas.before(
+    h(
+      "div",
+      { class: "graph-controls", role: "group", "aria-label": "Graph view" },
+      h("button", { type: "button", id: "graph-fit", onclick: () => cy.fit(undefined, 30) }, "Fit"),
+      h("button", { type: "button", id: "graph-zoom-in", onclick: () => zoomBy(1.25) }, "Zoom in"),
+      h("button", { type: "button", id: "graph-zoom-out", onclick: () => zoomBy(0.8) }, "Zoom out"),
+      Number(canvas.dataset.hidden) > 0
+        ? h("span", { class: "muted small" }, ` ${canvas.dataset.hidden} more linked than drawn; all are listed.`)
+        : null,
+    ),
+  );
 }
 
 // A name that holds nothing (never stored, or erased): said so, with nothing to erase.

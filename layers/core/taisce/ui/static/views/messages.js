@@ -2,7 +2,7 @@
 // (GET /v1/messages?passages=true: a page of messages with their passages, one request).
 
 import { api } from "../api.js";
-import { h, markedText, messageLink, roleBadge, when } from "../dom.js";
+import { h, markedText, messageLink, pagesWanted, rememberPages, roleBadge, when } from "../dom.js";
 
 const ROLES = ["user", "assistant", "system", "tool"];
 const PAGE = 20;
@@ -41,18 +41,29 @@ export async function messagesView(params, { showError }) {
   const summary = h("p", { class: "muted", "aria-live": "polite" });
   let cursor = null;
   let shown = 0;
+  let pages = 0;
 
   async function load() {
     const page = await api.messages({ role, source, cursor, limit: PAGE, passages: true });
     page.messages.forEach((m) => list.append(messageCard(m, m.passages)));
+    pages += 1;
     shown += page.messages.length;
     cursor = page.next_cursor;
     more.hidden = !cursor;
     summary.textContent = `${shown} message${shown === 1 ? "" : "s"} shown, newest first${cursor ? "; older ones to load" : ""}.`;
   }
   const moreError = h("div", { class: "action-error" });
-  more.addEventListener("click", () => load().then(() => moreError.replaceChildren(), (error) => showError(error, moreError)));
+  more.addEventListener("click", () =>
+    load().then(
+      () => {
+        moreError.replaceChildren();
+        rememberPages("messages", params, pages);
+      },
+      (error) => showError(error, moreError),
+    ),
+  );
   await load();
+  for (let wanted = pagesWanted(params); pages < wanted && cursor; ) await load();
 
   const form = h(
     "form",
