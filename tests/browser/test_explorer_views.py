@@ -4,6 +4,9 @@ accessibility checkers use) finding no violation."""
 
 from __future__ import annotations
 
+import json
+import re
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -161,3 +164,43 @@ def test_a_fact_without_a_quote_links_to_its_message(page: Any, demo_server: Dem
     for fact in cited:
         link = page.locator(f"#bundle-facts > li[data-id='{fact['id']}'] a[href*='#/message']")
         assert f"id={fact['message_id']}" in link.get_attribute("href")
+
+
+def test_the_project_and_the_user_read_are_shown(page: Any, demo_server: Demo) -> None:
+    project = f"scoped-{uuid.uuid4().hex[:8]}"
+    secret = demo_server.server.new_credential(project)
+    shared = {"subject": "Acme Corp", "predicate": "is based in", "object": "Dublin"}
+    own = {"subject": "Mom", "predicate": "likes", "object": "green tea"}
+    with demo_server.server.client(secret) as http:
+        for fact, scope in ((shared, {}), (own, {"user": "u-1"})):
+            sent = {"facts": [{**fact, "source_role": "user"}], **scope}
+            assert http.post("/v1/facts", json=sent).status_code == 201
+    open_with(page, demo_server, secret)
+    rows = page.locator("#entities tbody tr")
+    expect(rows).to_have_count(2)
+    expect(page.locator("#project-name")).to_have_text(project)
+    expect(page.locator("#user-scope")).to_have_text("The shared memory only")
+    # A user id that is not one is refused where it was typed; nothing changes.
+    page.fill("#user", "not a user")
+    page.click("#use-user")
+    expect(page.locator("#scope .warning")).to_contain_text("not a user id")
+    assert page.evaluate("sessionStorage.getItem('taisce.user')") is None
+    # Reading as u-1: the shared memory and u-1's, every read sent with ?user=u-1.
+    page.fill("#user", "u-1")
+    page.press("#user", "Enter")
+    expect(rows).to_have_count(4)
+    assert [rows.nth(i).get_attribute("data-key") for i in range(4)] == [
+        "acme corp",
+        "dublin",
+        "green tea",
+        "mom",
+    ]
+    expect(page.locator("#user-scope")).to_have_text("User u-1 and the shared memory")
+    listed = [u for u in page.seen_urls if "/v1/entities" in u]
+    assert "user=u-1" in listed[-1] and "user=" not in listed[0]
+    page.evaluate("location.hash = '#/recall'")
+    page.fill("#question", "What does Mom like?")
+    assert json.loads(re.search(r"-d '(.*)'$", page.inner_text("#curl")).group(1))["user"] == "u-1"
+    page.click("#recall-form button[type=submit]")
+    expect(page.locator("#bundle-facts li")).to_have_count(1)
+    assert "Mom likes green tea" in page.inner_text("#bundle-facts")

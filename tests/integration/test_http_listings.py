@@ -10,6 +10,7 @@ import base64
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import unquote
 
 import httpx
 import pytest
@@ -284,9 +285,11 @@ def test_the_page_and_its_files_are_served_with_their_headers(
 
 
 def test_api_answers_are_not_stored_and_head_answers_as_get(server: LocalServer) -> None:
-    """Every /v1 answer, success or error, says no-store (memory is personal and changes);
+    """Every /v1 answer, success or error, says no-store (memory is personal and changes)
+    and, behind a credential, whose memory answered;
     HEAD of the page and its files has GET's status and headers, without a body."""
-    secret = server.new_credential(f"no-store-{uuid.uuid4().hex[:8]}")
+    project = f"no-store-{uuid.uuid4().hex[:8]} é"
+    secret = server.new_credential(project)
     with server.client(secret) as http:
         answers = [
             http.get("/v1/entities"),
@@ -298,6 +301,15 @@ def test_api_answers_are_not_stored_and_head_answers_as_get(server: LocalServer)
         answers.append(http.get("/v1/entities"))  # no credential: the gateway's 401
         assert [r.status_code for r in answers] == [200, 200, 400, 404, 401]
         assert all(r.headers["cache-control"] == "no-store" for r in answers)
+        # Whose memory answered: the project, and a user credential's user (percent-encoded).
+        assert all(unquote(r.headers["taisce-project"]) == project for r in answers[:4:2])
+        assert "taisce-user" not in answers[0].headers
+        assert "taisce-project" not in answers[1].headers  # health takes no credential
+        mine = server.new_credential(project, "user", "u@1")
+        answer = http.get("/v1/entities", headers={"Authorization": f"Bearer {mine}"})
+        assert answer.status_code == 200
+        assert unquote(answer.headers["taisce-project"]) == project
+        assert unquote(answer.headers["taisce-user"]) == "u@1"
         for path in ("/ui", "/ui/", "/ui/app.js"):
             got, head = http.get(path), http.head(path)
             assert head.status_code == got.status_code == 200, path

@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
@@ -208,6 +209,21 @@ def _not_stored(answer: dict[str, Any]) -> dict[str, Any]:
     return answer
 
 
+def _with_caller(answer: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
+    """Which project (and user, for a user credential) answered, as the authorizer put it
+    in the context, so a client such as the explorer can show whose memory it reads.
+    Percent-encoded UTF-8: a header holds Latin-1 only."""
+    found = ((event.get("requestContext") or {}).get("authorizer") or {}).get("lambda") or {}
+    extra: dict[str, str] = {}
+    for name, key in (("Taisce-Project", "project"), ("Taisce-User", "user")):
+        value = found.get(key)
+        if isinstance(value, str) and value:
+            extra[name] = quote(value, safe="")
+    if not extra:
+        return answer
+    return {**answer, "headers": {**(answer.get("headers") or {}), **extra}}
+
+
 def _raw_error(error: TaisceError) -> dict[str, Any]:
     """An error answered before routing, in the shape Lambda returns."""
     return {
@@ -237,6 +253,6 @@ def make_handler(
         # Powertools types the context as required but only keeps it for handlers to
         # read (app.lambda_context, read by none here); a caller outside Lambda has none.
         answer = app.resolve(event, context)  # type: ignore[arg-type]
-        return _not_stored(_within_lambda(answer))
+        return _with_caller(_not_stored(_within_lambda(answer)), event)
 
     return lambda_handler

@@ -12,6 +12,27 @@ export function setCredential(secret) {
   else sessionStorage.removeItem(KEY);
 }
 
+const USER = "taisce.user";
+export const USER_PATTERN = /^[A-Za-z0-9._:@-]{1,128}$/;
+
+// The end user whose memory the explorer reads beside the shared memory ("" for the
+// shared memory only): sent as `user` on every call.
+export function user() {
+  return sessionStorage.getItem(USER) || "";
+}
+
+export function setUser(name) {
+  if (name) sessionStorage.setItem(USER, name);
+  else sessionStorage.removeItem(USER);
+}
+
+// Whose memory the last answer came from (the Taisce-Project and Taisce-User headers).
+export const answeredBy = { project: "", user: "" };
+const seen = new Set();
+export function onAnswer(listener) {
+  seen.add(listener);
+}
+
 export class ApiError extends Error {
   constructor(status, code, message) {
     super(message);
@@ -39,6 +60,9 @@ export async function call(method, path, { query, body } = {}) {
     throw new ApiError(401, "unauthorized", "no credential yet");
   }
   let url = path;
+  const scope = user();
+  if (scope && method === "GET") query = { ...(query || {}), user: scope };
+  if (scope && body !== undefined) body = { ...body, user: scope };
   if (query) {
     const params = new URLSearchParams();
     for (const [k, v] of Object.entries(query)) {
@@ -61,6 +85,12 @@ export async function call(method, path, { query, body } = {}) {
     });
   } catch (error) {
     throw new ApiError(0, "unreachable", "the server could not be reached");
+  }
+  const project = response.headers.get("Taisce-Project");
+  if (project !== null) {
+    answeredBy.project = decodeURIComponent(project);
+    answeredBy.user = decodeURIComponent(response.headers.get("Taisce-User") || "");
+    seen.forEach((listener) => listener(answeredBy));
   }
   if (response.status === 204) return null;
   let data = null;

@@ -2,7 +2,7 @@
 // address's fragment (#/entities, #/entity?name=…, #/messages, #/message?id=…, #/recall).
 // The fragment holds names and ids only, never the credential.
 
-import { ApiError, credential, setCredential } from "./api.js";
+import { ApiError, USER_PATTERN, answeredBy, credential, onAnswer, setCredential, setUser, user } from "./api.js";
 import { clear, h } from "./dom.js";
 import { entitiesView } from "./views/entities.js";
 import { entityView } from "./views/entity.js";
@@ -131,9 +131,52 @@ input.addEventListener("keydown", (event) => {
 
 document.getElementById("forget").addEventListener("click", () => {
   setCredential("");
+  answeredBy.project = "";
+  answeredBy.user = "";
+  showScope();
   showCredentialState();
   render();
 });
+
+// Whose memory is shown: the project (as the server names it) and the end user read.
+const scopeLine = document.getElementById("scope");
+const userInput = document.getElementById("user");
+
+function showScope(note) {
+  const parts = [];
+  if (credential() && answeredBy.project) parts.push(h("span", {}, "Project ", h("strong", { id: "project-name" }, h("bdi", {}, answeredBy.project))));
+  const reading = answeredBy.user || user();
+  parts.push(
+    h(
+      "span",
+      { id: "user-scope" },
+      reading ? ["User ", h("strong", {}, h("bdi", {}, reading)), " and the shared memory"] : "The shared memory only",
+    ),
+  );
+  if (note) parts.push(h("span", { class: "warning" }, note));
+  clear(scopeLine).append(...parts.flatMap((p, i) => (i ? [" · ", p] : [p])));
+}
+
+function useUser() {
+  const name = userInput.value.trim();
+  if (name && !USER_PATTERN.test(name)) {
+    showScope("not a user id: letters, digits and . _ : @ - only, up to 128");
+    return;
+  }
+  setUser(name);
+  showScope();
+  render();
+}
+
+document.getElementById("use-user").addEventListener("click", useUser);
+userInput.addEventListener("keydown", (event) => {
+  if (event.key === "Enter") {
+    event.preventDefault();
+    useUser();
+  }
+});
+userInput.value = user();
+onAnswer(() => showScope());
 
 window.addEventListener("hashchange", render);
 history.scrollRestoration = "manual"; // the page is drawn after its data: restored by hand
@@ -142,4 +185,5 @@ document.addEventListener("click", (event) => {
   if (link) history.replaceState({ ...(history.state || {}), scrollY: window.scrollY }, "");
 });
 showCredentialState();
+showScope();
 render();

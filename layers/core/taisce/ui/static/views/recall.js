@@ -2,7 +2,7 @@
 // shown as the bundle a model would get, with the budget each item used, truncated and
 // degraded made visible, why each item is there, and the same request as a curl line.
 
-import { api } from "../api.js";
+import { api, user } from "../api.js";
 import { bdi, countCodePoints, entityLink, h, messageLink, rememberFact, roleBadge, when } from "../dom.js";
 
 const ROLES = ["user", "assistant", "system", "tool"];
@@ -111,7 +111,9 @@ function requestBody(form) {
 
 // The same request for a shell. The credential is never written out: the line reads it
 // from $TAISCE_CREDENTIAL.
-export function curlLine(body) {
+export function curlLine(request) {
+  const scope = user();
+  const body = scope ? { ...request, user: scope } : request;
   // Bidi controls written as JSON escapes: the same request, and a line they cannot
   // reorder when it is shown or pasted.
   const json = JSON.stringify(body)
