@@ -37,8 +37,9 @@ COMPONENT_FACTS = 20_000
 
 # Read your writes: a request with at most this many texts to embed (a fact's statement
 # and its new names, a new message's passages) embeds them before it answers; a bigger
-# one leaves them to the worker. A chat turn or a handful of facts is well under it.
-EMBED_ON_WRITE_MAX = 64
+# one leaves them to the worker (about 5 ms a text unloaded: a write waits at most
+# about 100 ms). A chat turn or a few facts is under it.
+EMBED_ON_WRITE_MAX = 16
 
 
 class BackgroundWork:
