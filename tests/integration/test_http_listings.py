@@ -318,6 +318,27 @@ def test_api_answers_are_not_stored_and_head_answers_as_get(server: LocalServer)
                 assert head.headers[name] == got.headers[name], (path, name)
 
 
+def test_the_page_files_are_sent_gzipped_to_a_browser_that_accepts_it(
+    server: LocalServer,
+) -> None:
+    library = next(n for n in ASSETS if n.startswith("vendor/") and n.endswith(".js"))
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        packed = http.get(f"/ui/{library}", headers={"Accept-Encoding": "gzip"})
+        plain = http.get(f"/ui/{library}", headers={"Accept-Encoding": "identity"})
+        assert packed.content == plain.content == ASSETS[library].body
+        assert packed.headers["content-encoding"] == "gzip"
+        assert "content-encoding" not in plain.headers
+        assert packed.headers["vary"] == plain.headers["vary"] == "Accept-Encoding"
+        assert packed.num_bytes_downloaded < len(plain.content) / 2
+        # Each variant has its own ETag, so a cache never serves one for the other.
+        assert packed.headers["etag"] != plain.headers["etag"]
+        again = http.get(
+            f"/ui/{library}",
+            headers={"Accept-Encoding": "gzip", "If-None-Match": packed.headers["etag"]},
+        )
+        assert again.status_code == 304
+
+
 def test_the_served_scripts_use_only_the_public_api(running: tuple[str, LocalServer]) -> None:
     """Every /v1 path the page's scripts name is a route of the API (no private door)."""
     import re
