@@ -101,3 +101,20 @@ def page(browser: Any, demo_server: Demo) -> Iterator[Any]:
     tab.on("pageerror", lambda e: tab.console_lines.append(f"pageerror: {e}"))
     yield tab
     context.close()
+
+
+PHONE = {"width": 390, "height": 844}
+SIZES = {"desktop": VIEWPORT, "phone": PHONE}
+
+
+@pytest.fixture(params=sorted(SIZES))
+def sized(browser: Any, demo_server: Demo, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A fresh tab at one of the two sizes."""
+    context = browser.new_context(viewport=SIZES[request.param])
+    tab = context.new_page()
+    tab.set_default_timeout(15_000)
+    tab.console_lines = []
+    tab.on("console", lambda m: tab.console_lines.append(f"{m.type}: {m.text}"))
+    tab.on("pageerror", lambda e: tab.console_lines.append(f"pageerror: {e}"))
+    yield tab
+    context.close()

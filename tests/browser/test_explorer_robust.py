@@ -55,12 +55,31 @@ def test_the_credential_is_never_submitted_natively(page: Any, demo_server: Demo
     assert not [line for line in page.console_lines if secret in line]
 
 
-def test_a_name_that_holds_nothing_is_no_such_entity(page: Any, demo_server: Demo) -> None:
+def test_a_name_that_holds_nothing_is_no_such_entity(sized: Any, demo_server: Demo) -> None:
+    page = sized
     open_with(page, demo_server, demo_server.secret, "#/entity?name=Nobody%20Here")
     expect(page.locator("#entity-title")).to_have_text("No such entity")
     assert "Nobody Here" in page.inner_text("#no-such-entity")
     assert page.locator("#erase").count() == 0
     assert axe_violations(page) == []
+
+
+def test_leaving_an_entity_before_its_graph_is_drawn_is_quiet(page: Any, demo_server: Demo) -> None:
+    """A page left at once (the graph library still loading, or the drawing not begun)
+    draws into nothing and throws nothing; a graph drawn is freed when its page goes."""
+    open_with(page, demo_server, demo_server.secret)
+    page.locator("#entities tbody tr").first.wait_for()
+    for _ in range(3):
+        page.evaluate("location.hash = '#/entity?name=Atlas'; setTimeout(() => history.back(), 0)")
+        page.locator("#entities tbody tr").first.wait_for()
+    page.evaluate("location.hash = '#/entity?name=Atlas'")
+    page.wait_for_selector("#graph[data-ready]")
+    drawn = page.evaluate_handle("document.getElementById('graph').taisceGraph")
+    page.evaluate("location.hash = '#/messages'")
+    page.locator("#messages article").first.wait_for()
+    assert page.evaluate("(cy) => cy.destroyed()", drawn)
+    page.wait_for_timeout(300)  # a frame or two for a late draw to fail in
+    assert not [line for line in page.console_lines if line.startswith("pageerror")]
 
 
 def test_a_page_waiting_for_its_answer_says_it_is_loading(page: Any, demo_server: Demo) -> None:

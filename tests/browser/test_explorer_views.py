@@ -7,13 +7,12 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from taisce import demo
-from tests.browser.conftest import VIEWPORT, Demo
+from tests.browser.conftest import Demo
 from tests.browser.test_explorer import QUESTION, open_with
 
 expect = pytest.importorskip(
@@ -22,22 +21,6 @@ expect = pytest.importorskip(
 AXE = pytest.importorskip(
     "axe_playwright_python.base", reason="axe-playwright-python is not installed (make install)"
 ).AXE_SCRIPT
-
-PHONE = {"width": 390, "height": 844}
-SIZES = {"desktop": VIEWPORT, "phone": PHONE}
-
-
-@pytest.fixture(params=sorted(SIZES))
-def sized(browser: Any, demo_server: Demo, request: pytest.FixtureRequest) -> Iterator[Any]:
-    """A fresh tab at one of the two sizes."""
-    context = browser.new_context(viewport=SIZES[request.param])
-    tab = context.new_page()
-    tab.set_default_timeout(15_000)
-    tab.console_lines = []
-    tab.on("console", lambda m: tab.console_lines.append(f"{m.type}: {m.text}"))
-    tab.on("pageerror", lambda e: tab.console_lines.append(f"pageerror: {e}"))
-    yield tab
-    context.close()
 
 
 def axe_violations(page: Any) -> list[str]:
