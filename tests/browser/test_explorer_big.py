@@ -63,6 +63,13 @@ def test_a_hub_pages_its_facts_and_caps_its_graph(page: Any, demo_server: Demo, 
     x1, y1, x2, y2, width, height = extent
     assert x1 >= 0 and y1 >= 0 and x2 <= width and y2 <= height, extent  # all in view
     assert axe_violations(page) == []
+    # One of them lists the hub's fact naming it, with a link back to the hub.
+    page.locator("#linked a", has_text="Person 007").click()
+    named = page.locator("#object-facts li")
+    expect(named).to_have_count(1)
+    assert named.get_attribute("data-fact") and "Hub knows Person 007" in named.inner_text()
+    named.locator("a", has_text="Hub").click()
+    page.locator("#entity-title", has_text="Hub").wait_for()
 
 
 def test_back_to_a_list_after_show_more_keeps_it(page: Any, demo_server: Demo, hub: str) -> None:

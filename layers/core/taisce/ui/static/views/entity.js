@@ -73,6 +73,27 @@ export async function entityView(params, { showError }) {
         ));
   const factsMore = moreFacts(name, facts, factsTable, showError);
 
+  // -- facts naming it as object (live ones, from the neighbourhood's edges)
+  const nodeName = new Map(graph.nodes.map((n) => [n.id, n.name]));
+  const objectList =
+    incoming.length === 0
+      ? h("p", { class: "muted" }, "No live fact names it as object.")
+      : h(
+          "ul",
+          { id: "object-facts" },
+          incoming.map((e) =>
+            h(
+              "li",
+              { "data-fact": e.id },
+              bdi(e.statement),
+              " ",
+              roleBadge(e.source_role),
+              " ",
+              nodeName.has(e.source) ? h("span", { class: "small" }, "(", entityLink(nodeName.get(e.source)), ")") : null,
+            ),
+          ),
+        );
+
   // -- aliases
   const aliasList =
     own.length === 0
@@ -158,6 +179,8 @@ export async function entityView(params, { showError }) {
     h("h3", {}, "Facts with it as subject"),
     factsTable,
     factsMore,
+    h("h3", {}, "Facts naming it as object"),
+    objectList,
     h("h3", {}, "Aliases"),
     aliasList,
     h("h3", {}, "Neighbourhood"),
