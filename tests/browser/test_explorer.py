@@ -145,6 +145,7 @@ def test_an_entity_page_and_a_link_followed_in_the_graph(page: Any, demo_server:
 
 def click_node(page: Any, name: str) -> None:
     """Click where the graph draws the node named `name`, as a person would."""
+    page.locator("#graph").scroll_into_view_if_needed()
     box = page.locator("#graph").bounding_box()
     where = page.evaluate(
         """(name) => {
