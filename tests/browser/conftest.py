@@ -61,7 +61,9 @@ class Demo:
         return self.server.client(self.secret)
 
 
-@pytest.fixture(scope="module")
+# One server and one browser for every file here: each start costs seconds on a busy
+# machine; the tests that change memory use a project of their own.
+@pytest.fixture(scope="session")
 def demo_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
     """`taisce serve` with the demo memory (as `make run` loads it) in a project."""
     server = start_server(Path(tmp_path_factory.mktemp("browser-data")))
@@ -74,7 +76,7 @@ def demo_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
     server.stop()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
     missing = _browser_missing()
     if missing:
