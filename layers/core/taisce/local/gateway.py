@@ -55,7 +55,7 @@ class Invocation:
 def error_reply(status: int, code: str, message: str, **extra: object) -> Reply:
     """An error in the API's shape, as the gateway (and the HTTP server before it) sends it."""
     body = error_body(code, message, **extra).encode("utf-8")
-    return Reply(status, {"Content-Type": "application/json"}, body)
+    return Reply(status, {"Content-Type": "application/json", "Cache-Control": "no-store"}, body)
 
 
 class Gateway:
