@@ -458,7 +458,7 @@ export interface components {
              * Code
              * @enum {string}
              */
-            code: "invalid_request" | "invalid_recall_controls" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "payload_too_large" | "internal";
+            code: "invalid_request" | "invalid_recall_controls" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "payload_too_large" | "insufficient_storage" | "internal";
             /**
              * Message
              * @description What was wrong, in plain words; never a trace.
@@ -1359,6 +1359,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description insufficient_storage: the disk is full; nothing was written (reads still work) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     revoke_v1_credentials__credential_id__delete: {
@@ -1426,6 +1435,15 @@ export interface operations {
             };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description insufficient_storage: the disk is full; nothing was written (reads still work) */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1643,6 +1661,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description insufficient_storage: the disk is full; nothing was written (reads still work) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     neighbourhood_v1_entities_neighbourhood_get: {
@@ -1852,6 +1879,15 @@ export interface operations {
             };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description insufficient_storage: the disk is full; nothing was written (reads still work) */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2078,6 +2114,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description insufficient_storage: the disk is full; nothing was written (reads still work) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     delete_fact_v1_facts__fact_id__delete: {
@@ -2148,6 +2193,15 @@ export interface operations {
             };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description insufficient_storage: the disk is full; nothing was written (reads still work) */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2338,6 +2392,15 @@ export interface operations {
             };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description insufficient_storage: the disk is full; nothing was written (reads still work) */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };

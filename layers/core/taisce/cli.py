@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from . import demo
 from .client_commands import add_client_parsers, client_errors
 from .credentials import mint, now_text, secret_hash
+from .domain.errors import TaisceError
 from .domain.ingest import ID_PATTERN
 from .domain.model import CredentialKind
 from .local.throttle import REFUSED_PER_MINUTE
@@ -378,6 +379,9 @@ def main(argv: list[str] | None = None) -> int:
     except SettingsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except TaisceError as exc:  # the store refused (a full disk): one line, no trace
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 1
     except client_errors() as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
