@@ -170,7 +170,9 @@ async def _one(
         ok = False
     ms = (time.perf_counter() - started) * 1000
     if ok and op != "recall":
-        ids = {item["id"] for item in body[op]}
+        # The ids the server answered: a fact identical to a stored one is answered with
+        # the stored fact's id, and its own id is not kept (docs/API.md, "Never twice").
+        ids = {item["id"] for item in reply.json()[op]}
         (acked.facts if op == "facts" else acked.messages).setdefault(project.name, set()).update(
             ids
         )

@@ -134,6 +134,14 @@ def test_create_refuses_an_empty_project(data: Path) -> None:
     assert "project" in line
 
 
+def test_create_refuses_a_project_with_a_control_character(data: Path) -> None:
+    # "a\x1fb" would name the partition of user "b" of project "a".
+    done = taisce("credentials", "create", "--project", "a\x1fb", "--data", str(data))
+    assert done.returncode != 0
+    assert "control characters" in assert_one_clear_line(done)
+    assert taisce("credentials", "list", "--data", str(data)).stdout.splitlines() == [LIST_HEADER]
+
+
 def test_create_refuses_a_bad_user_and_both_kinds_at_once(data: Path) -> None:
     done = taisce("credentials", "create", "--project", "p", "--user", "a b", "--data", str(data))
     assert done.returncode == 2

@@ -10,6 +10,7 @@ import os
 import re
 import signal
 import sys
+import unicodedata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -50,6 +51,10 @@ def _create_credential(
 def _creation_problem(args: argparse.Namespace) -> str | None:
     if not args.project.strip():
         return "--project must not be empty"
+    # A user's memory is kept under the project's name, a control character and the
+    # user's id (domain/scope.py): a project name holding one could meet another's.
+    if any(unicodedata.category(c) == "Cc" for c in args.project):
+        return "--project must not hold control characters"
     if args.user is not None and not re.fullmatch(ID_PATTERN, args.user):
         return "--user must be 1-128 of A-Z a-z 0-9 . _ : @ -"
     return None
