@@ -20,6 +20,7 @@ from .credentials import mint, now_text, secret_hash
 from .domain.errors import TaisceError
 from .domain.ingest import ID_PATTERN
 from .domain.model import CredentialKind
+from .local.connections import PER_CLIENT
 from .local.throttle import REFUSED_PER_MINUTE
 from .settings import SettingsError
 
@@ -132,10 +133,11 @@ def _demo_secret(data_dir: Path) -> str:
 
 async def _serve(args: argparse.Namespace) -> None:
     from .api.wiring import services
+    from .local.connections import ConnectionLimits, total_limit
     from .local.gateway import Gateway
     from .local.routes import find_template, read_api
     from .local.sandboxes import BackgroundWorker, Sandboxes
-    from .local.server import App, bind, make_server
+    from .local.server import App, bind, make_server, quiet_loop_errors
     from .local.throttle import CredentialThrottle
 
     settings = services().settings  # a bad setting stops the start here; makes the schema
@@ -168,7 +170,12 @@ async def _serve(args: argparse.Namespace) -> None:
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: None)
         throttle = CredentialThrottle.per_minute(args.refused_credentials)
-        await make_server(App(gateway, sandboxes, throttle)).serve(sockets=[sock])
+        # Below the descriptor limit: accepting never fails for want of descriptors.
+        most = total_limit(args.processes)
+        limits = ConnectionLimits(args.client_connections, min(args.connections or most, most))
+        quiet_loop_errors(asyncio.get_running_loop())
+        server = make_server(App(gateway, sandboxes, throttle), limits)
+        await server.serve(sockets=[sock])
     finally:
         if worker is not None:
             await asyncio.to_thread(worker.stop)
@@ -304,6 +311,20 @@ def _parser() -> argparse.ArgumentParser:
         default=REFUSED_PER_MINUTE,
         help="refused credentials an address may send per minute before it is answered "
         f"429 (all at once, then one every 60/N s; 0: no limit; default {REFUSED_PER_MINUTE})",
+    )
+    serve.add_argument(
+        "--client-connections",
+        type=_positive,
+        default=PER_CLIENT,
+        help="connections one client address may hold open; more are answered 503 "
+        f"(default {PER_CLIENT})",
+    )
+    serve.add_argument(
+        "--connections",
+        type=_not_negative,
+        default=0,
+        help="connections held open in all; more are answered 503 (default and most: the "
+        "descriptor limit less what the server needs for its files)",
     )
     serve.set_defaults(run=cmd_serve)
 
