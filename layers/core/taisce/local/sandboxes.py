@@ -9,10 +9,17 @@ event loop, as the old threaded server ran them): a request it takes costs no pr
 switch, which on a busy machine is most of a request's latency. The others get their
 invocations over a pipe, and the event loop waits for their replies without blocking.
 
-Fairness: one caller (one Authorization header) holds at most all processes but one
-while others wait, so a project sending slow requests cannot make another wait
-behind them. SQLite is shared by the processes through its own locking (WAL, a busy
-timeout of 30 s on every connection; adapters/sqlite/file.py).
+Fairness: one share (a project: local/fairness.py) holds at most all processes but one
+while others wait, so a project sending slow requests, through however many
+credentials, cannot make another wait behind them.
+
+Stopping takes seconds whatever runs: a process still in a request after the grace
+period is killed (SQLite rolls its write back; an erasure's pending record stays, and
+the next server's worker completes it), and the server's own handler thread is left
+behind (the caller exits without waiting for it).
+
+SQLite is shared by the processes through its own locking (WAL, a busy timeout of
+30 s on every connection; adapters/sqlite/file.py).
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 from collections import Counter, deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -37,6 +45,8 @@ from .routes import read_api
 # Start and stop: how long a process may take to import its handlers, and to exit.
 START_SECONDS = 120.0
 STOP_SECONDS = 10.0
+# How long a stopping server waits for a request still running in a handler slot.
+STOP_GRACE_SECONDS = 2.0
 
 
 def _die_with_parent(parent: int) -> None:
@@ -125,13 +135,26 @@ class _Inline:
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="taisce-handler")
+        self._idle = threading.Event()
+        self._idle.set()
 
     def call(self, invocation: Invocation) -> asyncio.Future[Any]:
         loop = asyncio.get_running_loop()
-        return loop.run_in_executor(self._thread, self.gateway.invoke, invocation)
+        return loop.run_in_executor(self._thread, self._invoke, invocation)
 
-    def stop(self) -> None:
-        self._thread.shutdown(wait=True)
+    def _invoke(self, invocation: Invocation) -> Reply:
+        self._idle.clear()
+        try:
+            return self.gateway.invoke(invocation)
+        finally:
+            self._idle.set()
+
+    def stop(self, grace: float = STOP_SECONDS) -> bool:
+        """Stop after the request in hand, waiting `grace` seconds at most; whether
+        the thread was left in a request."""
+        left = not self._idle.wait(grace)
+        self._thread.shutdown(wait=False)
+        return left
 
     def kill(self) -> None:
         self._thread.shutdown(wait=False)
@@ -162,11 +185,14 @@ class _Process:
             self.kill()
             raise ProcessFailed(f"a handler process could not load its handlers: {detail}")
 
-    def stop(self) -> None:
+    def stop(self, grace: float = STOP_SECONDS) -> bool:
+        """Stop after the request in hand, killed after `grace` seconds (a write in
+        progress rolls back)."""
         with contextlib.suppress(OSError):
             self.conn.send(None)
-        self.process.join(STOP_SECONDS)
+        self.process.join(grace)
         self.kill()
+        return False
 
     def kill(self) -> None:
         if self.process.is_alive():
@@ -187,7 +213,7 @@ class Sandboxes:
             raise ValueError("at least one handler process is needed")
         self.template = template
         self.count = count
-        # One caller may hold every slot but one while others wait.
+        # One share (a project) may hold every slot but one while others wait.
         self.per_caller = max(1, count - 1)
         self._inline = _Inline(gateway)
         self._idle: list[Slot] = []
@@ -321,16 +347,20 @@ class Sandboxes:
 
         asyncio.get_running_loop().create_task(join())
 
-    async def close(self) -> None:
-        """Stop every process: idle ones at once, busy ones after their reply."""
+    async def close(self, grace: float = STOP_GRACE_SECONDS) -> bool:
+        """Stop every process: idle ones at once, busy ones after their reply or after
+        `grace` seconds, killed. Returns whether this process's handler thread was left
+        in a request (the caller then exits without waiting for it)."""
         self._closing = True
         for _, ticket in self._waiting:
             if not ticket.done():
                 ticket.set_exception(ProcessFailed("the server is stopping"))
         self._waiting.clear()
-        await asyncio.gather(*(asyncio.to_thread(p.stop) for p in [*self._all, self._inline]))
+        slots: list[Slot] = [*self._all, self._inline]
+        left = await asyncio.gather(*(asyncio.to_thread(p.stop, grace) for p in slots))
         self._all.clear()
         self._idle.clear()
+        return any(left)
 
 
 def _failed(invocation: Invocation) -> Reply:
@@ -346,5 +376,5 @@ class BackgroundWorker:
     async def started(self) -> None:
         await self._process.started()
 
-    def stop(self) -> None:
-        self._process.stop()
+    def stop(self, grace: float = STOP_SECONDS) -> None:
+        self._process.stop(grace)

@@ -30,6 +30,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..api.resolver import MAX_BODY_BYTES, error_body
 from .connections import BACKLOG, LOG_SECONDS, ConnectionLimits
+from .fairness import ProjectShares
 from .gateway import Gateway, Reply, error_reply
 from .sandboxes import ProcessFailed, Sandboxes
 from .throttle import CredentialThrottle, retry_after
@@ -47,6 +48,8 @@ BODY_SECONDS = 30.0
 # client, still sending, reads the answer rather than a reset connection; past it (or
 # when the client waits for `100 Continue`) the 413 goes out unread.
 DRAIN_BYTES = 8 * MAX_BODY_BYTES
+# SIGTERM: requests in flight have this long to finish before the server stops.
+GRACEFUL_SECONDS = 3
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -157,11 +160,16 @@ class App:
     process, its reply out."""
 
     def __init__(
-        self, gateway: Gateway, sandboxes: Sandboxes, throttle: CredentialThrottle | None = None
+        self,
+        gateway: Gateway,
+        sandboxes: Sandboxes,
+        throttle: CredentialThrottle | None = None,
+        shares: ProjectShares | None = None,
     ) -> None:
         self.gateway = gateway
         self.sandboxes = sandboxes
         self.throttle = throttle
+        self.shares = shares
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -204,8 +212,6 @@ class App:
         )
         if isinstance(prepared, Reply):
             return prepared, False, ""
-        # A caller is its credential: one caller's slow requests leave processes free
-        # for the others (sandboxes.py).
         caller = headers.get("authorization", "")
         address = scope["client"][0] if scope["client"] else ""
         # Guesses at credentials are throttled per address (local/throttle.py).
@@ -215,10 +221,14 @@ class App:
             wait = throttle.take(address, caller)
             if wait is not None:
                 return _throttled(wait), False, " (throttled: too many refused credentials)"
+        # A project's requests share one share of the handler slots, whichever of its
+        # credentials they carry: its slow requests leave slots for the others
+        # (local/fairness.py, local/sandboxes.py).
+        share = await self.shares.share_of(caller) if self.shares else caller
         gone = asyncio.ensure_future(_disconnected(receive))
         reply: Reply | None = None
         try:
-            reply = await self.sandboxes.invoke(caller, prepared)
+            reply = await self.sandboxes.invoke(share, prepared)
         except ProcessFailed:
             reply = error_reply(503, "unavailable", "the server is stopping")
         finally:
@@ -424,7 +434,8 @@ def make_server(app: App, limits: ConnectionLimits | None = None) -> uvicorn.Ser
         # The accept queue, and so the most connections accepted at once before the
         # limits close the refused ones (local/connections.py).
         backlog=BACKLOG,
-        # SIGTERM waits this long for requests in flight, then cancels them.
-        timeout_graceful_shutdown=10,
+        # SIGTERM waits this long for requests in flight, then cancels them; the
+        # handler slots get a little longer (local/sandboxes.py), then are killed.
+        timeout_graceful_shutdown=GRACEFUL_SECONDS,
     )
     return uvicorn.Server(config)

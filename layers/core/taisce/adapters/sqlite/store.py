@@ -76,5 +76,10 @@ class SqliteStore(ComposedStore):
         """Everything in one user's scope, erased now (scope_erasure.py)."""
         return self.scope_erasure.erase_scope(partition, tombstone, record)
 
+    def release_request_holds(self) -> int:
+        """Pending erasures held by requests of a server that stopped, let go
+        (erasure.py): the local server calls it as it starts."""
+        return self.erasure_store.release_request_holds()
+
     def close(self) -> None:
         self.file.close()
