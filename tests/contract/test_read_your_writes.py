@@ -17,6 +17,7 @@ from taisce.api import bodies
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.ingest import FactsRequest, MessagesRequest
 from taisce.domain.semantic import Semantic
+from taisce.service.background import EMBED_ON_WRITE_MAX
 from taisce.service.memory import Memory
 from tests.contract.factories import unique
 
@@ -49,6 +50,20 @@ def test_a_fact_is_recalled_by_meaning_as_soon_as_it_is_stored(local_memory: Mem
     # Ranked by its vector, written before the POST answered: nothing is left pending.
     assert all(f["why"]["similarity"] is not None for f in found)
     assert local_memory.store.pending_vectors(project, 10) == []
+
+
+def test_a_bulk_write_is_left_to_the_worker(local_memory: Memory) -> None:
+    """A write with more texts than EMBED_ON_WRITE_MAX does not wait for the model."""
+    project = unique("bulk")
+    facts = [
+        {"subject": f"Person {n}", "predicate": "lives in", "object": f"Town {n}"}
+        for n in range(EMBED_ON_WRITE_MAX)  # each fact: its statement and two new names
+    ]
+    for f in facts:
+        f["source_role"] = "user"
+    local_memory.store_facts(project, FactsRequest.model_validate({"facts": facts}))
+    assert len(local_memory.store.pending_vectors(project, 1000)) == 3 * EMBED_ON_WRITE_MAX
+    assert local_memory.index_pending(project) == 3 * EMBED_ON_WRITE_MAX
 
 
 def test_a_fact_not_yet_embedded_is_ranked_by_its_words_not_dropped(

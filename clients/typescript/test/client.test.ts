@@ -93,7 +93,7 @@ describe("reading the demo memory", () => {
   test("the raw openapi-fetch client reaches every route, typed", async () => {
     const { data, response } = await taisce.api.GET("/v1/entities/aliases");
     assert.equal(response.status, 200);
-    assert.deepEqual(data, { aliases: [] });
+    assert.deepEqual(data, { aliases: [], next_cursor: null });
   });
 });
 

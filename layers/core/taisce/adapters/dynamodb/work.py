@@ -165,8 +165,9 @@ class DynamoDbWorkMarks:
     def vector_marks(
         self, project: str, items: Sequence[tuple[VectorKind, str]]
     ) -> list[PendingVector]:
-        pk = work_pk(project)
-        keys = [item_key(pk, vector_sk(kind, item_id)) for kind, item_id in items]
+        sks = [vector_sk(kind, item_id) for kind, item_id in items]
+        # Each mark in the partition its sort key picks (keys.mark_pk).
+        keys = [item_key(mark_pk(project, sk), sk) for sk in sks]
         # Strongly consistent (the table client's default): the marks were just written.
         return [pending_vector_of(i) for i in self.table._batch_get(keys)] if keys else []
 
