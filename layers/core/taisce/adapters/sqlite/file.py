@@ -5,8 +5,9 @@ migration step both need, adding the columns an older file lacks.
 
 Deleted content is overwritten with zeros (`secure_delete` ON, on every connection:
 the setting is per connection). FAST would not do: it leaves deleted content on
-freelist pages. The WAL still holds older copies of every page it logged until it is
-checkpointed and truncated: `purge()` does that, after an erasure.
+freelist pages. Copies of moved cells stay in pages' unused space, and the WAL holds
+older copies of every page it logged until it is checkpointed and truncated:
+`purge()` rebuilds the file and truncates the WAL, after an erasure.
 
 A full disk refuses writes, not reads: a write that meets SQLITE_FULL raises
 StorageFull (507 insufficient_storage), rolled back whole; opening a file whose tables
@@ -136,11 +137,29 @@ class SqliteFile:
                 raise
 
     def purge(self) -> bool:
-        """Copy the WAL into the file and truncate it to zero bytes, so that no older
-        copy of a page (holding what was deleted since) stays in it. Waits for readers
-        (the busy timeout, a few times); returns whether the WAL was truncated."""
+        """Rebuild the file (VACUUM), then copy the WAL into it and truncate the WAL to
+        zero bytes, so that no copy of what was deleted stays anywhere in the folder.
+
+        The rebuild is needed because secure_delete zeroes a deleted cell but not the
+        copies SQLite leaves in a page's unused space when it moves cells between pages
+        (rebalancing a b-tree as rows come and go): in a store of a few hundred
+        messages, whole erased sentences stayed in live pages of facts, passages and
+        the full-text index. VACUUM writes every page afresh from the live rows (it
+        keeps every explicit INTEGER PRIMARY KEY, which the full-text index's rows are
+        named by). It costs a copy of the file (docs/reliability.md has the figures),
+        and needs room for one: on a full disk it is skipped and said, and the next
+        erasure's purge does it. Waits for readers (the busy timeout, a few times);
+        returns whether the WAL was truncated."""
         db = self.db()
         with self._writer:
+            try:
+                db.execute("VACUUM")
+            except sqlite3.Error as exc:
+                logger.warning(
+                    "the file %s could not be rebuilt after an erasure: %s",
+                    self.path.name,
+                    "disk full" if is_full(exc) else type(exc).__name__,
+                )
             for _ in range(_PURGE_TRIES):
                 busy, _, _ = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
                 if not busy:
