@@ -11,7 +11,8 @@ invocations over a pipe, and the event loop waits for their replies without bloc
 
 Fairness: one share (a project: local/fairness.py) holds at most all processes but one
 while others wait, so a project sending slow requests, through however many
-credentials, cannot make another wait behind them.
+credentials, cannot make another wait behind them; and runs one erasure at a time
+(the rest wait their turn), so that its erasures leave CPUs to the others.
 
 Stopping takes seconds whatever runs: a process still in a request after the grace
 period is killed (SQLite rolls its write back; an erasure's pending record stays, and
@@ -35,6 +36,7 @@ import threading
 from collections import Counter, deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -47,6 +49,9 @@ START_SECONDS = 120.0
 STOP_SECONDS = 10.0
 # How long a stopping server waits for a request still running in a handler slot.
 STOP_GRACE_SECONDS = 2.0
+# Erasures one share runs at once: each can take a CPU for seconds or minutes, so a
+# project's erasures queue behind one another rather than taking every CPU.
+HEAVY_PER_SHARE = 1
 
 
 def _die_with_parent(parent: int) -> None:
@@ -106,6 +111,15 @@ def _worker_main(conn: Connection, parent: int) -> None:
 
 class ProcessFailed(RuntimeError):
     pass
+
+
+@dataclass(frozen=True)
+class _Share:
+    """Whose share a request counts against (a project: local/fairness.py), and
+    whether it is heavy (an erasure, whose cost grows with what it reads)."""
+
+    caller: str
+    heavy: bool = False
 
 
 def _receive(conn: Connection) -> asyncio.Future[Any]:
@@ -218,7 +232,8 @@ class Sandboxes:
         self._inline = _Inline(gateway)
         self._idle: list[Slot] = []
         self._busy: Counter[str] = Counter()
-        self._waiting: deque[tuple[str, asyncio.Future[Slot]]] = deque()
+        self._heavy: Counter[str] = Counter()  # erasures running, per share
+        self._waiting: deque[tuple[_Share, asyncio.Future[Slot]]] = deque()
         self._all: set[_Process] = set()
         self._closing = False
 
@@ -241,15 +256,18 @@ class Sandboxes:
         self._all.add(process)
         return process
 
-    async def invoke(self, caller: str, invocation: Invocation) -> Reply:
-        slot = await self._acquire(caller)
+    async def invoke(self, caller: str, invocation: Invocation, *, heavy: bool = False) -> Reply:
+        """Run `invocation` in a slot, within `caller`'s share; `heavy` (an erasure):
+        at most HEAVY_PER_SHARE of them per share at once."""
+        share = _Share(caller, heavy)
+        slot = await self._acquire(share)
         try:
             reply = slot.call(invocation)
         except OSError:
             assert isinstance(slot, _Process)
-            self._lost(slot, caller)
+            self._lost(slot, share)
             return _failed(invocation)
-        reply.add_done_callback(lambda done: self._finished(slot, caller, done))
+        reply.add_done_callback(lambda done: self._finished(slot, share, done))
         try:
             # Shielded: a cancelled request (the server stopping) leaves the slot busy
             # until its reply is read, never handing it a second invocation.
@@ -259,25 +277,29 @@ class Sandboxes:
         assert isinstance(answer, Reply)
         return answer
 
-    async def _acquire(self, caller: str) -> Slot:
+    async def _acquire(self, share: _Share) -> Slot:
         if self._closing:
             raise ProcessFailed("the server is stopping")
         ticket: asyncio.Future[Slot] = asyncio.get_running_loop().create_future()
-        self._waiting.append((caller, ticket))
+        self._waiting.append((share, ticket))
         self._hand_out()  # at once, when a process is idle and the caller under its share
         try:
             return await ticket
         except asyncio.CancelledError:
             if ticket.done() and not ticket.cancelled():
-                self._release(ticket.result(), caller)  # handed over as it was cancelled
+                self._release(ticket.result(), share)  # handed over as it was cancelled
             else:
-                self._waiting.remove((caller, ticket))
+                self._waiting.remove((share, ticket))
             raise
 
-    def _release(self, slot: Slot, caller: str) -> None:
-        self._busy[caller] -= 1
-        if self._busy[caller] <= 0:
-            del self._busy[caller]
+    def _let_go(self, share: _Share) -> None:
+        for counts in (self._busy, self._heavy) if share.heavy else (self._busy,):
+            counts[share.caller] -= 1
+            if counts[share.caller] <= 0:
+                del counts[share.caller]
+
+    def _release(self, slot: Slot, share: _Share) -> None:
+        self._let_go(share)
         if self._closing:
             return
         self._idle.append(slot)
@@ -290,21 +312,28 @@ class Sandboxes:
         for entry in list(self._waiting):
             if not self._idle:
                 return
-            caller, ticket = entry
-            if ticket.done() or self._busy[caller] >= self.per_caller:
+            share, ticket = entry
+            if ticket.done() or not self._under(share):
                 continue
             self._waiting.remove(entry)
-            self._busy[caller] += 1
+            self._busy[share.caller] += 1
+            if share.heavy:
+                self._heavy[share.caller] += 1
             # This process first: no process switch on the way.
             slot = self._inline if self._inline in self._idle else self._idle[-1]
             self._idle.remove(slot)
             ticket.set_result(slot)
 
-    def _finished(self, slot: Slot, caller: str, reply: asyncio.Future[Any]) -> None:
+    def _under(self, share: _Share) -> bool:
+        if self._busy[share.caller] >= self.per_caller:
+            return False
+        return not share.heavy or self._heavy[share.caller] < HEAVY_PER_SHARE
+
+    def _finished(self, slot: Slot, share: _Share, reply: asyncio.Future[Any]) -> None:
         if isinstance(slot, _Process) and (reply.cancelled() or reply.exception() is not None):
-            self._lost(slot, caller)
+            self._lost(slot, share)
         else:
-            self._release(slot, caller)
+            self._release(slot, share)
 
     def _prune_dead(self) -> None:
         """Idle processes that died while waiting (killed, out of memory) are replaced
@@ -315,12 +344,10 @@ class Sandboxes:
                 self._idle.remove(slot)
                 self._replace(slot)
 
-    def _lost(self, process: _Process, caller: str) -> None:
+    def _lost(self, process: _Process, share: _Share) -> None:
         """A process died mid-request (killed, out of memory): answer 500 for that
         request and start another in its place."""
-        self._busy[caller] -= 1
-        if self._busy[caller] <= 0:
-            del self._busy[caller]
+        self._let_go(share)
         self._replace(process)
 
     def _replace(self, process: _Process) -> None:

@@ -48,6 +48,8 @@ BODY_SECONDS = 30.0
 # client, still sending, reads the answer rather than a reset connection; past it (or
 # when the client waits for `100 Continue`) the 413 goes out unread.
 DRAIN_BYTES = 8 * MAX_BODY_BYTES
+# Routes whose requests may run for long on a CPU: one at a time per project.
+HEAVY_ROUTES = frozenset({"POST /v1/erasures"})
 # SIGTERM: requests in flight have this long to finish before the server stops.
 GRACEFUL_SECONDS = 3
 
@@ -228,7 +230,8 @@ class App:
         gone = asyncio.ensure_future(_disconnected(receive))
         reply: Reply | None = None
         try:
-            reply = await self.sandboxes.invoke(share, prepared)
+            heavy = prepared.route_key in HEAVY_ROUTES
+            reply = await self.sandboxes.invoke(share, prepared, heavy=heavy)
         except ProcessFailed:
             reply = error_reply(503, "unavailable", "the server is stopping")
         finally:
