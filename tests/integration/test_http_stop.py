@@ -1,16 +1,19 @@
 """SIGTERM stops `taisce serve` within seconds even in the middle of an erasure, and
 the erasure is completed after the restart: its pending record survives the stop and
-the new server's worker takes it up at once."""
+the new server's worker takes it up at once. While it runs, the erasure's thread has a
+lower CPU priority."""
 
 from __future__ import annotations
 
 import sqlite3
+import sys
 import threading
 import time
 from pathlib import Path
 
 import httpx
 
+from taisce.local.gateway import HEAVY_NICE
 from tests.server import start_server
 
 # A message of many repeated words erased by a long name: planning it takes a
@@ -31,6 +34,25 @@ def _pending_id(db_path: Path, seconds: float) -> str:
     finally:
         db.close()
     raise AssertionError("the erasure never started")
+
+
+def _nice_values(pid: int) -> set[int]:
+    """The nice values of every thread of `pid` and of its children (Linux /proc)."""
+    pids = {pid}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                pids.add(int(stat.parent.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    values: set[int] = set()
+    for p in pids:
+        for stat in Path(f"/proc/{p}/task").glob("*/stat"):
+            try:
+                values.add(int(stat.read_text().rsplit(")", 1)[1].split()[16]))
+            except (OSError, ValueError, IndexError):
+                continue
+    return values
 
 
 def test_sigterm_mid_erasure_stops_within_seconds_and_the_erasure_resumes(
@@ -61,6 +83,10 @@ def test_sigterm_mid_erasure_stops_within_seconds_and_the_erasure_resumes(
     holder.execute("BEGIN IMMEDIATE")
     try:
         assert holder.execute("SELECT 1 FROM erasure_requests").fetchone(), "it finished first"
+        # The erasure runs on a thread of lower CPU priority (Linux), leaving the CPUs
+        # to other requests first.
+        if sys.platform.startswith("linux"):
+            assert HEAVY_NICE in _nice_values(server.process.pid)
         time.sleep(0.5)
         started = time.monotonic()
         server.process.terminate()

@@ -31,7 +31,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from ..api.resolver import MAX_BODY_BYTES, error_body
 from .connections import BACKLOG, LOG_SECONDS, ConnectionLimits
 from .fairness import ProjectShares
-from .gateway import Gateway, Reply, error_reply
+from .gateway import HEAVY_ROUTES, Gateway, Reply, error_reply
 from .sandboxes import ProcessFailed, Sandboxes
 from .throttle import CredentialThrottle, retry_after
 
@@ -48,8 +48,6 @@ BODY_SECONDS = 30.0
 # client, still sending, reads the answer rather than a reset connection; past it (or
 # when the client waits for `100 Continue`) the 413 goes out unread.
 DRAIN_BYTES = 8 * MAX_BODY_BYTES
-# Routes whose requests may run for long on a CPU: one at a time per project.
-HEAVY_ROUTES = frozenset({"POST /v1/erasures"})
 # SIGTERM: requests in flight have this long to finish before the server stops.
 GRACEFUL_SECONDS = 3
 
