@@ -156,7 +156,9 @@ export class Taisce {
       }
       const { data, error, response } = result;
       if (response.ok) return data as T;
-      const retryable = response.status === 429 || response.status >= 500;
+      // A full disk (507) is refused again until space is freed: not retried.
+      const retryable =
+        response.status === 429 || (response.status >= 500 && response.status !== 507);
       if (!retryable || attempt >= this.retries) throw apiError(response.status, error);
       await sleep(this.delay(attempt, response));
     }

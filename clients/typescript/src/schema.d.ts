@@ -475,7 +475,7 @@ export interface components {
              * Code
              * @enum {string}
              */
-            code: "invalid_request" | "invalid_recall_controls" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "payload_too_large" | "internal";
+            code: "invalid_request" | "invalid_recall_controls" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "payload_too_large" | "insufficient_storage" | "internal";
             /**
              * Message
              * @description What was wrong, in plain words; never a trace.
@@ -1382,6 +1382,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description insufficient_storage: the disk is full; nothing was written (reads still work) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     revoke_v1_credentials__credential_id__delete: {
@@ -1449,6 +1458,15 @@ export interface operations {
             };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description insufficient_storage: the disk is full; nothing was written (reads still work) */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1666,6 +1684,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description insufficient_storage: the disk is full; nothing was written (reads still work) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     neighbourhood_v1_entities_neighbourhood_get: {
@@ -1875,6 +1902,15 @@ export interface operations {
             };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description insufficient_storage: the disk is full; nothing was written (reads still work) */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2101,6 +2137,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description insufficient_storage: the disk is full; nothing was written (reads still work) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     delete_fact_v1_facts__fact_id__delete: {
@@ -2171,6 +2216,15 @@ export interface operations {
             };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description insufficient_storage: the disk is full; nothing was written (reads still work) */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2361,6 +2415,15 @@ export interface operations {
             };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description insufficient_storage: the disk is full; nothing was written (reads still work) */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };

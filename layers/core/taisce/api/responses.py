@@ -29,6 +29,7 @@ ErrorCode = Literal[
     "not_found",
     "method_not_allowed",
     "payload_too_large",
+    "insufficient_storage",
     "internal",
 ]
 
