@@ -11,6 +11,7 @@ from taisce.api import UserQuery, bodies, make_handler, make_resolver, scope_of,
 from taisce.api.responses import ErasureAnswer, ErasureOrPreview, described
 from taisce.domain.erasure import ErasureRequest
 from taisce.domain.errors import InvalidRequest
+from taisce.domain.scope import project_of_partition
 from taisce.service.work import announce
 
 app = make_resolver()
@@ -37,16 +38,20 @@ def erase(request: Annotated[ErasureRequest, Body(embed=False)]) -> tuple[dict[s
     if request.subject is None:
         if request.dry_run or request.also or request.token:
             raise InvalidRequest("dry_run, also and token go with a subject")
-        # The embedded store erases a user's scope in the request (200).
-        return bodies.erasure(built.memory.erase_user(partition), request.user), 200
-    if request.dry_run:
+        # The embedded store erases a user's scope in the request (200); DynamoDB
+        # records it under the project for the worker (202).
+        status = built.memory.erase_user(partition)
+        owner = project_of_partition(partition)
+    elif request.dry_run:
         preview = built.memory.preview_erasure(partition, request.subject, request.also)
         return bodies.erasure_preview(preview), 200
-    status = built.memory.request_erasure(
-        partition, request.subject, also=request.also, token=request.token
-    )
+    else:
+        status = built.memory.request_erasure(
+            partition, request.subject, also=request.also, token=request.token
+        )
+        owner = partition
     if status.status == "pending":
-        announce(built.queue, partition, "erasure", [status.id])
+        announce(built.queue, owner, "erasure", [status.id])
         return bodies.erasure(status, request.user), 202
     return bodies.erasure(status, request.user), 200
 

@@ -11,6 +11,7 @@ from .errors import (
     ApiError,
     ConfigurationError,
     Forbidden,
+    InsufficientStorage,
     InvalidRecallControls,
     InvalidRequest,
     NotFound,
@@ -22,6 +23,8 @@ from .errors import (
     Unauthorized,
 )
 from .models import (
+    Alias,
+    AliasPage,
     Controls,
     Credential,
     CredentialPage,
@@ -32,6 +35,7 @@ from .models import (
     Erasure,
     ErasurePreview,
     Fact,
+    FactPage,
     Health,
     MessagePage,
     MessageWithPassages,
@@ -44,10 +48,13 @@ from .models import (
     RecallControls,
     Report,
     RoleCounts,
+    Status,
     StoredMessage,
 )
 
 __all__ = [
+    "Alias",
+    "AliasPage",
     "ApiError",
     "AsyncClient",
     "Client",
@@ -62,8 +69,10 @@ __all__ = [
     "Erasure",
     "ErasurePreview",
     "Fact",
+    "FactPage",
     "Forbidden",
     "Health",
+    "InsufficientStorage",
     "InvalidRecallControls",
     "InvalidRequest",
     "MessagePage",
@@ -81,6 +90,7 @@ __all__ = [
     "Report",
     "RoleCounts",
     "ServerError",
+    "Status",
     "StoredMessage",
     "TaisceConnectionError",
     "TaisceError",
