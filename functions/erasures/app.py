@@ -8,7 +8,7 @@ from urllib.parse import unquote
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from taisce.api import UserQuery, bodies, make_handler, make_resolver, scope_of, services
-from taisce.api.responses import ErasureAnswer, described
+from taisce.api.responses import ErasureAnswer, ErasureOrPreview, described
 from taisce.domain.erasure import ErasureRequest
 from taisce.domain.errors import InvalidRequest
 from taisce.domain.scope import project_of_partition
@@ -21,7 +21,12 @@ app = make_resolver()
     "/v1/erasures",
     summary="Erase everything held about one entity",
     responses={
-        **described(200, ErasureAnswer, "Erased now (zero counts when nothing was held)"),
+        **described(
+            200,
+            ErasureOrPreview,
+            'Erased now (zero counts when nothing was held); with "dry_run": true, what it '
+            "would take (nothing removed)",
+        ),
         **described(202, ErasureAnswer, "Accepted: the worker erases it; see status_url"),
     },
 )
@@ -31,12 +36,19 @@ def erase(request: Annotated[ErasureRequest, Body(embed=False)]) -> tuple[dict[s
     if request.subject is None and request.user is None:
         raise InvalidRequest("subject (a name) or user is required")
     if request.subject is None:
+        if request.dry_run or request.also or request.token:
+            raise InvalidRequest("dry_run, also and token go with a subject")
         # The embedded store erases a user's scope in the request (200); DynamoDB
         # records it under the project for the worker (202).
         status = built.memory.erase_user(partition)
         owner = project_of_partition(partition)
+    elif request.dry_run:
+        preview = built.memory.preview_erasure(partition, request.subject, request.also)
+        return bodies.erasure_preview(preview), 200
     else:
-        status = built.memory.request_erasure(partition, request.subject)
+        status = built.memory.request_erasure(
+            partition, request.subject, also=request.also, token=request.token
+        )
         owner = partition
     if status.status == "pending":
         announce(built.queue, owner, "erasure", [status.id])

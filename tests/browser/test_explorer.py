@@ -282,6 +282,12 @@ def test_erasing_a_subject_from_its_page(page: Any, demo_server: Demo) -> None:
     dialog = page.locator("#erase-dialog")
     dialog.wait_for(state="visible")
     assert "Liam Walsh" in dialog.inner_text() and "cannot be undone" in dialog.inner_text()
+    # The dialog says what the erasure's preview says it would take.
+    with demo_server.server.client(secret) as http:
+        preview = http.post("/v1/erasures", json={"subject": "Liam Walsh", "dry_run": True})
+    would = preview.json()["would_erase"]
+    shown = page.locator("#erase-preview").inner_text()
+    assert f"{would['facts']} fact" in shown and f"{would['messages']} message" in shown
     # Cancel changes nothing.
     dialog.locator("button", has_text="Cancel").click()
     with demo_server.server.client(secret) as http:

@@ -54,9 +54,9 @@ def small_pages(monkeypatch: pytest.MonkeyPatch) -> list[erasure_pages.PlanCurso
     planned: list[erasure_pages.PlanCursor] = []
     real = erasure_cases.plan_page
 
-    def counted(store: Any, project: str, names: Any, cursor: Any) -> Any:
+    def counted(store: Any, project: str, names: Any, cursor: Any, spared: Any = ()) -> Any:
         planned.append(cursor)
-        return real(store, project, names, cursor)
+        return real(store, project, names, cursor, spared)
 
     monkeypatch.setattr(erasure_cases, "plan_page", counted)
     return planned

@@ -85,7 +85,8 @@ def test_erasure_removes_facts_entities_and_text_naming_the_entity(
     f, m1 = held["facts"], held["m1"]
     before = store.passages_of(project, m1.id)
 
-    counts = memory.erase_now(project, "  atlas ")
+    # Atlas Corp holds the name: taken only when named (docs/API.md, "Erasure").
+    counts = memory.erase_now(project, "  atlas ", also=["Atlas Corp"])
 
     assert counts["facts"] == 4  # works, manages, mention, corp
     assert counts["entities"] == 2  # atlas and atlas corp
@@ -130,7 +131,7 @@ def test_erasure_keeps_other_projects_and_other_entities_counts(
     seed(store, project)
     seed(store, other)
     before = recall(memory, other, "Atlas Maya Okafor Alice Atlas Corp")
-    memory.erase_now(project, "Atlas")
+    memory.erase_now(project, "Atlas", also=["Atlas Corp"])
     assert recall(memory, other, "Atlas Maya Okafor Alice Atlas Corp") == before
     # Acme Corp lost its only fact (Atlas works at Acme Corp): no longer a live name.
     assert store.known_names(project, {"acme corp"}, ALL_ROLES) == set()
@@ -163,7 +164,7 @@ def test_a_tombstone_drops_late_facts_until_the_client_stores_the_name_again(
     store: Any, memory: Memory, project: str
 ) -> None:
     seed(store, project)
-    memory.erase_now(project, "Atlas")
+    memory.erase_now(project, "Atlas", also=["Atlas Corp"])
     assert memory.erased_names(project, ["atlas", "maya okafor"]) == {"atlas"}
     late = [
         fact("Atlas", "likes", "Dublin"),
@@ -208,9 +209,9 @@ def test_a_failure_part_way_then_a_retry_finishes_the_erasure(
 
     monkeypatch.setattr(erasure, step, crash)
     with pytest.raises(RuntimeError):
-        memory.erase_now(project, "Atlas")
+        memory.erase_now(project, "Atlas", also=["Atlas Corp"])
     monkeypatch.undo()
-    memory.erase_now(project, "Atlas")
+    memory.erase_now(project, "Atlas", also=["Atlas Corp"])
     assert {x.id for x in store.project_facts(project)} == {
         held["facts"]["near"].id,
         held["facts"]["keep"].id,
@@ -266,7 +267,8 @@ def test_the_embedded_store_erases_vectors_and_their_text_in_its_transaction(
         assert index.search(project, kind, [1.0, 0.0], 10)  # the matrix is loaded
     assert index.search_text(project, "passage", "Atlas started", 10)
 
-    memory.erase_now(project, "Atlas")  # no semantic side given: the store does it
+    # No semantic side given: the store does it.
+    memory.erase_now(project, "Atlas", also=["Atlas Corp"])
 
     assert store.erased_vectors(project) == []
     entities = {h.id for h in index.search(project, "entity", [1.0, 0.0], 10)}

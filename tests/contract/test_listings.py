@@ -100,7 +100,8 @@ def test_entities_are_listed_by_key_with_live_facts_per_role(
     seed_facts(store, project)
     listed = entities_of(memory, project)
     assert [e["key"] for e in listed] == sorted(
-        ["atlas", "acme corp", "maya okafor", "zoë", "dublin", "bob", "cork"],
+        # Zoë's key has no accent (docs/API.md, "Names"); its name keeps it.
+        ["atlas", "acme corp", "maya okafor", "zoe", "dublin", "bob", "cork"],
         key=lambda k: k.encode("utf-8"),
     )
     atlas = next(e for e in listed if e["key"] == "atlas")
@@ -124,7 +125,7 @@ def test_entity_search_matches_the_normalised_name(
         "bob",
         "cork",
         "maya okafor",
-        "zoë",
+        "zoe",
     ]
     assert entities_of(memory, project, search="nobody") == []
 

@@ -368,3 +368,37 @@ def test_the_embedded_store_answers_the_same_shape_done(server: LocalServer) -> 
         other = server.new_credential("erasure-shape-other")
     with server.client(other) as http:
         assert http.get(done["status_url"]).status_code == 404
+
+
+def test_on_dynamodb_the_preview_and_a_spared_longer_name(
+    on_dynamodb: tuple[LocalServer, Any],
+) -> None:
+    """The pending erasure keeps the names it spares, for the worker's paged plan and
+    for what the reads hide meanwhile (tests/integration/test_http_erasure_preview.py
+    has the rules on the embedded store)."""
+    from tests.integration.test_http_erasure_preview import FACTS as DANA_FACTS
+    from tests.integration.test_http_erasure_preview import MESSAGES as DANA_MESSAGES
+
+    project = f"erasure-ddb-dana-{os.urandom(6).hex()}"
+    with dynamodb_client(on_dynamodb, project) as http:
+        assert http.post("/v1/messages", json={"messages": DANA_MESSAGES}).status_code == 202
+        assert http.post("/v1/facts", json={"facts": DANA_FACTS}).status_code == 201
+        wait_for_worker(http)
+        before = {m["id"]: m["content"] for m in http.get("/v1/messages").json()["messages"]}
+        preview = http.post("/v1/erasures", json={"subject": "Dana", "dry_run": True}).json()
+        assert preview["would_erase"]["facts"] == 2 and preview["names"][1]["taken"] is False
+        r = erase(http, {"subject": "Dana"})
+        assert r.status_code == 202, r.text
+        # While pending, the reads already show what it will leave: Dana Holdings stays.
+        held = http.get("/v1/facts", params={"subject": "Dana Holdings"}).json()["facts"]
+        assert [f["id"] for f in held] == ["f3", "f4"]
+        wait_for_worker(http)
+        done = http.get(r.json()["status_url"]).json()
+        assert done["status"] == "done" and done["erased"]["facts"] == 2
+        held = http.get("/v1/facts", params={"subject": "Dana Holdings"}).json()["facts"]
+        assert [f["id"] for f in held] == ["f3", "f4"]
+        assert http.get("/v1/facts", params={"subject": "Dana"}).json()["facts"] == []
+        after = {m["id"]: m["content"] for m in http.get("/v1/messages").json()["messages"]}
+        assert [after[k] == before[k] for k in ("m1", "m2", "m3", "m4")] == [
+            False, True, True, True
+        ]  # fmt: skip

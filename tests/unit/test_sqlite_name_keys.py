@@ -7,6 +7,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from taisce.adapters.sqlite.name_keys import NAME_KEYS_VERSION
 from taisce.adapters.sqlite.store import SqliteStore
 from taisce.api import bodies
 from taisce.domain.controls import Limits, RecallRequest
@@ -25,7 +26,7 @@ def _store(memory: Memory, *facts: tuple[str, str, str, str]) -> None:
 
 
 def _as_old_rule(path: Path) -> None:
-    """What an older version held: keys with the hyphen and the soft hyphen kept."""
+    """What an older version held: keys with the hyphen, an accent and an en dash kept."""
     with sqlite3.connect(path) as db:
         old = {"xanthe morrow": "xanthe-morrow"}
         for table, column in [("facts", "subject_key"), ("facts", "object_key"),
@@ -33,13 +34,14 @@ def _as_old_rule(path: Path) -> None:
                               ("dirty_entities", "key")]:  # fmt: skip
             for new, was in old.items():
                 db.execute(f"UPDATE {table} SET {column} = ? WHERE {column} = ?", (was, new))
-        # A second spelling, stored apart under the old rule.
-        db.execute("UPDATE facts SET subject_key = 'xan\u00adthe morrow' WHERE id = 'b'")
+        # A second spelling, stored apart under an old rule (an accent, an en dash).
+        db.execute("UPDATE facts SET subject_key = 'x\u00e1nthe\u2013morrow' WHERE id = 'b'")
         db.execute(
-            "INSERT INTO entities VALUES ('p', 'xan\u00adthe morrow', 'Xan\u00adthe Morrow')"
+            "INSERT INTO entities "
+            "VALUES ('p', 'x\u00e1nthe\u2013morrow', 'X\u00e1nthe\u2013Morrow')"
         )
         db.execute("UPDATE entity_roles SET facts = 1 WHERE key = 'xanthe-morrow'")
-        db.execute("INSERT INTO entity_roles VALUES ('p', 'xan\u00adthe morrow', 'user', 1)")
+        db.execute("INSERT INTO entity_roles VALUES ('p', 'x\u00e1nthe\u2013morrow', 'user', 1)")
         db.execute("INSERT INTO aliases VALUES ('p', 'x-m', 'X-M', 'xanthe-morrow')")
         db.execute("DELETE FROM meta WHERE key = 'name_keys'")
 
@@ -75,12 +77,14 @@ def test_an_old_file_is_rekeyed_once_when_opened(tmp_path: Path) -> None:
         assert db.execute("SELECT target FROM aliases").fetchall() == [("xanthe morrow",)]
         marks = {r[0] for r in db.execute("SELECT key FROM dirty_entities WHERE project = 'p'")}
         assert "xanthe morrow" in marks and "xanthe-morrow" not in marks
-        assert db.execute("SELECT value FROM meta WHERE key = 'name_keys'").fetchone() == ("2",)
+        version = db.execute("SELECT value FROM meta WHERE key = 'name_keys'").fetchone()
+        assert version == (NAME_KEYS_VERSION,)
     store.close()
 
 
 def test_a_new_file_needs_no_rekeying(tmp_path: Path) -> None:
     store = SqliteStore(tmp_path / "t.sqlite3")
     with sqlite3.connect(store.path) as db:
-        assert db.execute("SELECT value FROM meta WHERE key = 'name_keys'").fetchone() == ("2",)
+        version = db.execute("SELECT value FROM meta WHERE key = 'name_keys'").fetchone()
+        assert version == (NAME_KEYS_VERSION,)
     store.close()

@@ -7,7 +7,7 @@ import sys
 import time
 from collections.abc import Iterable, Mapping
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, overload
 
 import httpx
 
@@ -20,6 +20,7 @@ from .models import (
     CredentialPage,
     EntityPage,
     Erasure,
+    ErasurePreview,
     Fact,
     FactPage,
     Health,
@@ -145,10 +146,43 @@ class AsyncClient:
     ) -> Recall:
         return await self._run(calls.recall(question, controls), user)
 
+    @overload
     async def erase(
-        self, subject: str | None = None, *, user: str | None = None, wait: float = 0.0
-    ) -> Erasure:
-        answer = await self._run(calls.erase(subject), user)
+        self,
+        subject: str,
+        *,
+        dry_run: Literal[True],
+        also: Iterable[str] = ...,
+        user: str | None = ...,
+    ) -> ErasurePreview: ...
+
+    @overload
+    async def erase(
+        self,
+        subject: str | None = ...,
+        *,
+        user: str | None = ...,
+        wait: float = ...,
+        also: Iterable[str] = ...,
+        token: str | None = ...,
+        dry_run: Literal[False] = ...,
+    ) -> Erasure: ...
+
+    async def erase(
+        self,
+        subject: str | None = None,
+        *,
+        user: str | None = None,
+        wait: float = 0.0,
+        also: Iterable[str] = (),
+        token: str | None = None,
+        dry_run: bool = False,
+    ) -> Erasure | ErasurePreview:
+        if dry_run:
+            if subject is None:
+                raise ValueError("dry_run needs a subject")
+            return await self._run(calls.preview_erasure(subject, also), user)
+        answer = await self._run(calls.erase(subject, also, token), user)
         deadline = time.monotonic() + wait
         while answer.status == "pending" and time.monotonic() < deadline:
             await asyncio.sleep(calls.ERASURE_POLL_SECONDS)

@@ -17,6 +17,7 @@ from .models import (
     CredentialPage,
     EntityPage,
     Erasure,
+    ErasurePreview,
     FactPage,
     Health,
     MessagePage,
@@ -101,10 +102,27 @@ def recall(question: Any, controls: Mapping[str, Any]) -> Call[Recall]:
     return Call("POST", "/v1/recalls", Recall.from_wire, body)
 
 
-def erase(subject: str | None) -> Call[Erasure]:
-    """An entity's erasure; with no subject (and a user), the user's whole scope."""
-    body = {} if subject is None else {"subject": subject}
-    return Call("POST", "/v1/erasures", Erasure.from_wire, body)
+def _erasure_body(
+    subject: str | None, also: Iterable[str] = (), token: str | None = None
+) -> dict[str, Any]:
+    body: dict[str, Any] = {} if subject is None else {"subject": subject}
+    if also:
+        body["also"] = list(also)
+    if token is not None:
+        body["token"] = token
+    return body
+
+
+def erase(subject: str | None, also: Iterable[str] = (), token: str | None = None) -> Call[Erasure]:
+    """An entity's erasure (with the other entities named in `also`, and a preview's
+    `token`); with no subject (and a user), the user's whole scope."""
+    return Call("POST", "/v1/erasures", Erasure.from_wire, _erasure_body(subject, also, token))
+
+
+def preview_erasure(subject: str, also: Iterable[str] = ()) -> Call[ErasurePreview]:
+    """What an erasure of `subject` would take (`dry_run`), nothing removed."""
+    body = {**_erasure_body(subject, also), "dry_run": True}
+    return Call("POST", "/v1/erasures", ErasurePreview.from_wire, body)
 
 
 def erasure(erasure_id: str) -> Call[Erasure]:

@@ -6,7 +6,7 @@ import sys
 import time
 from collections.abc import Iterable, Mapping
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, overload
 
 import httpx
 
@@ -19,6 +19,7 @@ from .models import (
     CredentialPage,
     EntityPage,
     Erasure,
+    ErasurePreview,
     Fact,
     FactPage,
     Health,
@@ -160,15 +161,51 @@ class Client:
         the server's defaults; a control this client does not name is sent as given."""
         return self._run(calls.recall(question, controls), user)
 
+    @overload
     def erase(
-        self, subject: str | None = None, *, user: str | None = None, wait: float = 0.0
-    ) -> Erasure:
+        self,
+        subject: str,
+        *,
+        dry_run: Literal[True],
+        also: Iterable[str] = ...,
+        user: str | None = ...,
+    ) -> ErasurePreview: ...
+
+    @overload
+    def erase(
+        self,
+        subject: str | None = ...,
+        *,
+        user: str | None = ...,
+        wait: float = ...,
+        also: Iterable[str] = ...,
+        token: str | None = ...,
+        dry_run: Literal[False] = ...,
+    ) -> Erasure: ...
+
+    def erase(
+        self,
+        subject: str | None = None,
+        *,
+        user: str | None = None,
+        wait: float = 0.0,
+        also: Iterable[str] = (),
+        token: str | None = None,
+        dry_run: bool = False,
+    ) -> Erasure | ErasurePreview:
         """Erase everything held about an entity (in what `user` sees: the shared memory,
         or that user's), or with no subject everything in the user's scope: `status`
         "done" with the counts in `erased`, or "pending" (a deploy whose worker erases
         it: recall already hides it). With `wait` (seconds), reads the status until it
-        is done or the time is up."""
-        answer = self._run(calls.erase(subject), user)
+        is done or the time is up. `also`: other entities whose names hold the subject,
+        taken too (otherwise they stay); `token`: the preview's, for a subject that is
+        no entity and would mask much. With `dry_run`, nothing is removed: the answer
+        is an ErasurePreview (what it would take, and its token)."""
+        if dry_run:
+            if subject is None:
+                raise ValueError("dry_run needs a subject")
+            return self._run(calls.preview_erasure(subject, also), user)
+        answer = self._run(calls.erase(subject, also, token), user)
         deadline = time.monotonic() + wait
         while answer.status == "pending" and time.monotonic() < deadline:
             time.sleep(calls.ERASURE_POLL_SECONDS)

@@ -216,6 +216,51 @@ class Erasure(_Wire):
 
 
 @dataclass(frozen=True, slots=True)
+class PreviewName(_Wire):
+    """A name an erasure reaches: `taken` (the subject, its entity and aliases, names
+    in `also`), or not (an entity whose name holds the subject, left unless in `also`)."""
+
+    key: str
+    taken: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ErasurePreview(_Wire):
+    """What an erasure would take (`dry_run`), nothing removed: its names, counts, the
+    first facts and passages, and the `token` to send when `needs_token`."""
+
+    names: list[PreviewName]
+    would_erase: ErasedCounts
+    facts: list[Fact]
+    passages: list[Passage]
+    messages: int
+    needs_token: bool
+    token: str
+    dry_run: bool = True
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> ErasurePreview:
+        return cls(
+            names=[PreviewName.from_wire(n) for n in data.get("names", [])],
+            would_erase=ErasedCounts.from_wire(data.get("would_erase") or {}),
+            facts=[Fact.from_wire(f) for f in data.get("facts", [])],
+            passages=[Passage.from_wire(p) for p in data.get("passages", [])],
+            messages=data.get("messages", 0),
+            needs_token=data.get("needs_token", False),
+            token=data.get("token", ""),
+        )
+
+    def wire(self) -> dict[str, Any]:
+        return {
+            **_Wire.wire(self),
+            "names": [n.wire() for n in self.names],
+            "would_erase": self.would_erase.wire(),
+            "facts": [f.wire() for f in self.facts],
+            "passages": [p.wire() for p in self.passages],
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Credential(_Wire):
     """A credential as an admin lists it (never its secret): `kind` project (may send
     any user), user (acts only as `user`) or admin (may also mint and revoke)."""

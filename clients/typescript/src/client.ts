@@ -28,6 +28,7 @@ export type FactPage = Schemas["Facts"];
 export type Merged = Schemas["Merged"];
 export type Proposals = Schemas["Proposals"];
 export type ErasureAnswer = Schemas["ErasureAnswer"];
+export type ErasurePreview = Schemas["ErasurePreview"];
 export type Role = NewMessage["role"];
 export type ListedCredential = Schemas["ListedCredential"];
 export type MintedCredential = Schemas["MintedCredential"];
@@ -302,19 +303,43 @@ export class Taisce {
 
   /** Erases everything the project holds about one entity. The embedded store answers
    * `done`; a deploy whose worker erases it answers `pending`: with `waitMs` the status is
-   * read every `pollMs` until done or the time is up (the last answer is returned). */
+   * read every `pollMs` until done or the time is up (the last answer is returned).
+   * `also`: other entities whose names hold the subject, taken too (otherwise they stay);
+   * `token`: the preview's, for a subject that is no entity and would mask much. */
   async erase(
     subject: string,
-    options: { waitMs?: number; pollMs?: number } & ForUser = {},
+    options: { waitMs?: number; pollMs?: number; also?: string[]; token?: string } & ForUser = {},
   ): Promise<ErasureAnswer> {
-    const body = { subject, ...this.scope(options) };
-    let answer = await this.run(() => this.api.POST("/v1/erasures", { body }));
+    const body = {
+      subject,
+      ...(options.also ? { also: options.also } : {}),
+      ...(options.token ? { token: options.token } : {}),
+      ...this.scope(options),
+    };
+    // Without dry_run the answer is the erasure's status, never a preview.
+    let answer = (await this.run(() => this.api.POST("/v1/erasures", { body }))) as ErasureAnswer;
     const deadline = Date.now() + (options.waitMs ?? 0);
     while (answer.status !== "done" && Date.now() < deadline) {
       await sleep(Math.min(options.pollMs ?? 1000, Math.max(0, deadline - Date.now())));
       answer = await this.erasure(answer.id, options);
     }
     return answer;
+  }
+
+  /** What an erasure of `subject` (with `also`) would take, nothing removed: the names
+   * taken and spared, the counts, the first facts and passages, and the token a subject
+   * that is no entity needs when `needs_token`. */
+  async previewErasure(
+    subject: string,
+    options: { also?: string[] } & ForUser = {},
+  ): Promise<ErasurePreview> {
+    const body = {
+      subject,
+      dry_run: true,
+      ...(options.also ? { also: options.also } : {}),
+      ...this.scope(options),
+    };
+    return (await this.run(() => this.api.POST("/v1/erasures", { body }))) as ErasurePreview;
   }
 
   /** An erasure's status; a TaisceError `not_found` for an id the project never had. */

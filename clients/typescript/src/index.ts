@@ -9,6 +9,7 @@ export type {
   EntityEntry,
   EntityList,
   ErasureAnswer,
+  ErasurePreview,
   Fact,
   ForUser,
   Health,

@@ -455,12 +455,67 @@ export interface components {
              */
             finished_at?: string | null;
         };
+        /**
+         * ErasureOrPreview
+         * @description The erasure's status, or with "dry_run": true its preview.
+         */
+        ErasureOrPreview: components["schemas"]["ErasureAnswer"] | components["schemas"]["ErasurePreview"];
+        /** ErasurePreview */
+        ErasurePreview: {
+            /**
+             * Dry Run
+             * @default true
+             * @constant
+             */
+            dry_run?: true;
+            /** Names */
+            names: components["schemas"]["PreviewName"][];
+            /** @description What the erasure would remove now (reports: rebuilt, not counted). */
+            would_erase: components["schemas"]["ErasedCounts"];
+            /**
+             * Facts
+             * @description The first facts it would delete (at most 5).
+             */
+            facts: components["schemas"]["Fact"][];
+            /**
+             * Passages
+             * @description The first passages it would delete and mask (at most 5).
+             */
+            passages: components["schemas"]["Passage"][];
+            /**
+             * Messages
+             * @description The messages the project (scope) holds.
+             */
+            messages: number;
+            /**
+             * Needs Token
+             * @description true: the subject is no entity and would mask more than a small share of the messages; the erasure request must carry `token`.
+             */
+            needs_token: boolean;
+            /**
+             * Token
+             * @description Send it with the erasure of this subject and `also`.
+             */
+            token: string;
+        };
         /** ErasureRequest */
         ErasureRequest: {
             /** Subject */
             subject?: string | null;
             /** User */
             user?: string | null;
+            /**
+             * Dry Run
+             * @default false
+             */
+            dry_run?: boolean;
+            /**
+             * Also
+             * @default []
+             */
+            also?: string[];
+            /** Token */
+            token?: string | null;
         };
         /**
          * ErrorBody
@@ -916,6 +971,19 @@ export interface components {
              * @description Factor of the time the question asks about (month 3, day 4, a stated time for 'when' 2, multiplied); null if none applied.
              */
             time_factor?: number | null;
+        };
+        /** PreviewName */
+        PreviewName: {
+            /**
+             * Key
+             * @description A normalised name the subject reaches.
+             */
+            key: string;
+            /**
+             * Taken
+             * @description true: erased (the subject, its entity and aliases, names in `also`); false: an entity whose name holds the subject, left unless named in `also`.
+             */
+            taken: boolean;
         };
         /** Proposal */
         Proposal: {
@@ -1846,13 +1914,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Erased now (zero counts when nothing was held) */
+            /** @description Erased now (zero counts when nothing was held); with "dry_run": true, what it would take (nothing removed) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErasureAnswer"];
+                    "application/json": components["schemas"]["ErasureOrPreview"];
                 };
             };
             /** @description Accepted: the worker erases it; see status_url */

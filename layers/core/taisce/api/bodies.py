@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from ..domain.aliases import MergeProposals
 from ..domain.controls import FILTERS, RecallControls
 from ..domain.credential_requests import CredentialPage
+from ..domain.erasure_preview import ErasurePreview
 from ..domain.listing import (
     AliasPage,
     EntityPage,
@@ -193,6 +194,24 @@ def erasure(status: ErasureStatus, user: str | None = None) -> Body:
     if status.finished_at is not None:
         body["finished_at"] = status.finished_at
     return _through(responses.ErasureAnswer, body)
+
+
+def erasure_preview(preview: ErasurePreview) -> Body:
+    """What an erasure would take (`dry_run`), nothing removed."""
+    reach = preview.reach
+    names = [{"key": k, "taken": True} for k in reach.names]
+    names += [{"key": k, "taken": False} for k in reach.spared]
+    body = {
+        "dry_run": True,
+        "names": names,
+        "would_erase": {**preview.counts, "reports": 0},
+        "facts": [fact(f) for f in preview.facts],
+        "passages": [passage(p) for p in preview.passages],
+        "messages": preview.messages,
+        "needs_token": reach.needs_token,
+        "token": preview.token,
+    }
+    return _through(responses.ErasurePreview, body)
 
 
 # -- recall ------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, WithJsonSchema
+from pydantic import BaseModel, Field, RootModel, WithJsonSchema
 from pydantic.json_schema import SkipJsonSchema
 
 from ..domain.model import ObjectKind, Role, Surface
@@ -286,6 +286,36 @@ class ErasureAnswer(BaseModel):
     )
     requested_at: str | None = None
     finished_at: str | None = Field(default=None, description="Present once done.")
+
+
+class PreviewName(BaseModel):
+    key: str = Field(description="A normalised name the subject reaches.")
+    taken: bool = Field(
+        description="true: erased (the subject, its entity and aliases, names in `also`); "
+        "false: an entity whose name holds the subject, left unless named in `also`."
+    )
+
+
+class ErasurePreview(BaseModel):
+    dry_run: Literal[True] = True
+    names: list[PreviewName]
+    would_erase: ErasedCounts = Field(
+        description="What the erasure would remove now (reports: rebuilt, not counted)."
+    )
+    facts: list[Fact] = Field(description="The first facts it would delete (at most 5).")
+    passages: list[Passage] = Field(
+        description="The first passages it would delete and mask (at most 5)."
+    )
+    messages: int = Field(ge=0, description="The messages the project (scope) holds.")
+    needs_token: bool = Field(
+        description="true: the subject is no entity and would mask more than a small share "
+        "of the messages; the erasure request must carry `token`."
+    )
+    token: str = Field(description="Send it with the erasure of this subject and `also`.")
+
+
+class ErasureOrPreview(RootModel[ErasureAnswer | ErasurePreview]):
+    """The erasure's status, or with "dry_run": true its preview."""
 
 
 class Merged(BaseModel):

@@ -7,8 +7,10 @@ a question finds names, with no limit on the name's length). Then:
 - a fact is erased when any of its texts names it (subject, predicate, object,
   statement, quote, context): its subject or entity object is the entity, or it
   says something about it;
-- an entity is erased when its own name names it ("Atlas" and "Atlas Corp" when
-  erasing Atlas): its name, role counts, vectors and marks go;
+- an entity is erased when its own name names it: its name, role counts, vectors and
+  marks go; but another entity whose name holds it ("Atlas Corp" when erasing Atlas)
+  is spared unless the request names it (domain/erasure_preview.py): an occurrence
+  inside one of a spared name's occurrences does not count;
 - a message that names it keeps its id and length, but every passage that names it
   (or overlaps an occurrence) is deleted, and the text of those passages is masked
   in the content, code point for code point, so the other passages' offsets stay
@@ -34,7 +36,7 @@ from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Annotated
 
-from pydantic import BaseModel, ConfigDict, StringConstraints, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 from .budget import fact_characters, passage_characters, report_characters
 from .erasable import refusal
@@ -43,10 +45,11 @@ from .names import (
     NOT_A_NAME,
     candidate_keys,
     continues_cluster,
-    find_name,
+    find_written,
     fold_piece,
     has_letter_or_digit,
     normalize_name,
+    read_lookalikes,
     separator_runs,
 )
 from .recalled import RecallAnswer
@@ -64,6 +67,9 @@ ALT_MASK = "\u2592"
 MAX_PASSES = 3
 
 
+_Name = Annotated[str, StringConstraints(min_length=1, max_length=500)]
+
+
 class ErasureRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -72,6 +78,20 @@ class ErasureRequest(BaseModel):
     # read as a problem with the body as a whole).
     subject: Annotated[str, StringConstraints(min_length=1, max_length=500)] | None = None
     user: User | None = None
+    # The preview: what it would take, nothing removed (domain/erasure_preview.py).
+    dry_run: bool = False
+    # Other entities whose names hold the subject, taken too (the preview lists them).
+    also: Annotated[list[_Name], Field(max_length=50)] = []
+    # The preview's token: needed for a subject that is no entity and masks much.
+    token: Annotated[str, StringConstraints(min_length=1, max_length=2048)] | None = None
+
+    @field_validator("also")
+    @classmethod
+    def _also_named(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if not has_letter_or_digit(name):
+                raise ValueError(NOT_A_NAME)
+        return value
 
     @field_validator("subject")
     @classmethod
@@ -118,22 +138,37 @@ ERASURE_ID = re.compile(r"era_[0-9a-f]{32}")
 # -- finding the name --------------------------------------------------------------
 
 
-def names_it(text: str | None, key: str) -> bool:
-    """Whether this text names the entity as whole words."""
+Spared = tuple[str, ...]
+
+
+def _found(normalised: str, key: str, spared: Spared = ()) -> list[tuple[int, int]]:
+    """Where the name occurs in a normalised text, but for the occurrences inside one of
+    a spared name ("dana" inside "dana holdings" when Dana Holdings is not erased with
+    Dana), as a question finds the longest name."""
+    spans = find_written(normalised, key)
+    cover = [c for s in spared if key in s for c in find_written(normalised, s)]
+    if not cover or not spans:
+        return spans
+    return [(a, b) for a, b in spans if not any(c <= a and b <= d for c, d in cover)]
+
+
+def names_it(text: str | None, key: str, spared: Spared = ()) -> bool:
+    """Whether this text names the entity as whole words (not only inside a spared name)."""
     if not text:
         return False
     # For ASCII, normalising only lowers and collapses white space: a cheap test first.
     if text.isascii() and key.isascii() and key.partition(" ")[0] not in text.lower():
         return False
     normalised = normalize_name(text)
-    return key in normalised and bool(find_name(normalised, key))
+    # A name of several words may be written with its words run together (find_written).
+    return (key in normalised or " " in key) and bool(_found(normalised, key, spared))
 
 
-def fact_names_it(fact: Fact, key: str) -> bool:
+def fact_names_it(fact: Fact, key: str, spared: Spared = ()) -> bool:
     if key in (fact.subject_key, fact.object_key):
         return True
     texts = (fact.subject, fact.predicate, fact.object, fact.statement, fact.quote, fact.context)
-    return any(names_it(t, key) for t in texts)
+    return any(names_it(t, key, spared) for t in texts)
 
 
 def _clusters(text: str) -> Iterator[tuple[int, int]]:
@@ -179,6 +214,15 @@ def _mapped(text: str) -> tuple[str, list[tuple[int, int]]]:
     if out and out[-1] == " ":
         out.pop()
         origin.pop()
+    # Latin look-alikes in a word with Latin letters read as Latin (names.py); an
+    # accent dropped with them belongs to its letter's span.
+    read, came = read_lookalikes(out)
+    if len(read) != len(out) or read != out:
+        spans = [origin[i] for i in came]
+        for k in range(len(came)):
+            last = came[k + 1] - 1 if k + 1 < len(came) else len(origin) - 1
+            spans[k] = (spans[k][0], origin[last][1])
+        out, origin = read, spans
     # A separator between two parts of a name counts as one space (names.py): the
     # space stands for the whole run of separators.
     text_out = "".join(out)
@@ -203,7 +247,7 @@ _WORDS = re.compile(r"\S+")
 _NOT_SPACE = re.compile(r"\S")
 
 
-def _ascii_occurrences(text: str, key: str) -> list[tuple[int, int]] | None:
+def _ascii_occurrences(text: str, key: str, spared: Spared) -> list[tuple[int, int]] | None:
     """occurrences() for ASCII text, without a per-character map: there normalising is
     lowering each run of non-space characters and joining the runs with one space."""
     runs = [m.span() for m in _WORDS.finditer(text)]
@@ -220,20 +264,20 @@ def _ascii_occurrences(text: str, key: str) -> list[tuple[int, int]] | None:
         k = bisect.bisect_right(starts, i) - 1
         return runs[k][0] + i - starts[k]
 
-    return [(back(s), back(e - 1) + 1) for s, e in find_name(normalised, key)]
+    return [(back(s), back(e - 1) + 1) for s, e in _found(normalised, key, spared)]
 
 
-def occurrences(text: str, key: str) -> list[tuple[int, int]] | None:
+def occurrences(text: str, key: str, spared: Spared = ()) -> list[tuple[int, int]] | None:
     """Spans of the original text where the name occurs as whole words; None when
     they cannot be mapped back (the caller then treats the whole text as naming it)."""
     if text.isascii():
-        found = _ascii_occurrences(text, key)
+        found = _ascii_occurrences(text, key, spared)
         if found is not None:
             return found
     normalised, origin = _mapped(text)
     if normalised != normalize_name(text):
         return None
-    return [(origin[s][0], origin[e - 1][1]) for s, e in find_name(normalised, key)]
+    return [(origin[s][0], origin[e - 1][1]) for s, e in _found(normalised, key, spared)]
 
 
 def _mask(text: str, spans: Iterable[tuple[int, int]], mark: str) -> str:
@@ -244,31 +288,34 @@ def _mask(text: str, spans: Iterable[tuple[int, int]], mark: str) -> str:
     return masked
 
 
-def _masked(text: str, key: str, spans: list[tuple[int, int]], mark: str) -> str:
+def _masked(text: str, key: str, spans: list[tuple[int, int]], mark: str, spared: Spared) -> str:
     masked = _mask(text, spans, mark)
-    if names_it(masked, key):  # cannot happen by construction; never keep the name
+    if names_it(masked, key, spared):  # cannot happen by construction; never keep the name
         masked = _mask(masked, [(0, len(masked))], mark)
     return masked
 
 
-def redact(message: Message, passages: list[Passage], key: str) -> Redaction | None:
+def redact(
+    message: Message, passages: list[Passage], key: str, spared: Spared = ()
+) -> Redaction | None:
     """The message without the name, or None if it does not name it."""
     mark = ALT_MASK if MASK in key else MASK
-    found = occurrences(message.content, key)
+    found = occurrences(message.content, key, spared)
     if found is None:
         found = [(0, len(message.content))]
     dropped = [
         p
         for p in passages
-        if names_it(p.quote, key) or any(s < p.end and p.start < e for s, e in found)
+        if names_it(p.quote, key, spared) or any(s < p.end and p.start < e for s, e in found)
     ]
     source = message.source
-    if source is not None and names_it(source, key):
-        source = _masked(source, key, occurrences(source, key) or [(0, len(source))], mark)
+    if source is not None and names_it(source, key, spared):
+        where = occurrences(source, key, spared) or [(0, len(source))]
+        source = _masked(source, key, where, mark, spared)
     if not found and not dropped and source == message.source:
         return None
     spans = found + [(p.start, p.end) for p in dropped]
-    content = _masked(message.content, key, spans, mark)
+    content = _masked(message.content, key, spans, mark, spared)
     gone = {p.id for p in dropped}
     kept: list[Passage] = []
     for p in passages:
@@ -284,20 +331,21 @@ def redact(message: Message, passages: list[Passage], key: str) -> Redaction | N
 # -- the plan ------------------------------------------------------------------------
 
 
-def plan_erasure(store: ProjectReads, project: str, key: str) -> ErasurePlan:
-    """Everything held about the entity `key` in the project, as a plan for the store."""
-    fact_ids = [f.id for f in store.project_facts(project) if fact_names_it(f, key)]
-    entity_keys = [k for k in store.project_entities(project) if names_it(k, key)]
+def plan_erasure(store: ProjectReads, project: str, key: str, spared: Spared = ()) -> ErasurePlan:
+    """Everything held about the entity `key` in the project, as a plan for the store
+    (but for what only `spared` names hold)."""
+    fact_ids = [f.id for f in store.project_facts(project) if fact_names_it(f, key, spared)]
+    entity_keys = [k for k in store.project_entities(project) if names_it(k, key, spared)]
     named = [
         m
         for m in store.project_messages(project)
-        if names_it(m.content, key) or names_it(m.source, key)
+        if names_it(m.content, key, spared) or names_it(m.source, key, spared)
     ]
     # The passages of every message that names it, read at once.
     passages = store.passages_of_messages(project, [m.id for m in named])
     redactions: list[Redaction] = []
     for message in named:
-        found = redact(message, passages[message.id], key)
+        found = redact(message, passages[message.id], key, spared)
         if found is not None:
             redactions.append(found)
     return ErasurePlan(
@@ -327,11 +375,11 @@ def plan_steps(plan: ErasurePlan) -> Iterator[ErasurePlan]:
 # -- hiding what a pending erasure will remove --------------------------------------
 
 
-def _names_any(texts: Iterable[str | None], keys: Collection[str]) -> bool:
-    return any(names_it(t, k) for t in texts for k in keys)
+def _names_any(texts: Iterable[str | None], keys: Collection[str], spared: Spared = ()) -> bool:
+    return any(names_it(t, k, spared) for t in texts for k in keys)
 
 
-def hide_pending(answer: RecallAnswer, keys: Collection[str]) -> RecallAnswer:
+def hide_pending(answer: RecallAnswer, keys: Collection[str], spared: Spared = ()) -> RecallAnswer:
     """A recall answer without any item that names an entity whose erasure is pending
     (by the erasure's own rule), `characters` counted again: until the worker has
     removed it, nothing about the entity is returned."""
@@ -351,15 +399,18 @@ def hide_pending(answer: RecallAnswer, keys: Collection[str]) -> RecallAnswer:
                 *i.path,
             ),
             keys,
+            spared,
         )
     ]
     reports = [
         i
         for i in answer.reports
-        if not _names_any((i.report.title, i.report.summary, *i.report.path), keys)
+        if not _names_any((i.report.title, i.report.summary, *i.report.path), keys, spared)
     ]
     passages = [
-        i for i in answer.passages if not _names_any((i.passage.quote, i.passage.source), keys)
+        i
+        for i in answer.passages
+        if not _names_any((i.passage.quote, i.passage.source), keys, spared)
     ]
     characters = (
         sum(fact_characters(i.fact, i.path) for i in facts)
@@ -377,20 +428,26 @@ class PendingView:
     and the worker's last step, and nothing shown then changes when it finishes."""
 
     keys: tuple[str, ...] = ()
+    # Names the erasures leave (entities whose names hold an erased one, not named
+    # in the request's `also`).
+    spared: Spared = ()
 
     def hides_fact(self, fact: Fact) -> bool:
-        return any(fact_names_it(fact, k) for k in self.keys)
+        return any(fact_names_it(fact, k, self.spared) for k in self.keys)
 
     def hides_entity(self, key: str) -> bool:
-        return any(names_it(key, k) for k in self.keys)
+        return any(names_it(key, k, self.spared) for k in self.keys)
 
     def names_message(self, message: Message) -> bool:
-        return any(names_it(message.content, k) or names_it(message.source, k) for k in self.keys)
+        return any(
+            names_it(message.content, k, self.spared) or names_it(message.source, k, self.spared)
+            for k in self.keys
+        )
 
     def message(self, message: Message, passages: list[Passage]) -> tuple[Message, list[Passage]]:
         """The message and its passages as the erasures will leave them."""
         for key in self.keys:
-            found = redact(message, passages, key)
+            found = redact(message, passages, key, self.spared)
             if found is not None:
                 message = replace(message, content=found.content, source=found.source)
                 passages = list(found.kept)
@@ -414,6 +471,13 @@ def fact_keys(fact: Fact) -> set[str]:
         if text:
             keys.update(candidate_keys(text, cap=None))
     return keys
+
+
+def tombstone_keys(key: str) -> list[str]:
+    """The keys a name's tombstone covers: the name, and a name of several words also
+    with its words run together ("xanthemorrow": written with an invisible joiner
+    between the words, which erasure takes with it; see names.find_written)."""
+    return [key, key.replace(" ", "")] if " " in key else [key]
 
 
 def tombstone_hashes(project: str, keys: Iterable[str]) -> dict[str, str]:

@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
-from .erasure import MAX_PASSES, fact_names_it, names_it, redact, subject_hash
+from .erasure import MAX_PASSES, Spared, fact_names_it, names_it, redact, subject_hash
 from .model import ErasurePlan, Redaction
 
 if TYPE_CHECKING:
@@ -83,10 +83,10 @@ def _next_phase(cursor: PlanCursor, names: int) -> PlanCursor | None:
 
 
 def _entities_page(
-    store: ProjectReads, project: str, key: str, cursor: PlanCursor
+    store: ProjectReads, project: str, key: str, cursor: PlanCursor, spared: Spared
 ) -> tuple[ErasurePlan | None, PlanCursor]:
     keys, after = store.entity_key_page(project, cursor.after, ENTITY_PAGE)
-    entities = cursor.entities + tuple(k for k in keys if names_it(k, key))
+    entities = cursor.entities + tuple(k for k in keys if names_it(k, key, spared))
     moved = replace(cursor, entities=entities, after=after)
     if after is None and entities:
         # Erased in a step of their own, counted there once.
@@ -95,10 +95,10 @@ def _entities_page(
 
 
 def _facts_page(
-    store: ProjectReads, project: str, key: str, cursor: PlanCursor
+    store: ProjectReads, project: str, key: str, cursor: PlanCursor, spared: Spared
 ) -> tuple[ErasurePlan | None, PlanCursor]:
     facts, after = store.fact_page(project, cursor.after, FACT_PAGE)
-    ids = tuple(f.id for f in facts if fact_names_it(f, key))
+    ids = tuple(f.id for f in facts if fact_names_it(f, key, spared))
     moved = replace(cursor, after=after)
     if not ids:
         return None, moved
@@ -106,12 +106,14 @@ def _facts_page(
 
 
 def _messages_page(
-    store: ProjectReads, project: str, key: str, cursor: PlanCursor
+    store: ProjectReads, project: str, key: str, cursor: PlanCursor, spared: Spared
 ) -> tuple[ErasurePlan | None, PlanCursor]:
     messages, after = store.message_page_of_project(project, cursor.after, MESSAGE_PAGE)
-    named = [m for m in messages if names_it(m.content, key) or names_it(m.source, key)]
+    named = [
+        m for m in messages if names_it(m.content, key, spared) or names_it(m.source, key, spared)
+    ]
     passages = store.passages_of_messages(project, [m.id for m in named]) if named else {}
-    found = [redact(m, passages[m.id], key) for m in named]
+    found = [redact(m, passages[m.id], key, spared) for m in named]
     redactions = tuple(r for r in found if isinstance(r, Redaction))
     moved = replace(cursor, after=after)
     if not redactions:
@@ -124,10 +126,15 @@ _PHASES = {"entities": _entities_page, "facts": _facts_page, "messages": _messag
 
 
 def plan_page(
-    store: ProjectReads, project: str, names: tuple[str, ...], cursor: PlanCursor
+    store: ProjectReads,
+    project: str,
+    names: tuple[str, ...],
+    cursor: PlanCursor,
+    spared: Spared = (),
 ) -> PlannedPage:
-    """Read the page at `cursor` and plan what it holds about the name it is at."""
-    step, moved = _PHASES[cursor.phase](store, project, names[cursor.name], cursor)
+    """Read the page at `cursor` and plan what it holds about the name it is at (but
+    for what only `spared` names hold)."""
+    step, moved = _PHASES[cursor.phase](store, project, names[cursor.name], cursor, spared)
     if step is not None:
         moved = replace(moved, found=True)
     following = moved if moved.after is not None else _next_phase(moved, len(names))

@@ -290,6 +290,9 @@ class PendingErasure:
     # Where a plan made a page at a time stands (domain/erasure_pages.py, PlanCursor),
     # saved with each step's counts: a retry goes on from there.
     cursor: str | None = None
+    # Names the erasure leaves: other entities whose names hold one of `names`, not
+    # named in the request's `also` ("dana holdings" when erasing Dana).
+    spared: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

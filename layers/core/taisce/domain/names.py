@@ -4,9 +4,14 @@ Names match after Unicode NFKC normalisation and case folding, with runs of whit
 space collapsed, as people read them: invisible characters are dropped (format and
 default-ignorable ones: soft hyphen, joiners, word joiner, byte order mark, bidi
 controls, variation selectors), a zero width space counts as a space, and a hyphen,
-underscore, period or slash between two parts of a name counts as a space too, so
-"Xanthe-Morrow", "Xanthe_Morrow", "Xanthe.Morrow", "Xanthe/Morrow" and
-"Xanthe\u200bMorrow" are all "xanthe morrow", and "X\u00adanthe" is "xanthe". A name
+underscore, period, slash, any dash or middle dot between two parts of a name counts
+as a space too, so "Xanthe-Morrow", "Xanthe_Morrow", "Xanthe.Morrow", "Xanthe/Morrow",
+"Xanthe\u2014Morrow", "Xanthe\u30fbMorrow" and "Xanthe\u200bMorrow" are all "xanthe
+morrow", and "X\u00adanthe" is "xanthe". Accents on Latin letters go ("X\u00e1nthe" is
+"xanthe"), and in a word with Latin letters, letters of other scripts that look Latin
+read as Latin (Unicode's confusables: "\u0425anthe" with a Cyrillic ha is "xanthe";
+domain/confusables.py). Erasure also finds a name of several words written with its
+words run together (find_written: "Xanthe\u200dMorrow" reads "xanthemorrow"). A name
 is found only as whole words, and where found names overlap the longest wins. In
 scripts written without spaces between words (Han, Hiragana, Katakana, Thai, Lao,
 Khmer, Myanmar) each character is a word of its own, with the marks that follow it, so
@@ -21,6 +26,8 @@ import re
 import unicodedata
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+
+from .confusables import latin_lookalikes
 
 _SPACE = re.compile(r"\s+")
 # A token is a run of word characters or one other non-space character, so that
@@ -58,8 +65,17 @@ _INVISIBLE = re.compile(
 )
 _ZERO_WIDTH_SPACE = "\u200b"
 # Between two parts of a name ("Jean-Luc", "snake_case", "acme.com", "AC/DC") these
-# count as a space; elsewhere ("Acme Corp.", "-5", "a - b") they stay as they are.
-_SEPARATORS = re.compile("[-_./\u2010]+")
+# count as a space; elsewhere ("Acme Corp.", "-5", "a - b") they stay as they are: the
+# hyphen, underscore, period and slash, every dash (Unicode's dash punctuation: hyphen,
+# non-breaking hyphen, figure, en and em dash, horizontal bar, the small and full-width
+# forms, ...) and the minus sign, and the middle dots (middle dot, Greek ano teleia,
+# hyphenation point, word separator dot, dot operator, katakana middle dot).
+_DASHES = (
+    "\u058a\u05be\u1400\u1806\u2010-\u2015\u2e17\u2e1a\u2e3a\u2e3b\u2e40\u2e5d"
+    "\u301c\u3030\u30a0\ufe31\ufe32\ufe58\ufe63\uff0d\U00010ead\u2212"
+)
+_DOTS = "\u00b7\u0387\u2027\u2e31\u22c5\u30fb\uff65"
+_SEPARATORS = re.compile(f"[-_./{_DASHES}{_DOTS}]+")
 
 
 def continues_cluster(char: str) -> bool:
@@ -73,12 +89,73 @@ def _visible(text: str) -> str:
     return _INVISIBLE.sub("", text.replace(_ZERO_WIDTH_SPACE, " "))
 
 
+def _as_latin(text: str) -> str:
+    """Latin letters without their accents ("á" is "a", "ë" is "e"): a name reads as
+    its letters. Marks on other scripts' letters stay (they make the letter: Devanagari
+    vowel signs, Thai tone marks)."""
+    out: list[str] = []
+    latin = False  # whether the last base character was an ASCII letter
+    for char in unicodedata.normalize("NFD", text):
+        if unicodedata.category(char) == "Mn":
+            if not latin:
+                out.append(char)
+            continue
+        latin = char.isascii() and char.isalpha()
+        out.append(char)
+    return unicodedata.normalize("NFC", "".join(out))
+
+
+def _in_letters(char: str) -> bool:
+    return char.isalpha() or unicodedata.category(char) == "Mn"
+
+
+def read_lookalikes(chars: Sequence[str]) -> tuple[list[str], list[int]]:
+    """A word that mixes Latin letters with letters of another script that look Latin
+    ("\u0425anthe" with Cyrillic ha, "M\u03bfrrow" with Greek omicron) is read in Latin letters, by
+    Unicode's confusables (domain/confusables.py), without the accents that end up on
+    Latin letters. A word wholly of another script ("Москва", "ΣΊΣΥΦΟΣ") stays as it
+    is. `chars` are single characters of a folded text; the answer is the characters
+    read and, for each, the index in `chars` it came from (a dropped accent belongs to
+    its letter)."""
+    out = list(chars)
+    if all(char.isascii() for char in out):
+        return out, list(range(len(out)))
+    table = latin_lookalikes()
+    start = 0
+    while start < len(out):
+        if not _in_letters(out[start]):
+            start += 1
+            continue
+        end = start
+        while end < len(out) and _in_letters(out[end]):
+            end += 1
+        word = out[start:end]
+        if any(c.isascii() for c in word) and any(c in table for c in word):
+            out[start:end] = [table.get(c, c) for c in word]
+        start = end
+    kept: list[str] = []
+    came: list[int] = []
+    for i, char in enumerate(out):
+        latin = bool(kept) and kept[-1].isascii() and kept[-1].isalpha()
+        if latin and unicodedata.category(char) == "Mn":
+            continue  # an accent now on a Latin letter: dropped, as _as_latin does
+        kept.append(char)
+        came.append(i)
+    return kept, came
+
+
 def fold_piece(text: str) -> str:
-    """NFKC, case folding and NFKC again, without invisible characters: what a name
-    is made of before white space and separators are counted (erasure maps each piece
-    of a text back to where it came from)."""
+    """NFKC, case folding and NFKC again, without invisible characters, Latin letters
+    without accents: what a name is made of before white space, Latin look-alikes and
+    separators are counted (erasure maps each piece of a text back to where it came
+    from)."""
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", _visible(text)).casefold())
-    return _visible(folded)
+    folded = _visible(folded)
+    return folded if folded.isascii() else _as_latin(folded)
+
+
+def _lookalikes_read(text: str) -> str:
+    return text if text.isascii() else "".join(read_lookalikes(text)[0])
 
 
 def _part(char: str) -> bool:
@@ -112,7 +189,7 @@ def fold_separators(text: str) -> str:
 
 
 def normalize_name(name: str) -> str:
-    return fold_separators(_SPACE.sub(" ", fold_piece(name)).strip())
+    return fold_separators(_lookalikes_read(_SPACE.sub(" ", fold_piece(name)).strip()))
 
 
 def has_letter_or_digit(name: str) -> bool:
@@ -291,11 +368,42 @@ def find_name(text: str, key: str) -> list[tuple[int, int]]:
     at = text.find(key)
     while at >= 0:
         end = at + len(key)
-        # A token never straddles the edge: the characters on either side of it must
-        # not join into one word (cf. the token rule of candidate_spans).
-        starts = at == 0 or not _joined(text[at - 1], text[at])
-        ends = end == len(text) or not _joined(text[end - 1], text[end])
-        if starts and ends:
+        if _whole(text, at, end):
             spans.append((at, end))
         at = text.find(key, at + 1)
     return spans
+
+
+def find_written(text: str, key: str) -> list[tuple[int, int]]:
+    """find_name, and for a name of several words also where it is written with its
+    words run together: what erasure takes (it errs on the side of removing)."""
+    spans = find_name(text, key)
+    if " " in key:
+        spans = sorted(set(spans + _run_together(text, key)))
+    return spans
+
+
+def _whole(text: str, start: int, end: int) -> bool:
+    """Whether text[start:end] begins and ends at token edges: a token never straddles
+    them (the characters on either side must not join into one word)."""
+    starts = start == 0 or not _joined(text[start - 1], text[start])
+    ends = end == len(text) or not _joined(text[end - 1], text[end])
+    return starts and ends
+
+
+def _run_together(text: str, key: str) -> list[tuple[int, int]]:
+    """The spans where a name of several words occurs with its words run together or
+    spaced otherwise, as whole tokens: "xanthemorrow" for "xanthe morrow" (a name
+    written with an invisible joiner, word joiner or soft hyphen between its words
+    reads as one word once those are dropped). Erasure takes these too."""
+    compact_key = key.replace(" ", "")
+    kept = [i for i, char in enumerate(text) if char != " "]
+    compact = "".join(text[i] for i in kept)
+    found: list[tuple[int, int]] = []
+    at = compact.find(compact_key)
+    while at >= 0:
+        start, end = kept[at], kept[at + len(compact_key) - 1] + 1
+        if _whole(text, start, end):
+            found.append((start, end))
+        at = compact.find(compact_key, at + 1)
+    return found

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import uuid
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import replace
 from datetime import datetime
 
 from ..domain.erasable import refusal
@@ -20,9 +21,20 @@ from ..domain.erasure import (
     plan_steps,
     subject_hash,
     tombstone_hashes,
+    tombstone_keys,
     user_tombstone,
 )
 from ..domain.erasure_pages import PlanCursor, plan_page
+from ..domain.erasure_preview import (
+    ErasurePreview,
+    Reach,
+    entity_keys,
+    messages_of,
+    needs_token_problem,
+    preview_of,
+    preview_token_matches,
+    reach_of,
+)
 from ..domain.errors import InvalidRequest, NotFound
 from ..domain.model import (
     ErasureRecord,
@@ -102,15 +114,25 @@ class ErasureCases:
         self.store.begin_erasure(pending)
         return ErasureStatus(pending.id, "pending", zero_counts(), pending.requested_at)
 
-    def erase_now(self, project: str, subject: str) -> dict[str, int]:
-        """Erase everything held about the entity `subject` now; returns what was removed.
+    def erase_now(
+        self, project: str, subject: str, also: Sequence[str] = (), token: str | None = None
+    ) -> dict[str, int]:
+        """Erase everything held about the entity `subject` now (and the entities named
+        in `also`); returns what was removed.
 
         Idempotent: erasing a name nothing is held about removes nothing (zero counts),
         and a retry after a failure part-way finishes the job."""
-        return self.request_erasure(project, subject, defer=False).counts
+        status = self.request_erasure(project, subject, defer=False, also=also, token=token)
+        return status.counts
 
     def request_erasure(
-        self, project: str, subject: str, *, defer: bool | None = None
+        self,
+        project: str,
+        subject: str,
+        *,
+        defer: bool | None = None,
+        also: Sequence[str] = (),
+        token: str | None = None,
     ) -> ErasureStatus:
         """Accept an erasure: its tombstones and its pending record first (durable, so
         nothing is lost if the rest fails; recall hides the names from now on), then,
@@ -124,14 +146,14 @@ class ErasureCases:
         if defer is None:
             defer = self.store.capabilities.defers_erasure
         key = normalize_name(subject)
-        # An entity is all its names: erasing an alias or the entity erases the entity
-        # and every alias merged into it (docs/API.md, "Erasure").
-        entity = self.store.resolve_names(project, [key]).get(key, key)
-        merged = {a.alias_key for a in self.store.aliases(project) if a.into_key == entity}
-        names = (key, *sorted(({entity} | merged) - {key}))
+        reach = self._reach(project, key, also)
+        if reach.needs_token and not preview_token_matches(project, reach, token):
+            raise InvalidRequest(needs_token_problem(reach))
+        names, spared = reach.names, reach.spared
         # The tombstones first: an extraction that checks them cannot re-create the
         # entity while it is being erased.
-        self.store.add_tombstones(project, [subject_hash(project, name) for name in names])
+        tombstoned = [k for name in names for k in tombstone_keys(name)]
+        self.store.add_tombstones(project, [subject_hash(project, k) for k in tombstoned])
         now = self.clock()
         # Completed here: held by this request from the start, so that the worker
         # (the local one polls) does not take it up beside it.
@@ -141,6 +163,7 @@ class ErasureCases:
             project=project,
             subject_hash=subject_hash(project, key),
             names=names,
+            spared=spared,
             requested_at=timestamp(now),
             holder=holder,
             held_until=None if defer else now.timestamp() + ERASURE_HOLD_SECONDS,
@@ -244,7 +267,7 @@ class ErasureCases:
         first = True
         for name in pending.names:
             for _ in range(MAX_PASSES):
-                plan = plan_erasure(self.store, pending.project, name)
+                plan = plan_erasure(self.store, pending.project, name, pending.spared)
                 if plan.empty:
                     break
                 for step in plan_steps(plan) if in_steps else [plan]:
@@ -269,7 +292,7 @@ class ErasureCases:
         while cursor is not None and cursor.name < len(names):
             if out_of_time():
                 return True
-            page = plan_page(self.store, pending.project, names, cursor)
+            page = plan_page(self.store, pending.project, names, cursor, pending.spared)
             done = zero_counts()
             if page.step is not None:
                 done = page.step.counts(self.store.erase(pending.project, page.step))
@@ -328,11 +351,45 @@ class ErasureCases:
 
     def erasing_names(self, project: str) -> set[str]:
         """The names of this project's pending erasures (recall hides them)."""
-        return {n for p in self.store.pending_erasures(project) for n in p.names}
+        return set(self.pending_view(project).keys)
 
     def pending_view(self, project: str) -> PendingView:
-        """How the reads show what the pending erasures will leave."""
-        return PendingView(tuple(sorted(self.erasing_names(project))))
+        """How the reads show what the pending erasures will leave: their names, and
+        the names they spare that none of them erases."""
+        pending = self.store.pending_erasures(project)
+        names = {n for p in pending for n in p.names}
+        spared = {n for p in pending for n in p.spared} - names
+        return PendingView(tuple(sorted(names)), tuple(sorted(spared)))
+
+    # -- what an erasure reaches, and its preview ----------------------------------
+
+    def _reach(self, project: str, key: str, also: Sequence[str]) -> Reach:
+        """The names an erasure of `key` takes and spares (domain/erasure_preview.py)."""
+        # An entity is all its names: erasing an alias or the entity erases the entity
+        # and every alias merged into it (docs/API.md, "Erasure").
+        entity = self.store.resolve_names(project, [key]).get(key, key)
+        aliases = self.store.aliases(project)
+        merged = {a.alias_key for a in aliases if a.into_key == entity}
+        known = set(entity_keys(self.store, project)) | {a.alias_key for a in aliases}
+        reach = reach_of(key, entity, merged, known, [normalize_name(a) for a in also])
+        if reach.is_entity:
+            return reach
+        # A subject that is no entity: what share of the messages it would mask.
+        view, masked, messages = reach.view, 0, 0
+        for message in messages_of(self.store, project):
+            messages += 1
+            masked += view.names_message(message)
+        return replace(reach, masked=masked, messages=messages)
+
+    def preview_erasure(
+        self, project: str, subject: str, also: Sequence[str] = ()
+    ) -> ErasurePreview:
+        """What an erasure of `subject` would take, nothing removed (`dry_run`)."""
+        refused = refusal(subject)
+        if refused:
+            raise InvalidRequest(f"subject {refused}")
+        reach = self._reach(project, normalize_name(subject), also)
+        return preview_of(self.store, project, reach)
 
     def flush_erased_vectors(self, project: str) -> int:
         """Delete from the vector index what erasures left recorded; raises if the index
@@ -368,7 +425,9 @@ class ErasureCases:
         return [f for f, named in zip(facts, keys, strict=True) if not named & erased]
 
     def _lift_tombstones(self, project: str, facts: Sequence[Fact]) -> None:
-        ends = {k for f in facts for k in (f.subject_key, f.object_key) if k}
+        ends = {
+            t for f in facts for k in (f.subject_key, f.object_key) if k for t in tombstone_keys(k)
+        }
         hashes = tombstone_hashes(project, ends)
         erased = self.store.erased(project, list(hashes))
         if erased:

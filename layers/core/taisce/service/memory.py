@@ -334,7 +334,7 @@ class Memory(ErasureCases, BackgroundWork):
         controls = resolve(request, self.limits)
         # The pending erasures are read beside the recall (one more read, in parallel
         # where the store reads in parallel): their names are hidden from the answer.
-        erasing = _beside(self.store, lambda: self.erasing_names(project))
+        erasing = _beside(self.store, lambda: self.pending_view(project))
         answer = recall_steps(
             self.store,
             project,
@@ -344,8 +344,9 @@ class Memory(ErasureCases, BackgroundWork):
             now=timestamp(self.clock()),
             spans=self.spans,
         )
+        view = erasing()
         with self.spans.span("recall.dates"):
-            return self._dated(project, hide_pending(answer, erasing()))
+            return self._dated(project, hide_pending(answer, view.keys, view.spared))
 
     def _dated(self, project: str, answer: RecallAnswer) -> RecallAnswer:
         """The recalled passages with their message's occurred_at and recorded_at (one

@@ -341,6 +341,8 @@ def pending_erasure_attributes(pending: PendingErasure) -> Item:
         "requested_at": {"S": pending.requested_at},
         **{k: {"N": str(pending.counts.get(k, 0))} for k in COUNTS},
     }
+    if pending.spared:
+        item["spared"] = {"L": [{"S": n} for n in pending.spared]}
     if pending.holder is not None and pending.held_until is not None:
         item["holder"] = {"S": pending.holder}
         item["held_until"] = {"N": repr(pending.held_until)}
@@ -353,6 +355,7 @@ def pending_erasure_of(project: str, item: Item) -> PendingErasure:
         project=project,
         subject_hash=item["subject_hash"]["S"],
         names=tuple(n["S"] for n in item["names"]["L"]),
+        spared=tuple(n["S"] for n in item.get("spared", {}).get("L", [])),
         requested_at=item["requested_at"]["S"],
         counts={k: int(item[k]["N"]) for k in COUNTS},
         holder=item["holder"]["S"] if "holder" in item else None,

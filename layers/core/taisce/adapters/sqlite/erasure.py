@@ -233,7 +233,7 @@ class SqliteErasureStore(SqlitePart):
                     pending.project,
                     pending.id,
                     pending.subject_hash,
-                    json.dumps(list(pending.names)),
+                    _names_column(pending),
                     pending.requested_at,
                     pending.holder,
                     pending.held_until,
@@ -254,7 +254,8 @@ class SqliteErasureStore(SqlitePart):
                 id=r["id"],
                 project=project if r["project"] == project else r["project"],
                 subject_hash=r["subject_hash"],
-                names=tuple(json.loads(r["names"])),
+                names=_names_of(r["names"]),
+                spared=_spared_of(r["names"]),
                 requested_at=r["requested_at"],
                 counts={k: r[k] for k in COUNTS},
                 holder=r["holder"],
@@ -367,3 +368,21 @@ class SqliteErasureStore(SqlitePart):
             query += " WHERE project = ?"
             params = (project,)
         return [ErasureRecord(*r) for r in self._scan(query + " ORDER BY seq", params)]
+
+
+# The names column holds the names as a JSON list, or, when the erasure spares other
+# names, {"names": [...], "spared": [...]} (rows written before hold the list).
+def _names_column(pending: PendingErasure) -> str:
+    if not pending.spared:
+        return json.dumps(list(pending.names))
+    return json.dumps({"names": list(pending.names), "spared": list(pending.spared)})
+
+
+def _names_of(column: str) -> tuple[str, ...]:
+    held = json.loads(column)
+    return tuple(held["names"] if isinstance(held, dict) else held)
+
+
+def _spared_of(column: str) -> tuple[str, ...]:
+    held = json.loads(column)
+    return tuple(held["spared"]) if isinstance(held, dict) else ()

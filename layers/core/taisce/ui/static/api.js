@@ -118,7 +118,11 @@ export const api = {
   messages: (query) => call("GET", "/v1/messages", { query }),
   message: (id) => call("GET", "/v1/messages/" + encodeURIComponent(id)),
   recall: (body) => call("POST", "/v1/recalls", { body }),
-  erase: (subject) => call("POST", "/v1/erasures", { body: { subject } }),
+  // What an erasure would take, nothing removed; then the erasure with the other
+  // entities ticked (`also`) and, for a subject that is no entity, the preview's token.
+  previewErasure: (subject) => call("POST", "/v1/erasures", { body: { subject, dry_run: true } }),
+  erase: (subject, also = [], token = undefined) =>
+    call("POST", "/v1/erasures", { body: { subject, also, token } }),
   erasure: (id) => call("GET", "/v1/erasures/" + encodeURIComponent(id)),
   health: () => fetch("/v1/health", { cache: "no-store" }).then((r) => r.json()),
 };

@@ -130,9 +130,13 @@ export async function entityView(params, { showError }) {
 
   // -- erase
   const result = h("div", { id: "erase-result", role: "status", "aria-live": "polite" });
-  const dialog = eraseDialog(title, facts.facts.length, incoming.length, own, async () => {
+  let preview = null;
+  const dialog = eraseDialog(async (also) => {
     try {
-      let answer = await api.erase(title);
+      // The preview's token matters only for a subject that is no entity, and is bound
+      // to what it previewed (nothing ticked).
+      const token = preview.needs_token && !also.length ? preview.token : undefined;
+      let answer = await api.erase(title, also, token);
       // A deploy whose worker erases it answers 202 pending: recall already hides the
       // entity; the status is read until the worker is done.
       while (answer.status === "pending") {
@@ -160,7 +164,21 @@ export async function entityView(params, { showError }) {
   });
   const eraseButton = h(
     "button",
-    { type: "button", class: "danger", id: "erase", onclick: () => dialog.showModal() },
+    {
+      type: "button",
+      class: "danger",
+      id: "erase",
+      // The dialog says what the erasure would take, from its preview (nothing removed).
+      onclick: async () => {
+        try {
+          preview = await api.previewErasure(title);
+          fillEraseDialog(dialog, title, preview, own);
+          dialog.showModal();
+        } catch (error) {
+          showError(error, result);
+        }
+      },
+    },
     "Erase “",
     bdi(title),
     "”…",
@@ -271,16 +289,38 @@ function noSuchEntity(name) {
   );
 }
 
-function eraseDialog(title, subjectFacts, objectFacts, aliases, onConfirm) {
-  const dialog = h(
-    "dialog",
-    { id: "erase-dialog", "aria-labelledby": "erase-title" },
+function plural(n, one, many) {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+function eraseDialog(onConfirm) {
+  const dialog = h("dialog", { id: "erase-dialog", "aria-labelledby": "erase-title" });
+  dialog.addEventListener("close", () => {
+    if (dialog.returnValue !== "erase") return;
+    const ticked = [...dialog.querySelectorAll("input[name=also]:checked")].map((i) => i.value);
+    onConfirm(ticked);
+  });
+  return dialog;
+}
+
+// What the preview says the erasure takes; other entities whose names hold this one are
+// kept unless ticked.
+function fillEraseDialog(dialog, title, preview, aliases) {
+  const would = preview.would_erase;
+  const spared = preview.names.filter((n) => !n.taken);
+  clear(dialog).append(
     h("h3", { id: "erase-title" }, "Erase everything held about “", bdi(title), "”?"),
     h(
       "ul",
-      {},
-      h("li", {}, `${subjectFacts} fact${subjectFacts === 1 ? "" : "s"} with “`, bdi(title), "” as subject"),
-      h("li", {}, `${objectFacts} live fact${objectFacts === 1 ? "" : "s"} naming “`, bdi(title), "” as object"),
+      { id: "erase-preview" },
+      h("li", {}, `${plural(would.facts, "fact", "facts")} naming “`, bdi(title), "”"),
+      h("li", {}, plural(would.entities, "entity", "entities")),
+      h(
+        "li",
+        {},
+        `${plural(would.messages, "message", "messages")} rewritten, ` +
+          `${plural(would.passages, "passage", "passages")} removed (of ${preview.messages} messages)`,
+      ),
       h(
         "li",
         {},
@@ -288,9 +328,16 @@ function eraseDialog(title, subjectFacts, objectFacts, aliases, onConfirm) {
           ? ["its aliases: ", aliases.map((a, i) => [i ? ", " : "", bdi(a.alias)])]
           : "no aliases",
       ),
-      h("li", {}, "the words “", bdi(title), "” in stored messages (rewritten), and the passages naming it"),
       h("li", {}, "the reports built from those facts (rebuilt without them)"),
     ),
+    spared.length
+      ? h(
+          "fieldset",
+          { id: "erase-also" },
+          h("legend", {}, "Other entities whose names hold “", bdi(title), "”: kept unless ticked"),
+          spared.map((n) => h("label", {}, h("input", { type: "checkbox", name: "also", value: n.key }), " ", bdi(n.key))),
+        )
+      : null,
     h("p", { class: "warning" }, "This cannot be undone."),
     h(
       "form",
@@ -299,8 +346,4 @@ function eraseDialog(title, subjectFacts, objectFacts, aliases, onConfirm) {
       h("button", { value: "erase", class: "danger", id: "erase-confirm" }, "Erase “", bdi(title), "”"),
     ),
   );
-  dialog.addEventListener("close", () => {
-    if (dialog.returnValue === "erase") onConfirm();
-  });
-  return dialog;
 }
