@@ -21,7 +21,12 @@ from taisce.evaluation.dataset import (
     parse_when,
     stored_messages,
 )
-from taisce.evaluation.quality import Options, _bundle_messages, run_quality
+from taisce.evaluation.quality import (
+    Options,
+    _bundle_messages,
+    _reports_without_evidence,
+    run_quality,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ROOT / "testdata" / "quality-small.json"
@@ -282,6 +287,20 @@ def test_bundle_messages_come_from_every_surface() -> None:
         "passages": [{"message_id": "d"}],
     }
     assert _bundle_messages(answer) == {"a", "b", "c", "d"}
+
+
+def test_characters_on_reports_citing_no_evidence() -> None:
+    cited = {"title": "Cara", "summary": "Lives in Galway.", "path": ["Places"],
+             "source_messages": ["s1", "s2"]}  # fmt: skip
+    other = {"title": "Music", "summary": "Violin.", "path": [], "source_messages": ["s3"]}
+    bare = {"title": "Empty", "summary": "x", "source_messages": []}
+    answer = {"reports": [cited, other, bare], "passages": [{"message_id": "s3"}]}
+    by_server_id = {"s1": "f1", "s3": "m9"}
+    # The first cites the evidence (its server id read as the dataset's): not counted.
+    assert _reports_without_evidence(answer, ["f1"], by_server_id) == 5 + 7 + 5 + 1
+    assert _reports_without_evidence(answer, ["m9"], by_server_id) == 4 + 16 + 6 + 5 + 1
+    assert _reports_without_evidence(answer, [], by_server_id) == 4 + 16 + 6 + 5 + 7 + 5 + 1
+    assert _reports_without_evidence({"reports": []}, [], {}) == 0
 
 
 def test_fuse_and_pack() -> None:

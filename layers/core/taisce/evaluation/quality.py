@@ -116,6 +116,21 @@ def _bundle_messages(answer: dict[str, Any]) -> set[str]:
     return ids
 
 
+def _reports_without_evidence(
+    answer: dict[str, Any], evidence: Sequence[str], by_server_id: dict[str, str]
+) -> int:
+    """Characters the bundle spent on reports citing none of the question's evidence
+    messages (every report, for a question without evidence), by the API's rule."""
+    from taisce.domain.budget import item_characters
+
+    wanted = set(evidence)
+    return sum(
+        item_characters("reports", report)
+        for report in answer.get("reports") or ()
+        if not wanted & {by_server_id.get(m, m) for m in report.get("source_messages") or ()}
+    )
+
+
 @dataclass
 class _Run:
     """State shared by the conversations of one run."""
@@ -239,6 +254,7 @@ def _taisce_outcome(
     covered = {by_server_id.get(i, i) for i in _bundle_messages(answer)}
     outcome = _outcome(evidence, covered, answer["characters"], seconds * 1000)
     outcome["items"] = [len(answer.get(k) or ()) for k in ("facts", "reports", "passages")]
+    outcome["reports_without_evidence"] = _reports_without_evidence(answer, evidence, by_server_id)
     outcome["truncated"] = bool(answer.get("truncated"))
     outcome["degraded"] = list(answer.get("degraded") or ())
     return outcome
