@@ -2,15 +2,22 @@
 
     .venv/bin/python -m bench.users_bench [--users 10000] [--facts 100] [--messages 50]
                                           [--shared 10000] [--questions 200]
+                                          [--store sqlite|dynamodb] [--latency-ms 5]
 
-Two embedded stores (SQLite, embeddings off), each with `--shared` shared facts:
-the crowded one holds `--users` users with `--facts` facts and `--messages`
-messages each, the alone one holds one such user. The same user's recalls (hops 1
-and 2, questions naming the user's own entities and shared ones) are timed in both
-(p50/p95); storing throughput is timed while the crowded store fills; then the
-user's erasure (`POST /v1/erasures {"user": U}`, Memory.erase_user) is timed in the
-crowded store. The whole 10,000-user project is 1.5 million rows and takes long:
-`--users` scales it down. It prints figures and asserts none.
+Two projects (embeddings off), each with `--shared` shared facts: the crowded one
+holds `--users` users with `--facts` facts and `--messages` messages each, the
+alone one holds one such user. The same user's recalls (hops 1 and 2, questions
+naming the user's own entities and shared ones) are timed in both (p50/p95);
+storing throughput is timed while the crowded project fills; then the user's
+erasure (`POST /v1/erasures {"user": U}`, Memory.erase_user, and on DynamoDB the
+worker's complete_erasure) is timed in the crowded one. The whole 10,000-user
+project is 1.5 million rows and takes long: `--users` scales it down.
+
+`--store dynamodb`: both projects in one table on moto's server (over HTTP), the
+reads through botocore's client so that every call is counted (tests'
+Meter), `--latency-ms` slept before each call of the recalls and the erasure (an
+in-region round trip; none while filling); a recall's calls and waves (sequential
+steps) are printed with its times. It prints figures and asserts none.
 """
 
 from __future__ import annotations
@@ -19,7 +26,10 @@ import argparse
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from taisce.adapters.sqlite.store import SqliteStore
 from taisce.domain.controls import Limits, RecallRequest
@@ -61,8 +71,8 @@ def _messages(memory: Memory, project: str, user: str, n: int) -> None:
         memory.store_messages(scope(project, user), MessagesRequest.model_validate(body))
 
 
-def _store(path: Path, users: int, args: argparse.Namespace) -> tuple[Memory, float, int]:
-    memory = Memory(SqliteStore(path, mark_vectors=False), Limits(16_000, 200))
+def _store(memory: Memory, users: int, args: argparse.Namespace) -> tuple[Memory, float, int]:
+    project = args.project_of[id(memory)]
     shared_names = max(1, args.shared // 10)
     shared = [
         {
@@ -73,27 +83,79 @@ def _store(path: Path, users: int, args: argparse.Namespace) -> tuple[Memory, fl
         }
         for i in range(args.shared)
     ]
-    _fill(memory, "bench", None, shared)
+    _fill(memory, project, None, shared)
     began, rows = time.perf_counter(), 0
     for u in range(users):
         user = f"user{u}"
-        _fill(memory, "bench", user, _facts(user, args.facts, shared_names))
-        _messages(memory, "bench", user, args.messages)
+        _fill(memory, project, user, _facts(user, args.facts, shared_names))
+        _messages(memory, project, user, args.messages)
         rows += args.facts + args.messages
     return memory, rows / (time.perf_counter() - began), rows
 
 
-def _recalls(memory: Memory, hops: int, n: int) -> tuple[float, float]:
-    times = []
-    where = scope("bench", "user0")
+def _recalls(
+    memory: Memory, project: str, hops: int, n: int, meter: Any = None
+) -> tuple[float, float, str]:
+    times, calls, waves = [], [], []
+    where = scope(project, "user0")
     for i in range(n):
         question = f"Where does user0 person {i % 20} go, and Shared place {i % 7}?"
         request = RecallRequest.model_validate({"question": question, "hops": hops})
+        if meter is not None:
+            meter.reset()
         began = time.perf_counter()
         memory.recall(where, request)
         times.append((time.perf_counter() - began) * 1000)
+        if meter is not None:
+            calls.append(sum(meter.sent.values()))
+            waves.append(meter.waves())
     times.sort()
-    return statistics.median(times), times[int(len(times) * 0.95) - 1]
+    counted = (
+        f", calls p50 {statistics.median(calls):g}, waves p50 {statistics.median(waves):g}"
+        if meter is not None
+        else ""
+    )
+    return statistics.median(times), times[int(len(times) * 0.95) - 1], counted
+
+
+@contextmanager
+def _memories(args: argparse.Namespace) -> Iterator[tuple[Memory, Memory, Any]]:
+    """The alone and the crowded project's Memory, and the DynamoDB call meter (None
+    on the embedded store)."""
+    limits = Limits(16_000, 200)
+    if args.store == "sqlite":
+        with tempfile.TemporaryDirectory() as folder:
+            alone = Memory(SqliteStore(Path(folder) / "alone.sqlite3", mark_vectors=False), limits)
+            crowded = Memory(
+                SqliteStore(Path(folder) / "crowded.sqlite3", mark_vectors=False), limits
+            )
+            args.project_of = {id(alone): "bench", id(crowded): "bench"}
+            yield alone, crowded, None
+        return
+    from taisce.adapters.dynamodb.store import DynamoDbStore
+    from tests.contract.test_dynamodb_costs import Meter
+    from tests.moto_server import start_moto
+
+    moto = start_moto()
+    try:
+        store = DynamoDbStore(
+            moto.table, client=moto.client(), direct_reads=False, mark_vectors=False
+        )
+        meter = Meter(store.client)
+        alone, crowded = Memory(store, limits), Memory(store, limits)
+        args.project_of = {id(alone): "bench-alone", id(crowded): "bench-crowded"}
+        yield alone, crowded, meter
+    finally:
+        moto.stop()
+
+
+def _erase(memory: Memory, project: str) -> dict[str, int]:
+    status = memory.erase_user(scope(project, "user0"))
+    if status.status == "pending":  # DynamoDB: the worker completes it
+        done = memory.complete_erasure(project, status.id)
+        assert done is not None
+        status = done
+    return status.counts
 
 
 def main() -> None:
@@ -103,26 +165,38 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=50)
     parser.add_argument("--shared", type=int, default=10_000)
     parser.add_argument("--questions", type=int, default=200)
+    parser.add_argument("--store", choices=("sqlite", "dynamodb"), default="sqlite")
+    parser.add_argument("--latency-ms", type=float, default=5.0)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as folder:
-        alone, _, _ = _store(Path(folder) / "alone.sqlite3", 1, args)
-        crowded, throughput, rows = _store(Path(folder) / "crowded.sqlite3", args.users, args)
+    with _memories(args) as (alone, crowded, meter):
+        _store(alone, 1, args)
+        _, throughput, rows = _store(crowded, args.users, args)
         print(
-            f"users {args.users} x ({args.facts} facts + {args.messages} messages), "
-            f"{args.shared} shared facts"
+            f"{args.store}: users {args.users} x ({args.facts} facts + {args.messages} "
+            f"messages), {args.shared} shared facts"
         )
         print(f"storing: {throughput:,.0f} items/s over {rows:,} items (batches of 100)")
+        if meter is not None:
+            meter.latency = args.latency_ms / 1000
+            print(f"latency: {args.latency_ms:g} ms slept before each call from here on")
         for hops in (1, 2):
-            a50, a95 = _recalls(alone, hops, args.questions)
-            c50, c95 = _recalls(crowded, hops, args.questions)
-            print(
-                f"recall hops {hops}: one user alone p50 {a50:.2f} ms p95 {a95:.2f} ms; "
-                f"among {args.users} users p50 {c50:.2f} ms p95 {c95:.2f} ms "
-                f"(ratio p50 {c50 / a50:.2f})"
+            a50, a95, a_calls = _recalls(
+                alone, args.project_of[id(alone)], hops, args.questions, meter
             )
+            c50, c95, c_calls = _recalls(
+                crowded, args.project_of[id(crowded)], hops, args.questions, meter
+            )
+            print(
+                f"recall hops {hops}: one user alone p50 {a50:.2f} ms p95 {a95:.2f} ms"
+                f"{a_calls}; among {args.users} users p50 {c50:.2f} ms p95 {c95:.2f} ms"
+                f"{c_calls} (ratio p50 {c50 / a50:.2f})"
+            )
+        if meter is not None:
+            meter.reset()
         began = time.perf_counter()
-        counts = crowded.erase_user(scope("bench", "user0"))
-        print(f"erasing user0: {(time.perf_counter() - began) * 1000:.0f} ms, {counts.counts}")
+        counts = _erase(crowded, args.project_of[id(crowded)])
+        calls = f", {sum(meter.sent.values()):,} calls" if meter is not None else ""
+        print(f"erasing user0: {(time.perf_counter() - began) * 1000:.0f} ms{calls}, {counts}")
 
 
 if __name__ == "__main__":

@@ -159,6 +159,7 @@ EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
     "authorizer.json": ("AuthorizerFunction", authorizer_request()),
     "health.json": ("HealthFunction", http("GET", "/v1/health", authorized=False)),
     "openapi.json": ("HealthFunction", http("GET", "/v1/openapi.json", authorized=False)),
+    "status.json": ("HealthFunction", http("GET", "/v1/status")),
     "facts-store.json": ("FactsFunction", http("POST", "/v1/facts", {"facts": [FACT]})),
     "facts-list.json": (
         "FactsFunction",

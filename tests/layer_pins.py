@@ -39,3 +39,15 @@ def with_dependencies(names: list[str]) -> set[str]:
                 continue  # platform markers: not for Lambda's Linux, or not needed here
             todo.append(canonical(re.split(r"[=<>~!\[ ;(]", requirement, maxsplit=1)[0]))
     return seen
+
+
+# What layers/core/Makefile deletes from the core layer after pip (UNUSED): required by
+# opensearch-py 3 through opensearch-protobufs, imported by nothing Lambda runs
+# (tests/unit/test_layer_unused.py checks both).
+DELETED_FROM_CORE = frozenset({"grpcio", "opensearch-protobufs", "protobuf"})
+
+
+def core_distributions(requirements: Path) -> set[str]:
+    """The distributions the built core layer holds: its pins with their dependencies,
+    less what its Makefile deletes."""
+    return with_dependencies(pins(requirements)) - DELETED_FROM_CORE

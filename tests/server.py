@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -60,9 +61,13 @@ class LocalServer:
 
 
 def start_server(
-    data_dir: Path, env: Mapping[str, str] | None = None, args: Sequence[str] = ()
+    data_dir: Path,
+    env: Mapping[str, str] | None = None,
+    args: Sequence[str] = (),
+    open_files: int | None = None,
 ) -> LocalServer:
-    """Start `taisce serve` on a free port with these TAISCE_* settings (and `args`)."""
+    """Start `taisce serve` on a free port with these TAISCE_* settings (and `args`);
+    with `open_files`, its descriptor limit (RLIMIT_NOFILE) set that low."""
     environ = {k: v for k, v in os.environ.items() if not k.startswith("TAISCE_")}
     # Embeddings are off unless a test asks for them: the model is slow to load.
     environ.update({"TAISCE_EMBEDDINGS": "none", **(env or {})})
@@ -81,6 +86,7 @@ def start_server(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=None if open_files is None else lambda: _limit_files(open_files),
     )
     assert process.stdout is not None
     deadline = time.monotonic() + 30
@@ -96,15 +102,26 @@ def start_server(
     raise RuntimeError(f"server did not start in time; last output: {line!r}")
 
 
+def _limit_files(count: int) -> None:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (count, count))
+
+
 def wait_for_worker(
     http: httpx.Client,
     seconds: float = 60,
     message: str = "the worker did not finish in time",
     poll: float = 0.1,
 ) -> None:
-    """Wait until the server's background worker has nothing pending (`/v1/health`),
-    failing with `message` after `seconds`."""
+    """Wait until the server's background worker has nothing pending for the project of
+    `http`'s credential (`/v1/status`), failing with `message` after `seconds`."""
     deadline = time.monotonic() + seconds
-    while http.get("/v1/health").json()["work_pending"]:
+    while work_pending(http):
         assert time.monotonic() < deadline, message
         time.sleep(poll)
+
+
+def work_pending(http: httpx.Client) -> bool:
+    """Whether the worker has work for the project of `http`'s credential."""
+    r = http.get("/v1/status")
+    assert r.status_code == 200, r.text
+    return bool(r.json()["work_pending"])

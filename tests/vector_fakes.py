@@ -61,6 +61,8 @@ class Collection:
     def __init__(self) -> None:
         self.documents: dict[str, dict[str, Any]] = {}
         self.indexes: set[str] = set()
+        # Each index's mapping as created (its vector field's dimension is checked).
+        self.mappings: dict[str, Any] = {}
         self._ids = (f"1%{n:019d}" for n in itertools.count(1))
 
     def answer(self, method: str, url: str, body: Any) -> Any:
@@ -69,10 +71,14 @@ class Collection:
             return self._bulk(body if isinstance(body, str) else body.decode())
         if path[-1] == "_search":
             return self._search(body if isinstance(body, dict) else json.loads(body))
+        if path[-1] == "_mapping" and method == "GET" and path[0] in self.indexes:
+            return {path[0]: {"mappings": self.mappings[path[0]]}}
         if len(path) == 1 and method == "PUT":
             created = path[0] not in self.indexes
             self.indexes.add(path[0])
             if created:
+                given = json.loads(body) if isinstance(body, str | bytes) else body
+                self.mappings[path[0]] = given["mappings"]
                 return {"acknowledged": True, "index": path[0]}
             error = {"type": "resource_already_exists_exception"}
             raise RequestError(400, error["type"], {"error": error, "status": 400})

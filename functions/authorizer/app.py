@@ -12,6 +12,13 @@ for a missing header. (A simple response with isAuthorized false would be a 403
 `{"message": "Forbidden"}`, which is not what docs/API.md promises.) The local server
 runs this same handler before each route and answers 401 in the API's own shape.
 
+A refused credential is remembered for a minute by this process (`Refusals`): the
+refusal is raised (for the 401), not returned as an answer API Gateway's cache keeps,
+and its cache has one TTL for all answers, so without it every request repeating a
+wrong or revoked credential cost a GetItem. A secret is made by
+the server when it mints the credential, so a hash refused now is never one minted
+within the minute, and a revoked credential stays refused anyway.
+
 On Lambda (TAISCE_STORE=dynamodb) it imports and builds only the credentials' part of
 the DynamoDB store: one GetItem is all it does, so it leaves out the HTTP resolver,
 pydantic's settings and the models' and vector index's clients that the API's wiring
@@ -22,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import os
+import time
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -68,6 +76,34 @@ def credentials() -> CredentialLookup:
     return services().credentials
 
 
+class Refusals:
+    """Hashes refused in the last `seconds`, at most `most` of them (more distinct
+    ones, a flood of guesses, start the memory afresh: bounded, never a lookup saved
+    at the cost of memory)."""
+
+    def __init__(self, seconds: float = 60.0, most: int = 1024) -> None:
+        self.seconds = seconds
+        self.most = most
+        self._until: dict[str, float] = {}
+
+    def holds(self, hashed: str, now: float) -> bool:
+        until = self._until.get(hashed)
+        if until is None:
+            return False
+        if until > now:
+            return True
+        del self._until[hashed]
+        return False
+
+    def add(self, hashed: str, now: float) -> None:
+        if len(self._until) >= self.most:
+            self._until.clear()
+        self._until[hashed] = now + self.seconds
+
+
+refusals = Refusals()
+
+
 def context_of(credential: Credential) -> dict[str, str]:
     """What the functions are told about the caller (taisce.api.resolver.caller_of)."""
     context = {"project": credential.project, "kind": credential.kind}
@@ -82,9 +118,12 @@ def lambda_handler(event: dict[str, Any], context: object) -> dict[str, Any]:
     if not secret:
         raise Unauthorized()
     hashed = secret_hash(secret)
+    if refusals.holds(hashed, time.monotonic()):
+        raise Unauthorized()
     lookup = credentials()
     credential = lookup.credential_for(hashed)
     if credential is None:
+        refusals.add(hashed, time.monotonic())
         raise Unauthorized()
     now = datetime.now(UTC)
     cutoff = use_is_stale(credential, now)

@@ -15,9 +15,24 @@ from taisce.api.responses import (
     described,
 )
 from taisce.domain.aliases import MergeRequest
+from taisce.domain.deadline import Deadline
 from taisce.domain.listing import MAX_CURSOR_CHARACTERS, MAX_PAGE
 
 app = make_resolver()
+
+# Of the function's time left when proposals start, what the model and index calls
+# may not use: the answer and its serialisation.
+RESERVE_SECONDS = 2.0
+
+
+def deadline() -> Deadline | None:
+    """When proposals stop waiting for the model and the index: the invocation's
+    remaining time less the reserve (None outside Lambda: no context, no limit)."""
+    context = getattr(app, "lambda_context", None)
+    if context is None:
+        return None
+    left = context.get_remaining_time_in_millis() / 1000
+    return Deadline.after(max(0.0, left - RESERVE_SECONDS))
 
 
 @app.get(
@@ -77,7 +92,8 @@ def aliases(
     responses=described(200, Proposals, "Proposed merges, most similar first"),
 )
 def proposals(user: UserQuery = None) -> dict[str, Any]:
-    return bodies.proposals(services().memory.merge_proposals(scope_of(app, user)))
+    memory = services().memory
+    return bodies.proposals(memory.merge_proposals(scope_of(app, user), deadline()))
 
 
 lambda_handler = make_handler(app)

@@ -11,6 +11,7 @@ from taisce.api import UserQuery, bodies, make_handler, make_resolver, scope_of,
 from taisce.api.responses import ErasureAnswer, described
 from taisce.domain.erasure import ErasureRequest
 from taisce.domain.errors import InvalidRequest
+from taisce.domain.scope import project_of_partition
 from taisce.service.work import announce
 
 app = make_resolver()
@@ -30,11 +31,15 @@ def erase(request: Annotated[ErasureRequest, Body(embed=False)]) -> tuple[dict[s
     if request.subject is None and request.user is None:
         raise InvalidRequest("subject (a name) or user is required")
     if request.subject is None:
-        # The embedded store erases a user's scope in the request (200).
-        return bodies.erasure(built.memory.erase_user(partition), request.user), 200
-    status = built.memory.request_erasure(partition, request.subject)
+        # The embedded store erases a user's scope in the request (200); DynamoDB
+        # records it under the project for the worker (202).
+        status = built.memory.erase_user(partition)
+        owner = project_of_partition(partition)
+    else:
+        status = built.memory.request_erasure(partition, request.subject)
+        owner = partition
     if status.status == "pending":
-        announce(built.queue, partition, "erasure", [status.id])
+        announce(built.queue, owner, "erasure", [status.id])
         return bodies.erasure(status, request.user), 202
     return bodies.erasure(status, request.user), 200
 

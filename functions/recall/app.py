@@ -1,10 +1,12 @@
 """POST /v1/recalls: a budgeted bundle of memory for one question."""
 
+import time
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from taisce.api import bodies, make_handler, make_resolver, scope_of, services
+from taisce.api.observe import count_recall
 from taisce.api.recall_errors import recall_invalid
 from taisce.api.responses import Recall, described
 from taisce.domain.controls import RecallRequest
@@ -33,7 +35,9 @@ def deadline() -> Deadline | None:
     responses=described(200, Recall, "The bundle, with the controls it used"),
 )
 def recall(request: Annotated[RecallRequest, Body(embed=False)]) -> dict[str, Any]:
+    started = time.perf_counter()
     answer = services().memory.recall(scope_of(app, request.user), request, deadline())
+    count_recall(answer, time.perf_counter() - started)
     return bodies.recall(answer, user=request.user)
 
 

@@ -1,4 +1,4 @@
-"""GET /, GET /ui, GET /ui/{proxy+}: the memory explorer's static page and files
+"""GET /, GET and HEAD /ui, /ui/ and /ui/{proxy+}: the memory explorer's static page and files
 (taisce/ui/static). No authorizer: the page holds no data, and every data call it makes
 goes to the API with the credential the person pastes in."""
 

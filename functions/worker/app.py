@@ -19,6 +19,7 @@ the batch holds.
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -35,8 +36,9 @@ from aws_lambda_powertools.utilities.idempotency import (
 
 from taisce.api import services
 from taisce.api.logs import logger
+from taisce.api.observe import count_erasures_pending, count_worker_lag, observed
 from taisce.api.wiring import extraction_worst_case
-from taisce.service.work import TimeAllowance, WorkMessage, sweep, work_on
+from taisce.service.work import TimeAllowance, WorkMessage, erasures_pending, sweep, work_on
 from taisce.settings import SettingsError
 
 # Idempotency records live in the memory table under one partition of their own
@@ -98,18 +100,39 @@ def _once() -> Callable[..., dict[str, int]]:
     )
 
 
+def waited(record: SQSRecord, now: float) -> float | None:
+    """Seconds between the message's sending and now (None if SQS gave no time)."""
+    sent = record.raw_event.get("attributes", {}).get("SentTimestamp")
+    return max(0.0, now - int(sent) / 1000) if str(sent or "").isdigit() else None
+
+
 def record_handler(record: SQSRecord) -> dict[str, int]:
-    return _once()(record=record.raw_event)
+    # The message id is the record's correlation id: a dead-lettered message's log
+    # lines are found by the id the dead-letter queue shows.
+    logger.set_correlation_id(record.message_id)
+    lag = waited(record, time.time())
+    if lag is not None:
+        count_worker_lag(lag)
+    done = _once()(record=record.raw_event)
+    logger.info("pass done", extra={"done": done, "waited_seconds": lag})
+    return done
 
 
+def _sweep() -> dict[str, Any]:
+    queue = services().queue
+    if queue is None:
+        raise SettingsError("invalid setting: TAISCE_WORK_QUEUE_URL is needed to sweep")
+    swept = sweep(services().memory, queue)
+    pending = erasures_pending(services().memory)
+    count_erasures_pending(pending)
+    logger.info("swept", extra={"projects": swept, "erasures_pending": pending})
+    return {"projects": swept}
+
+
+@functools.partial(observed, correlated=False)
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     if "Records" not in event:
-        queue = services().queue
-        if queue is None:
-            raise SettingsError("invalid setting: TAISCE_WORK_QUEUE_URL is needed to sweep")
-        swept = sweep(services().memory, queue)
-        logger.info("swept", extra={"projects": swept})
-        return {"projects": swept}
+        return _sweep()
     _invocation["context"] = context
     if context is not None:
         idempotency.register_lambda_context(context)

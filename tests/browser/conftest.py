@@ -61,7 +61,9 @@ class Demo:
         return self.server.client(self.secret)
 
 
-@pytest.fixture(scope="module")
+# One server and one browser for every file here: each start costs seconds on a busy
+# machine; the tests that change memory use a project of their own.
+@pytest.fixture(scope="session")
 def demo_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
     """`taisce serve` with the demo memory (as `make run` loads it) in a project."""
     server = start_server(Path(tmp_path_factory.mktemp("browser-data")))
@@ -74,7 +76,7 @@ def demo_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
     server.stop()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
     missing = _browser_missing()
     if missing:
@@ -97,6 +99,23 @@ def page(browser: Any, demo_server: Demo) -> Iterator[Any]:
     tab.seen_urls = []
     tab.console_lines = []
     tab.on("request", lambda r: tab.seen_urls.append(r.url))
+    tab.on("console", lambda m: tab.console_lines.append(f"{m.type}: {m.text}"))
+    tab.on("pageerror", lambda e: tab.console_lines.append(f"pageerror: {e}"))
+    yield tab
+    context.close()
+
+
+PHONE = {"width": 390, "height": 844}
+SIZES = {"desktop": VIEWPORT, "phone": PHONE}
+
+
+@pytest.fixture(params=sorted(SIZES))
+def sized(browser: Any, demo_server: Demo, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A fresh tab at one of the two sizes."""
+    context = browser.new_context(viewport=SIZES[request.param])
+    tab = context.new_page()
+    tab.set_default_timeout(15_000)
+    tab.console_lines = []
     tab.on("console", lambda m: tab.console_lines.append(f"{m.type}: {m.text}"))
     tab.on("pageerror", lambda e: tab.console_lines.append(f"pageerror: {e}"))
     yield tab

@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 from taisce import demo
-from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, _browser_missing
+from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, PHONE, VIEWPORT, _browser_missing
 from tests.draining import drain
 from tests.server import ROOT, start_server
 
@@ -35,7 +35,7 @@ def main() -> int:
                 page = browser.new_page(viewport=VIEWPORT)
                 page.goto(server.url + "/ui")
                 page.fill("#credential", secret)
-                page.click("#credential-form button[type=submit]")
+                page.click("#use-credential")
                 page.locator("#entities tbody tr").first.wait_for()
                 shoot(page, "ui-entities.png")
                 page.evaluate("location.hash = '#/entity?name=Acme%20Corp&hops=2'")
@@ -63,6 +63,22 @@ def main() -> int:
                 page.click("#erase-confirm")
                 page.locator("#erase-counts").wait_for()
                 shoot(page, "ui-erased.png", full=False)
+                # A phone: the recall with each item's why in plain words.
+                phone = browser.new_page(viewport=PHONE)
+                phone.goto(server.url + "/ui")
+                phone.fill("#credential", secret)
+                phone.click("#use-credential")
+                phone.locator("#entities tbody tr").first.wait_for()
+                phone.evaluate("location.hash = '#/recall'")
+                phone.fill("#question", demo.FIRST_RECALL["question"])
+                phone.select_option("#hops", "2")
+                phone.uncheck("#roles_default")
+                phone.check("#role-tool")
+                phone.check("#explain")
+                phone.click("#recall-form button[type=submit]")
+                phone.locator("#bundle").wait_for()
+                phone.locator("#bundle").scroll_into_view_if_needed()
+                shoot(phone, "ui-phone-recall.png", full=False)
                 browser.close()
         finally:
             server.stop()

@@ -26,7 +26,7 @@ def open_with(page: Any, server: Demo, secret: str, route: str = "") -> None:
     page.goto(server.url + "/")
     assert page.url.startswith(server.url + "/ui")
     page.fill("#credential", secret)
-    page.click("#credential-form button[type=submit]")
+    page.click("#use-credential")
     assert page.input_value("#credential") == ""  # not left in the field
     if route:
         page.evaluate("(route) => { location.hash = route; }", route)
@@ -60,11 +60,18 @@ def test_a_wrong_credential_is_shown_as_an_error(page: Any, demo_server: Demo) -
     alert = page.locator("#alert")
     alert.wait_for(state="visible")
     assert alert.get_attribute("data-code") == "unauthorized"
-    assert "credential was refused (401" in alert.inner_text()
+    assert "credential was refused" in alert.inner_text()
     assert page.locator("#entities tbody tr").count() == 0
     assert_secret_kept(page, wrong)
-    # Kept in this tab's session storage only, and forgotten on request.
-    assert page.evaluate("sessionStorage.getItem('taisce.credential')") == wrong
+    # A refused credential is not kept (nor said to be set).
+    assert page.inner_text("#credential-state") == "refused: paste another"
+    assert page.evaluate("sessionStorage.getItem('taisce.credential')") is None
+    # A good one is kept in this tab's session storage only, and forgotten on request.
+    page.fill("#credential", demo_server.secret)
+    page.press("#credential", "Enter")
+    page.locator("#entities tbody tr").first.wait_for()
+    assert page.inner_text("#credential-state") == "set for this tab"
+    assert page.evaluate("sessionStorage.getItem('taisce.credential')") == demo_server.secret
     page.click("#forget")
     assert page.evaluate("sessionStorage.getItem('taisce.credential')") is None
     assert page.evaluate("localStorage.length") == 0
@@ -138,6 +145,7 @@ def test_an_entity_page_and_a_link_followed_in_the_graph(page: Any, demo_server:
 
 def click_node(page: Any, name: str) -> None:
     """Click where the graph draws the node named `name`, as a person would."""
+    page.locator("#graph").scroll_into_view_if_needed()
     box = page.locator("#graph").bounding_box()
     where = page.evaluate(
         """(name) => {
@@ -257,7 +265,7 @@ def test_a_refused_control_is_shown_naming_it(page: Any, demo_server: Demo) -> N
     page.fill("#question", QUESTION)
     page.fill("#as_of", "yesterday")
     page.click("#recall-form button[type=submit]")
-    alert = page.locator("#alert")
+    alert = page.locator("#recall-error .alert")
     alert.wait_for(state="visible")
     assert alert.get_attribute("data-code") == "invalid_recall_controls"
     assert "as_of" in alert.inner_text()

@@ -56,7 +56,8 @@ class FixtureServers:
                     other = server.new_credential(f"clients-{name}-other")
                     with Client(server.url, other) as elsewhere:
                         _load(elsewhere, memory["other_project"])
-                settle(lambda: client.health().work_pending)
+                        settle(lambda: elsewhere.status().work_pending)
+                settle(lambda: client.status().work_pending)
             self.suites[name] = Suite(server.url, secret, Memory.of(SUITES[name]))
         return self.suites[name]
 

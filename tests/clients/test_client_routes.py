@@ -19,6 +19,7 @@ from taisce_client import (
     Erasure,
     Fact,
     Forbidden,
+    Health,
     InvalidRecallControls,
     InvalidRequest,
     NewFact,
@@ -72,6 +73,47 @@ def test_facts_are_stored_listed_recalled_and_deleted(taisce: Client) -> None:
     with pytest.raises(NotFound) as gone:
         taisce.delete_fact("r1")
     assert gone.value.status == 404 and gone.value.code == "not_found"
+
+
+# More facts about one subject than the server's default page (50) holds.
+MANY = 120
+
+
+def test_facts_about_follows_the_pages_to_the_end(taisce: Client) -> None:
+    sent = [
+        NewFact("Atlas", "visited", f"Town {i:03d}", "user", id=f"v{i:03d}") for i in range(MANY)
+    ]
+    for start in range(0, MANY, 100):
+        taisce.store_facts(sent[start : start + 100])
+    first = taisce.facts_page("Atlas")
+    assert 0 < len(first.facts) < MANY and first.next_cursor is not None
+    every = [f"v{i:03d}" for i in range(MANY)]
+    assert [f.id for f in taisce.facts_about("Atlas")] == every
+    # A page size of the caller's own, and a start from a cursor the caller holds.
+    assert [f.id for f in taisce.facts_about("Atlas", limit=7)] == every
+    rest = taisce.facts_about("Atlas", cursor=first.next_cursor)
+    assert [f.id for f in first.facts + rest] == every
+    own = taisce.facts_page("Atlas", limit=100, cursor=first.next_cursor)
+    assert [f.id for f in own.facts] == every[len(first.facts) : len(first.facts) + 100]
+
+
+def test_aliases_follow_the_pages_to_the_end(server: LocalServer) -> None:
+    secret = server.new_credential("routes-aliases-pages")
+    names = [f"Atlas {c}" for c in "ABCDE"]
+    with server.client(secret) as http, Client(server.url, secret) as taisce:
+        taisce.store_facts([NewFact(n, "works at", "Acme Corp", "user") for n in ["Atlas", *names]])
+        for name in names:  # the client has no merge: the route itself
+            r = http.post("/v1/entities/merges", json={"alias": name, "into": "Atlas"})
+            assert r.status_code == 200, r.text
+        _all_aliases(taisce, names)
+
+
+def _all_aliases(taisce: Client, names: list[str]) -> None:
+    page = taisce.alias_page(limit=2)
+    assert len(page.aliases) == 2 and page.next_cursor is not None
+    found = taisce.aliases(limit=2)
+    assert [(a.alias, a.into) for a in found] == [(n, "Atlas") for n in names]
+    assert taisce.aliases() == found
 
 
 def test_messages_are_stored_once_and_recalled_as_passages(taisce: Client) -> None:
@@ -144,10 +186,11 @@ def test_url_and_credential_come_from_the_environment(
             client.recall("Atlas")
 
 
-def test_health_reports_the_server_settings(taisce: Client) -> None:
-    health = taisce.health()
-    assert health.status == "ok" and health.embeddings == "none"
-    assert health.bundle_characters == 16000 and health.max_rows == 200
+def test_status_reports_the_server_settings_and_health_only_liveness(taisce: Client) -> None:
+    status = taisce.status()
+    assert status.embeddings == "none" and status.store == "embedded"
+    assert status.bundle_characters == 16000 and status.max_rows == 200
+    assert taisce.health() == Health(status="ok")
 
 
 def test_erasure_removes_everything_about_a_subject(taisce: Client) -> None:
@@ -173,6 +216,15 @@ def test_the_async_client_covers_the_same_routes(server: LocalServer) -> None:
         async with AsyncClient(server.url, secret) as client:
             assert await client.store_facts(ATLAS[:2]) == ["r1", "r2"]
             assert [f.id for f in await client.facts_about("Atlas")] == ["r1"]
+            more = [NewFact("Atlas", "visited", f"Town {i}", "user", id=f"v{i}") for i in range(4)]
+            await client.store_facts(more)
+            page = await client.facts_page("Atlas", limit=2)
+            assert [f.id for f in page.facts] == ["r1", "v0"] and page.next_cursor
+            followed = await client.facts_about("Atlas", limit=2)
+            assert [f.id for f in followed] == ["r1", "v0", "v1", "v2", "v3"]
+            assert await client.aliases(limit=1) == []
+            for i in range(4):
+                await client.delete_fact(f"v{i}")
             bundle = await client.recall("Atlas", hops=2)
             assert [f.id for f in bundle.facts] == ["r1", "r2"]
             await client.delete_fact("r2")

@@ -26,9 +26,10 @@ from taisce.domain.aliases import MergeRequest
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.errors import TaisceError
 from taisce.domain.ingest import FactsRequest, MessagesRequest
+from taisce.domain.model import ROLES
 from taisce.domain.scope import scope
 from taisce.service.memory import Memory
-from tests.isolation_memories import PROJECTS, TOKEN, actions, memory_of
+from tests.isolation_memories import NAMES, PROJECTS, TOKEN, actions, memory_of
 from tests.moto_server import shared_moto
 
 
@@ -109,7 +110,8 @@ def test_no_answer_holds_another_projects_memory(store: Any) -> None:
 def test_no_answer_shows_one_users_memory_to_another(store: Any) -> None:
     """Users inside one project: the shared memory (token 0) and two users' (tokens 1
     and 2). A request with a user may hold shared tokens and its own; a request
-    without one, shared tokens only; nothing a request does changes another scope."""
+    without one, shared tokens only; nothing a request does changes another scope,
+    nor does erasing a user's whole scope, which leaves that user nothing of their own."""
     if isinstance(store, DynamoDbStore):
         store = shared_moto().table_named("taisce-isolation").store()
     memory = Memory(store, Limits(bundle_characters=16_000, max_rows=200))
@@ -145,9 +147,23 @@ def test_no_answer_shows_one_users_memory_to_another(store: Any) -> None:
                 seen_other.append(tokens[0] in answer and tokens[index] in answer)
             after = {p: held(store, p) for p in before}
             assert after == before, f"{action} as scope {index} changed another scope"
+        # A recall naming every name, as user 1: shared and own memory together.
+        everything = {"question": " and ".join(NAMES), "source_roles": list(ROLES)}
+        answer = json.dumps(act(memory, scopes[1], ("recall", everything)), ensure_ascii=False)
+        assert not set(TOKEN.findall(answer)) - {tokens[0], tokens[1]}, answer
+        seen_other.append(tokens[0] in answer and tokens[1] in answer)
+        # Erasing one user's whole scope leaves the others exactly as they were, and
+        # that user's requests see the shared memory alone from then on.
+        others = {str(p): held(store, str(p)) for p in (scopes[0], scopes[2])}
+        status = memory.erase_user(scopes[1])
+        if status.status == "pending":  # DynamoDB: the worker completes it
+            status = memory.complete_erasure(project, status.id)  # type: ignore[assignment]
+        assert status is not None and status.status == "done"
+        assert {p: held(store, p) for p in others} == others
+        assert held(store, str(scopes[1])) == held(store, f"empty-{run}")
+        answer = json.dumps(act(memory, scopes[1], ("recall", everything)), ensure_ascii=False)
+        assert not set(TOKEN.findall(answer)) - {tokens[0]}, answer
 
     check()
-    # Not vacuous: a user's answers did hold shared and own memory together. DynamoDB
-    # does not yet read the shared partition beside a user's (a user there sees only
-    # their own memory), so only the no-leak half holds there for now.
-    assert any(seen_other) or isinstance(store, DynamoDbStore), seen_other
+    # Not vacuous: a user's answers did hold shared and own memory together.
+    assert any(seen_other), seen_other

@@ -11,7 +11,16 @@ import pytest
 
 from functions.authorizer import app as authorizer
 from taisce.local.routes import load_template
-from tests.function_events import ORDER, Invocation, environment, function_env, run_events
+from tests.aws_calls import AwsCalls
+from tests.function_events import (
+    ORDER,
+    Context,
+    Invocation,
+    environment,
+    function_env,
+    handler_of,
+    run_events,
+)
 from tests.lambda_events import ENV, EVENTS, HERE
 from tests.moto_server import AWS_ENV, TEMPLATE, shared_moto
 
@@ -84,9 +93,32 @@ def test_a_refused_credential_raises_unauthorized_for_api_gateways_401() -> None
 
 def test_health_and_openapi_answer_without_a_credential() -> None:
     assert status("health.json") == 200
-    assert body("health.json")["store"] == "dynamodb"
+    assert body("health.json") == {"status": "ok"}
     assert status("openapi.json") == 200
     assert body("openapi.json")["openapi"].startswith("3.1")
+
+
+def test_health_reads_nothing_and_status_tells_the_settings_to_a_credential() -> None:
+    """Anyone may ask health, so it makes no AWS call at all (no Query of the index of
+    projects with work, none of a tenant's marks) and names no setting; the settings and
+    the project's pending work are status's, behind the authorizer."""
+    run_events()  # the events' table exists
+    moto = shared_moto().table_named("taisce-events")
+    env = {
+        **AWS_ENV,
+        **function_env("HealthFunction"),
+        "TAISCE_DYNAMODB_TABLE": moto.table,
+        "TAISCE_DYNAMODB_ENDPOINT": moto.endpoint,
+    }
+    event = json.loads((HERE / "health.json").read_text())
+    with environment(env), AwsCalls() as calls, calls.as_function("HealthFunction"):
+        answer = handler_of("HealthFunction")(event, Context("HealthFunction", 10))
+    assert answer["statusCode"] == 200 and json.loads(answer["body"]) == {"status": "ok"}
+    assert calls.actions["HealthFunction"] == set()
+    assert status("status.json") == 200
+    settings = body("status.json")
+    assert settings["store"] == "dynamodb" and settings["work_pending"] is False
+    assert settings["bundle_characters"] > 0 and settings["max_rows"] > 0
 
 
 def test_facts_are_stored_listed_recalled_and_an_unknown_id_is_not_found() -> None:

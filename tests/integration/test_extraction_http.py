@@ -61,7 +61,7 @@ def facts_about(http: httpx.Client, subject: str) -> list[dict[str, Any]]:
 
 
 def moto_table() -> MotoDynamoDb:
-    """A table of its own: the server's worker (and health's work_pending) look at the
+    """A table of its own: the server's worker (and status's work_pending) look at the
     whole table, and the shared one holds other tests' marks."""
     return shared_moto().table_named("taisce-extraction")
 
@@ -97,7 +97,7 @@ def test_messages_are_stored_at_once_and_their_facts_recalled_later(
         assert r.status_code == 202
         assert r.json() == {"messages": [{"id": m["id"]} for m in sent]}
         assert facts_about(http, "Sam Ortiz") == []
-        assert http.get("/v1/health").json()["work_pending"] is True
+        assert http.get("/v1/status").json()["work_pending"] is True
 
         replay.gate.set()
         wait_until_settled(http)

@@ -154,14 +154,28 @@ def test_the_live_credential_is_accepted_in_the_same_forms(server: LocalServer) 
         assert status == 200, (authorization, answer)
 
 
-def test_health_needs_no_credential_and_shows_no_secret(server: LocalServer) -> None:
+def test_health_needs_no_credential_and_shows_nothing_but_liveness(server: LocalServer) -> None:
     live = server.new_credential(unique("auth-health"))
     for authorization in (None, "Basic xyz", "Bearer nonsense", f"Bearer {live}"):
         status, _, answer = raw_request(server, "GET", "/v1/health", authorization)
         assert status == 200, answer
-        assert json.loads(answer)["status"] == "ok"
-        assert live not in answer.decode()
-        assert "tsk_" not in answer.decode()
+        # No setting, no version, no pending work: those are status's, for a credential.
+        assert json.loads(answer) == {"status": "ok"}
+
+
+def test_status_tells_a_credential_its_settings_and_its_own_pending_work(
+    server: LocalServer,
+) -> None:
+    for authorization in (None, "Bearer nonsense"):
+        status, _, answer = raw_request(server, "GET", "/v1/status", authorization)
+        assert status == 401, answer
+    live = server.new_credential(unique("auth-status"))
+    status, _, answer = raw_request(server, "GET", "/v1/status", f"Bearer {live}")
+    assert status == 200, answer
+    told = json.loads(answer)
+    assert told["store"] == "embedded" and told["embeddings"] == "none"
+    assert told["bundle_characters"] > 0 and told["max_rows"] > 0
+    assert isinstance(told["work_pending"], bool) and live not in answer.decode()
 
 
 def test_a_revoked_credential_is_refused_on_the_next_request(server: LocalServer) -> None:
@@ -275,7 +289,8 @@ def test_two_projects_with_the_same_names_and_ids_never_see_each_other(
 
             # The other project's entity is unknown here.
             assert http.get("/v1/facts", params={"subject": f"{other} Corp"}).json() == {
-                "facts": []
+                "facts": [],
+                "next_cursor": None,
             }
             elsewhere = http.post(
                 "/v1/recalls",
@@ -337,7 +352,7 @@ def test_a_header_cannot_choose_the_project(server: LocalServer, header: str) ->
         assert recall.json()["facts"] == []
         listed = http.get("/v1/facts", params={"subject": "Atlas", "project": b}, headers=extra)
         assert listed.status_code == 200
-        assert listed.json() == {"facts": []}
+        assert listed.json() == {"facts": [], "next_cursor": None}
         r = http.delete("/v1/facts/own-fact-Beta", headers=extra)
         assert r.status_code == 404
         stored = http.post(
@@ -348,7 +363,8 @@ def test_a_header_cannot_choose_the_project(server: LocalServer, header: str) ->
         assert stored.status_code == 201
     with server.client(secret_b) as http_b:
         # Nothing A did landed in B, and B's fact survived A's delete.
-        assert http_b.get("/v1/facts", params={"subject": "Header Person"}).json() == {"facts": []}
+        listed_b = http_b.get("/v1/facts", params={"subject": "Header Person"}).json()
+        assert listed_b == {"facts": [], "next_cursor": None}
         assert len(http_b.get("/v1/facts", params={"subject": "Beta Corp"}).json()["facts"]) == 1
     with server.client(secret_a) as http_a:
         assert (

@@ -87,7 +87,8 @@ def fact_body(fact_id: str) -> bytes:
         "id": fact_id,
         "subject": "Smuggled",
         "predicate": "was",
-        "object": "stored",
+        # Its own content: one live fact per content in a project (fact_identity).
+        "object": f"stored as {fact_id}",
         "object_kind": "value",
         "source_role": "user",
     }
@@ -343,9 +344,12 @@ def test_a_project_waiting_on_the_store_does_not_hold_another_project(
     """Project A's writes wait on the SQLite file's write lock, held here by the test
     (what a slow write does to whoever comes next). While they wait, project B's
     recall is answered: on a server that runs handlers one at a time it would wait
-    behind them until the lock is released."""
+    behind them until the lock is released. A sends through two credentials: the
+    share is the project's, not a header's (counted per header, A's two credentials
+    took every slot and B's recall waited for the lock)."""
     slow, other = f"slow-{uuid.uuid4().hex[:8]}", f"other-{uuid.uuid4().hex[:8]}"
-    slow_secret, other_secret = api.new_credential(slow), api.new_credential(other)
+    slow_secrets = [api.new_credential(slow), api.new_credential(slow)]
+    other_secret = api.new_credential(other)
     with api.client(other_secret) as http:
         assert http.post("/v1/facts", content=fact_body("b-1")).status_code == 201
 
@@ -355,7 +359,7 @@ def test_a_project_waiting_on_the_store_does_not_hold_another_project(
     try:
 
         def write(n: int) -> None:
-            with api.client(slow_secret) as http:
+            with api.client(slow_secrets[n % 2]) as http:
                 writes[n] = http.post("/v1/facts", content=fact_body(f"a-{n}")).status_code
 
         # More writes than the server has processes: the share of one caller is bounded.

@@ -10,6 +10,7 @@ import base64
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import unquote
 
 import httpx
 import pytest
@@ -281,6 +282,61 @@ def test_the_page_and_its_files_are_served_with_their_headers(
             r = http.get(bad)
             assert r.status_code == 404, bad
             assert r.json()["error"]["code"] == "not_found"
+
+
+def test_api_answers_are_not_stored_and_head_answers_as_get(server: LocalServer) -> None:
+    """Every /v1 answer, success or error, says no-store (memory is personal and changes)
+    and, behind a credential, whose memory answered;
+    HEAD of the page and its files has GET's status and headers, without a body."""
+    project = f"no-store-{uuid.uuid4().hex[:8]} é"
+    secret = server.new_credential(project)
+    with server.client(secret) as http:
+        answers = [
+            http.get("/v1/entities"),
+            http.get("/v1/health"),
+            http.post("/v1/recalls", json={}),
+            http.get("/v1/messages/no-such-message"),
+        ]
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        answers.append(http.get("/v1/entities"))  # no credential: the gateway's 401
+        assert [r.status_code for r in answers] == [200, 200, 400, 404, 401]
+        assert all(r.headers["cache-control"] == "no-store" for r in answers)
+        # Whose memory answered: the project, and a user credential's user (percent-encoded).
+        assert all(unquote(r.headers["taisce-project"]) == project for r in answers[:4:2])
+        assert "taisce-user" not in answers[0].headers
+        assert "taisce-project" not in answers[1].headers  # health takes no credential
+        mine = server.new_credential(project, "user", "u@1")
+        answer = http.get("/v1/entities", headers={"Authorization": f"Bearer {mine}"})
+        assert answer.status_code == 200
+        assert unquote(answer.headers["taisce-project"]) == project
+        assert unquote(answer.headers["taisce-user"]) == "u@1"
+        for path in ("/ui", "/ui/", "/ui/app.js"):
+            got, head = http.get(path), http.head(path)
+            assert head.status_code == got.status_code == 200, path
+            assert head.content == b"" and got.content
+            for name in ("content-type", "etag", "cache-control", "content-security-policy"):
+                assert head.headers[name] == got.headers[name], (path, name)
+
+
+def test_the_page_files_are_sent_gzipped_to_a_browser_that_accepts_it(
+    server: LocalServer,
+) -> None:
+    library = next(n for n in ASSETS if n.startswith("vendor/") and n.endswith(".js"))
+    with httpx.Client(base_url=server.url, timeout=30) as http:
+        packed = http.get(f"/ui/{library}", headers={"Accept-Encoding": "gzip"})
+        plain = http.get(f"/ui/{library}", headers={"Accept-Encoding": "identity"})
+        assert packed.content == plain.content == ASSETS[library].body
+        assert packed.headers["content-encoding"] == "gzip"
+        assert "content-encoding" not in plain.headers
+        assert packed.headers["vary"] == plain.headers["vary"] == "Accept-Encoding"
+        assert packed.num_bytes_downloaded < len(plain.content) / 2
+        # Each variant has its own ETag, so a cache never serves one for the other.
+        assert packed.headers["etag"] != plain.headers["etag"]
+        again = http.get(
+            f"/ui/{library}",
+            headers={"Accept-Encoding": "gzip", "If-None-Match": packed.headers["etag"]},
+        )
+        assert again.status_code == 304
 
 
 def test_the_served_scripts_use_only_the_public_api(running: tuple[str, LocalServer]) -> None:

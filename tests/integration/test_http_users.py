@@ -7,13 +7,27 @@ from __future__ import annotations
 import sqlite3
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from taisce.adapters.dynamodb.keys import (
+    aliases_pk,
+    entity_pk,
+    erased_vectors_pk,
+    fact_pk,
+    listing_pks,
+    message_pk,
+    vector_mark_pks,
+)
+from taisce.credentials import new_credential_id, new_secret, secret_hash
+from taisce.domain.model import Credential
+from taisce.domain.scope import Scope
 from taisce.local.export import export_records
-from tests.server import LocalServer
+from tests.moto_server import MotoDynamoDb, shared_moto
+from tests.server import LocalServer, start_server, wait_for_worker
 
 BAD_USERS: list[Any] = ["", "a b", "a/b", "é", "x" * 129, 7, True, ["u"], {"u": 1}, "a#b"]
 FACT = {"subject": "Atlas", "predicate": "likes", "object": "tea", "source_role": "user"}
@@ -73,9 +87,9 @@ def test_a_recall_echoes_the_user_only_when_sent(project: tuple[httpx.Client, st
 
 
 def test_erasing_a_user_removes_their_scope_and_nothing_else(
-    server: LocalServer, scoped: tuple[httpx.Client, str]
+    server: LocalServer, embedded_scoped: tuple[httpx.Client, str]
 ) -> None:
-    http, name = scoped
+    http, name = embedded_scoped
     r = http.post("/v1/erasures", json={"user": "alice"})
     assert r.status_code == 200, r.text
     body = r.json()
@@ -97,6 +111,60 @@ def test_erasing_a_user_removes_their_scope_and_nothing_else(
         assert audit is not None and "alice" not in repr(audit)
     raw = (server.data_dir / "taisce.sqlite3").read_bytes()
     assert b"green tea" not in raw and b"Alice here" not in raw
+
+
+@pytest.fixture
+def dynamodb_scoped(dynamodb_server: LocalServer) -> Iterator[tuple[httpx.Client, str]]:
+    """The same on DynamoDB (moto's server)."""
+    name = f"users-{uuid.uuid4().hex[:12]}"
+    secret = new_secret()
+    made = Credential(new_credential_id(), name, "test", "2026-01-01T00:00:00Z")
+    _moto_table().store().add_credential(made, secret_hash(secret))
+    with dynamodb_server.client(secret) as http:
+        yield _fill(http, name)
+
+
+def test_erasing_a_user_on_dynamodb_removes_every_item_of_their_scope(
+    dynamodb_scoped: tuple[httpx.Client, str],
+) -> None:
+    http, name = dynamodb_scoped
+    # A report, an alias and a pending vector of Alice's too: all go.
+    merge = {"alias": "Mom", "into": "Atlas", "user": "alice"}
+    assert http.post("/v1/entities/merges", json=merge).status_code == 200
+    r = http.post("/v1/erasures", json={"user": "alice"})
+    assert r.status_code == 202, r.text
+    body = r.json()
+    assert body["status"] == "pending" and body["status_url"].endswith("?user=alice")
+    wait_for_worker(http)
+    status = http.get(body["status_url"]).json()
+    assert status["status"] == "done", status
+    assert status["erased"]["facts"] == 2 and status["erased"]["messages"] == 1
+    assert status["erased"]["passages"] == 1
+    assert http.get(f"/v1/erasures/{body['id']}").json()["erased"] == status["erased"]
+    assert _recall(http, "What does Mom like?", "alice")["facts"] == []
+    assert _objects(_recall(http, "What does Mom like?", "bob")) == {"black coffee"}
+    assert _objects(_recall(http, "Acme Corp?", "alice")) == {"Dublin"}
+    assert http.get("/v1/messages", params={"user": "alice"}).json()["messages"][0]["id"] == "m-s"
+    assert http.get("/v1/entities/aliases", params={"user": "alice"}).json()["aliases"] == []
+    # No item is left under Alice's keys (read by key prefix, partition by partition).
+    store = _moto_table().store()
+    partition = Scope(name, "alice")
+    pks = [entity_pk(partition, k) for k in ("mom", "atlas", "acme corp", "green tea")]
+    pks += [fact_pk(partition, i) for i in ("a1", "a2")] + [message_pk(partition, "m-a")]
+    pks += [pk for kind in "FEM" for pk in listing_pks(partition, kind)]
+    pks += [aliases_pk(partition), erased_vectors_pk(partition), *vector_mark_pks(partition)]
+    for pk in pks:
+        left = store.client.query(
+            TableName=store.table_name,
+            KeyConditionExpression="PK = :pk",
+            ExpressionAttributeValues={":pk": {"S": pk}},
+        )["Items"]
+        assert left == [], (pk, left)
+    # Bob's memory and the shared memory are as they were.
+    assert _objects(_recall(http, "Acme Corp?", "bob")) == {"Dublin", "well"}
+    # The audit record names the project and a hash, never the user.
+    audits = [e for e in store.erasures(name) if e.id == body["id"]]
+    assert len(audits) == 1 and "alice" not in repr(audits[0])
 
 
 def test_an_erasure_names_a_subject_or_a_user(project: tuple[httpx.Client, str]) -> None:
@@ -127,10 +195,49 @@ def _fact(subject: str, predicate: str, obj: str, *, entity: bool = False, **mor
     )
 
 
+def _moto_table() -> MotoDynamoDb:
+    return shared_moto().table_named("taisce-users")
+
+
+@pytest.fixture(scope="module")
+def dynamodb_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalServer]:
+    """`taisce serve` on DynamoDB (moto's server), for this module's tests."""
+    running = start_server(Path(tmp_path_factory.mktemp("users-dynamodb")), _moto_table().env)
+    yield running
+    running.stop()
+
+
+@pytest.fixture(params=["embedded", "dynamodb"])
+def any_project(
+    request: pytest.FixtureRequest, server: LocalServer
+) -> Iterator[tuple[httpx.Client, str]]:
+    """A project of this test's own on the embedded store (the session's server) and
+    on DynamoDB."""
+    name = f"users-{uuid.uuid4().hex[:12]}"
+    if request.param == "embedded":
+        running, secret = server, server.new_credential(name)
+    else:
+        running = request.getfixturevalue("dynamodb_server")
+        secret = new_secret()
+        made = Credential(new_credential_id(), name, "test", "2026-01-01T00:00:00Z")
+        _moto_table().store().add_credential(made, secret_hash(secret))
+    with running.client(secret) as http:
+        yield http, name
+
+
 @pytest.fixture
-def scoped(project: tuple[httpx.Client, str]) -> tuple[httpx.Client, str]:
-    """A project with shared memory and two users who both have a "Mom"."""
-    http, name = project
+def scoped(any_project: tuple[httpx.Client, str]) -> tuple[httpx.Client, str]:
+    """A project with shared memory and two users who both have a "Mom", on each store."""
+    return _fill(*any_project)
+
+
+@pytest.fixture
+def embedded_scoped(project: tuple[httpx.Client, str]) -> tuple[httpx.Client, str]:
+    """The same on the embedded store (the session's server)."""
+    return _fill(*project)
+
+
+def _fill(http: httpx.Client, name: str) -> tuple[httpx.Client, str]:
     shared = [_fact("Acme Corp", "is based in", "Dublin", id="s1")]
     alice = [
         _fact("Mom", "likes", "green tea", id="a1"),
@@ -242,22 +349,22 @@ def test_writes_act_in_the_requests_own_scope(scoped: tuple[httpx.Client, str]) 
     assert http.post("/v1/entities/merges", json=merge).status_code == 200
     aliases = http.get("/v1/entities/aliases", params={"user": "alice"}).json()["aliases"]
     assert [(a["alias"], a["into"]) for a in aliases] == [("Mom", "Atlas")]
-    assert http.get("/v1/entities/aliases", params={"user": "bob"}).json() == {"aliases": []}
+    assert http.get("/v1/entities/aliases", params={"user": "bob"}).json()["aliases"] == []
     assert _objects(_recall(http, "What does Mom like?", "bob")) == {"black coffee"}
     # Alice may merge her name into a shared entity; shared memory is unchanged.
     merge = {"alias": "Atlas", "into": "Acme Corp", "user": "alice"}
     assert http.post("/v1/entities/merges", json=merge).status_code == 200
     assert _objects(_recall(http, "Acme Corp?")) == {"Dublin"}
-    assert http.get("/v1/entities/aliases").json() == {"aliases": []}
+    assert http.get("/v1/entities/aliases").json()["aliases"] == []
     assert "green tea" in _objects(_recall(http, "Acme Corp?", "alice"))
     assert http.delete("/v1/facts/a1", params={"user": "alice"}).status_code == 204
     assert "green tea" not in _objects(_recall(http, "Acme Corp?", "alice"))
 
 
 def test_an_export_holds_what_the_user_sees_each_record_with_its_owner(
-    server: LocalServer, scoped: tuple[httpx.Client, str]
+    server: LocalServer, embedded_scoped: tuple[httpx.Client, str]
 ) -> None:
-    _, name = scoped
+    _, name = embedded_scoped
     path = server.data_dir / "taisce.sqlite3"
     alice = [(r["id"], r.get("user")) for r in export_records(path, name, "alice")]
     assert sorted(alice) == sorted(

@@ -64,9 +64,9 @@ def _load(http: httpx.Client, memory: Mapping[str, Any]) -> None:
 
 
 def _work_pending(http: httpx.Client) -> bool:
-    r = http.get("/v1/health")
+    r = http.get("/v1/status")
     assert r.status_code == 200, r.text
-    return bool(r.json().get("work_pending", False))
+    return bool(r.json()["work_pending"])
 
 
 STORES = ("embedded", "dynamodb")
@@ -114,11 +114,14 @@ class Servers:
             memory = suite["memory"]
             self.running[store, name] = Loaded(server, http, Memory.of(suite))
             _load(http, memory)
+            loaded = [http]
             if "other_project" in memory:
                 other = server.client(_new_credential(server, store, f"{project}-other"))
                 self.others.append(other)
                 _load(other, memory["other_project"])
-            settle(lambda: _work_pending(http))
+                loaded.append(other)
+            # Status answers for its credential's project: each loaded project settles.
+            settle(lambda: any(_work_pending(c) for c in loaded))
         return self.running[store, name]
 
     def stop(self) -> None:

@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
+from taisce.api import observe
 from tests import sam_translate
 from tests.cfn_eval import Stack
-from tests.integration.test_deploy_readiness import functions, translated
+from tests.integration.test_deploy_readiness import _data_access, functions, translated
 
 pytestmark = pytest.mark.skipif(
     not sam_translate.available(),
@@ -97,6 +98,21 @@ def test_alarms_watch_the_dead_letters_each_functions_errors_and_throttles_5xx_a
         assert alarm["TreatMissingData"] == "notBreaching"
 
 
+def test_an_erasure_pending_for_two_hours_raises_an_alarm() -> None:
+    """The worker's own metric (api/observe.py, EMF), in the namespace and with the
+    service dimension the functions' environment gives Powertools."""
+    s = Stack(translated())
+    worker = translated()["Resources"]["WorkerFunction"]["Properties"]
+    variables = s.resolve(worker["Environment"]["Variables"])
+    namespace = variables["POWERTOOLS_METRICS_NAMESPACE"]
+    service = variables["POWERTOOLS_SERVICE_NAME"]
+    assert (namespace, service) == (observe.NAMESPACE, observe.SERVICE)
+    (alarm,) = _watching(s, namespace, observe.ERASURES_PENDING, "service", service)
+    # Pending in every sweep of 2 hours: the least of each 5 minutes above 0, 24 times.
+    assert alarm["Statistic"] == "Minimum" and int(alarm["Period"]) == 300
+    assert int(alarm["EvaluationPeriods"]) == int(alarm["DatapointsToAlarm"]) == 24
+
+
 @pytest.mark.parametrize("email", ["", "ops@example.com"])
 def test_the_alarm_email_is_subscribed_only_when_given(email: str) -> None:
     s = Stack(translated(), {"AlarmEmail": email})
@@ -123,3 +139,29 @@ def test_the_vector_collections_policies_are_kept_with_it() -> None:
     for logical, policy in policies.items():
         for key in ("DeletionPolicy", "UpdateReplacePolicy"):
             assert policy.get(key) == collection[key] == "Retain", (logical, key)
+
+
+OPERATOR = "arn:aws:iam::123456789012:role/taisce-operator"
+
+
+@pytest.mark.parametrize("operator", ["", OPERATOR])
+def test_an_operator_given_is_granted_the_workers_rights_on_the_collection(operator: str) -> None:
+    """`taisce reindex` does the worker's vector work from an operator's machine: the
+    principal named gets exactly the worker's data-access rights, and nothing is
+    added when none is named."""
+    pattern = translated()["Parameters"]["VectorOperatorPrincipal"]["AllowedPattern"]
+    assert re.fullmatch(pattern, operator)
+    s = Stack(translated(), {"Embeddings": "bedrock", "VectorOperatorPrincipal": operator})
+    granted = _data_access(s)
+    roles = {s.attribute(s.role_of(f), "Arn") for f in functions()}
+    worker = s.attribute(s.role_of("WorkerFunction"), "Arn")
+    if operator:
+        assert granted[operator] == granted[worker]
+        assert {"aoss:WriteDocument", "aoss:CreateIndex"} <= granted[operator]
+    assert set(granted) - roles == ({operator} if operator else set())
+
+
+@pytest.mark.parametrize("wrong", ["taisce-operator", "arn:aws:iam::123:role/x", '","*'])
+def test_the_operator_must_be_an_iam_role_or_user_arn(wrong: str) -> None:
+    pattern = translated()["Parameters"]["VectorOperatorPrincipal"]["AllowedPattern"]
+    assert not re.fullmatch(pattern, wrong)

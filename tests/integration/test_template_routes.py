@@ -80,6 +80,9 @@ def test_the_authorizer_is_in_the_template_and_imports() -> None:
         "GET /ui",
         "GET /ui/",
         "GET /ui/{proxy+}",
+        "HEAD /ui",
+        "HEAD /ui/",
+        "HEAD /ui/{proxy+}",
     }
 
 

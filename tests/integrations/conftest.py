@@ -56,7 +56,7 @@ def memory(integrations_server: LocalServer, request: pytest.FixtureRequest) -> 
     with Client(integrations_server.url, secret) as client:
         client.store_facts(FACTS)
         client.store_messages([BEES])
-    with integrations_server.client() as http:
+    with integrations_server.client(secret) as http:
         wait_for_worker(http, message="the passages were not indexed in time")
     return Memory(integrations_server.url, secret)
 
@@ -93,6 +93,6 @@ def anyio_backend() -> str:
 def settle(client: Client, seconds: float = 60) -> None:
     """Wait until the server's worker has indexed what was stored (passages)."""
     deadline = time.monotonic() + seconds
-    while client.health().work_pending:
+    while client.status().work_pending:
         assert time.monotonic() < deadline, "the worker did not finish in time"
         time.sleep(0.1)

@@ -201,8 +201,9 @@ def test_the_installed_client_recalls_the_demo_from_the_installed_server(
     # The demo's facts are ranked by meaning once the worker has embedded them; before,
     # a fact can fall under the words floor (recall right after a write is not yet
     # guaranteed to see it), so this waits for the worker as the other HTTP tests do.
-    with httpx.Client(base_url=served.url, timeout=10) as http:
-        settle(lambda: bool(http.get("/v1/health").json().get("work_pending", False)))
+    headers = {"Authorization": f"Bearer {served.secret}"}
+    with httpx.Client(base_url=served.url, headers=headers, timeout=10) as http:
+        settle(lambda: bool(http.get("/v1/status").json()["work_pending"]))
     python = venv / "bin" / "python"
     script = (
         "import json, taisce, taisce_client\n"
@@ -250,7 +251,9 @@ def test_the_installed_server_serves_the_explorer_and_its_description(served: Se
         assert graph.status_code == 200 and len(graph.content) > 100_000
         description = http.get("/v1/openapi.json")
         assert description.status_code == 200 and description.json()["openapi"].startswith("3.1")
-        assert http.get("/v1/health").json()["version"] == taisce.__version__
+        assert http.get("/v1/health").json() == {"status": "ok"}
+        told = http.get("/v1/status", headers={"Authorization": f"Bearer {served.secret}"})
+        assert told.json()["version"] == taisce.__version__
 
 
 def test_the_local_server_needs_no_aws_sdk(venv: Path, served: Served) -> None:

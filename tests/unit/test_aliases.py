@@ -106,7 +106,8 @@ def test_proposals_pair_names_above_the_floor(tmp_path: Path) -> None:
         for role in ("user", "tool")
     ]
     index.upsert("p", "entity", items)
-    proposals = propose_merges("p", names, embedder, index, floor=0.8)
+    proposals, complete = propose_merges("p", names, embedder, index, floor=0.8)
+    assert complete
     # Most similar first (ties by alias, then entity); the name with fewer facts is the
     # alias of the other; Galway is too far from every other name.
     assert [(p.alias, p.into) for p in proposals] == [
@@ -117,5 +118,5 @@ def test_proposals_pair_names_above_the_floor(tmp_path: Path) -> None:
     assert proposals[0].similarity == pytest.approx(math.cos(0.3), abs=1e-3)
     # Only names still listed are proposed (an alias is not), and the floor holds.
     fewer = propose_merges("p", names[:3], embedder, index, floor=0.9)
-    assert fewer == []
+    assert fewer == ([], True)
     index.close()

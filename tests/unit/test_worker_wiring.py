@@ -43,3 +43,32 @@ def test_on_aws_the_worker_creates_the_index_and_shares_the_store_client(
     store = built.memory.store
     assert isinstance(store, DynamoDbStore)
     assert built.table_client is not None and built.table_client() is store.client
+
+
+@pytest.mark.parametrize(
+    ("given", "embeddings", "index"),
+    [
+        ("", "bedrock", "taisce-vectors-1024"),  # the template's default: empty
+        (None, "local", "taisce-vectors-384"),
+        ("memory-vectors", "bedrock", "memory-vectors"),
+    ],
+)
+def test_the_vector_index_is_named_for_the_model_dimensions_unless_named(
+    monkeypatch: pytest.MonkeyPatch, given: str | None, embeddings: str, index: str
+) -> None:
+    """Bedrock's 1,024 and the local model's 384 dimensions never share an index: a
+    switch of model meets a new, empty index, not one every write would fail on."""
+    for name, value in AWS_ENV.items():
+        monkeypatch.setenv(name, value)
+    settings = {
+        "TAISCE_STORE": "dynamodb",
+        "TAISCE_DYNAMODB_TABLE": "memory",
+        "TAISCE_EMBEDDINGS": embeddings,
+        "TAISCE_OPENSEARCH_ENDPOINT": "https://collection.example",
+        "TAISCE_REGION": "us-east-1",
+    }
+    if given is not None:
+        settings["TAISCE_OPENSEARCH_INDEX"] = given
+    semantic = build_services(load_settings(settings)).memory.semantic
+    assert semantic is not None and isinstance(semantic.index, OpenSearchVectorIndex)
+    assert semantic.index.index_name == index

@@ -11,6 +11,7 @@ from .errors import (
     ApiError,
     ConfigurationError,
     Forbidden,
+    InsufficientStorage,
     InvalidRecallControls,
     InvalidRequest,
     NotFound,
@@ -22,6 +23,8 @@ from .errors import (
     Unauthorized,
 )
 from .models import (
+    Alias,
+    AliasPage,
     Controls,
     Credential,
     CredentialPage,
@@ -31,6 +34,7 @@ from .models import (
     ErasedCounts,
     Erasure,
     Fact,
+    FactPage,
     Health,
     MessagePage,
     MessageWithPassages,
@@ -43,10 +47,13 @@ from .models import (
     RecallControls,
     Report,
     RoleCounts,
+    Status,
     StoredMessage,
 )
 
 __all__ = [
+    "Alias",
+    "AliasPage",
     "ApiError",
     "AsyncClient",
     "Client",
@@ -60,8 +67,10 @@ __all__ = [
     "ErasedCounts",
     "Erasure",
     "Fact",
+    "FactPage",
     "Forbidden",
     "Health",
+    "InsufficientStorage",
     "InvalidRecallControls",
     "InvalidRequest",
     "MessagePage",
@@ -79,6 +88,7 @@ __all__ = [
     "Report",
     "RoleCounts",
     "ServerError",
+    "Status",
     "StoredMessage",
     "TaisceConnectionError",
     "TaisceError",

@@ -14,11 +14,14 @@ import httpx
 from . import calls, transport
 from .calls import Call
 from .models import (
+    Alias,
+    AliasPage,
     Credential,
     CredentialPage,
     EntityPage,
     Erasure,
     Fact,
+    FactPage,
     Health,
     MessagePage,
     MessageWithPassages,
@@ -27,6 +30,7 @@ from .models import (
     NewMessage,
     Recall,
     RecallControls,
+    Status,
 )
 
 if sys.version_info >= (3, 11):
@@ -91,8 +95,47 @@ class AsyncClient:
     ) -> list[str]:
         return await self._run(calls.store_facts(facts), user)
 
-    async def facts_about(self, subject: str, *, user: str | None = None) -> list[Fact]:
-        return await self._run(calls.facts_about(subject), user)
+    async def facts_about(
+        self,
+        subject: str,
+        *,
+        user: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> list[Fact]:
+        facts: list[Fact] = []
+        while True:
+            page = await self.facts_page(subject, user=user, limit=limit, cursor=cursor)
+            facts += page.facts
+            if page.next_cursor is None:
+                return facts
+            cursor = page.next_cursor
+
+    async def facts_page(
+        self,
+        subject: str,
+        *,
+        user: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> FactPage:
+        return await self._run(calls.facts_page(subject, limit, cursor), user)
+
+    async def aliases(
+        self, *, user: str | None = None, limit: int | None = None, cursor: str | None = None
+    ) -> list[Alias]:
+        found: list[Alias] = []
+        while True:
+            page = await self.alias_page(user=user, limit=limit, cursor=cursor)
+            found += page.aliases
+            if page.next_cursor is None:
+                return found
+            cursor = page.next_cursor
+
+    async def alias_page(
+        self, *, user: str | None = None, limit: int | None = None, cursor: str | None = None
+    ) -> AliasPage:
+        return await self._run(calls.alias_page(limit, cursor), user)
 
     async def delete_fact(self, fact_id: str, *, user: str | None = None) -> None:
         await self._run(calls.delete_fact(fact_id), user)
@@ -160,6 +203,9 @@ class AsyncClient:
 
     async def health(self) -> Health:
         return await self._run(calls.health())
+
+    async def status(self) -> Status:
+        return await self._run(calls.status())
 
     async def close(self) -> None:
         await self._http.aclose()

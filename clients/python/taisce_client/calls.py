@@ -12,11 +12,12 @@ from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
 from .models import (
+    AliasPage,
     Credential,
     CredentialPage,
     EntityPage,
     Erasure,
-    Fact,
+    FactPage,
     Health,
     MessagePage,
     MessageWithPassages,
@@ -24,6 +25,7 @@ from .models import (
     NewFact,
     NewMessage,
     Recall,
+    Status,
 )
 
 T = TypeVar("T")
@@ -78,11 +80,14 @@ def store_facts(facts: Iterable[NewFact | Mapping[str, Any]]) -> Call[list[str]]
     return Call("POST", "/v1/facts", _ids("facts"), {"facts": _with_ids(facts, "fact")})
 
 
-def facts_about(subject: str) -> Call[list[Fact]]:
-    def read(body: Any) -> list[Fact]:
-        return [Fact.from_wire(f) for f in body["facts"]]
+def facts_page(subject: str, limit: int | None = None, cursor: str | None = None) -> Call[FactPage]:
+    params = {"subject": subject, **_params(limit=limit, cursor=cursor)}
+    return Call("GET", "/v1/facts", FactPage.from_wire, params=params)
 
-    return Call("GET", "/v1/facts", read, params={"subject": subject})
+
+def alias_page(limit: int | None = None, cursor: str | None = None) -> Call[AliasPage]:
+    params = _params(limit=limit, cursor=cursor)
+    return Call("GET", "/v1/entities/aliases", AliasPage.from_wire, params=params)
 
 
 def delete_fact(fact_id: str) -> Call[None]:
@@ -146,6 +151,10 @@ def message(message_id: str) -> Call[MessageWithPassages]:
 
 def health() -> Call[Health]:
     return Call("GET", "/v1/health", Health.from_wire, needs_credential=False, takes_user=False)
+
+
+def status() -> Call[Status]:
+    return Call("GET", "/v1/status", Status.from_wire, takes_user=False)
 
 
 # -- credentials (an admin credential's routes) ----------------------------------------

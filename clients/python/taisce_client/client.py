@@ -13,11 +13,14 @@ import httpx
 from . import calls, transport
 from .calls import Call
 from .models import (
+    Alias,
+    AliasPage,
     Credential,
     CredentialPage,
     EntityPage,
     Erasure,
     Fact,
+    FactPage,
     Health,
     MessagePage,
     MessageWithPassages,
@@ -26,6 +29,7 @@ from .models import (
     NewMessage,
     Recall,
     RecallControls,
+    Status,
 )
 
 if sys.version_info >= (3, 11):
@@ -96,9 +100,54 @@ class Client:
         """Store 1..100 facts; returns their ids (made by the client when not given)."""
         return self._run(calls.store_facts(facts), user)
 
-    def facts_about(self, subject: str, *, user: str | None = None) -> list[Fact]:
-        """The facts whose subject is this entity, in storing order."""
-        return self._run(calls.facts_about(subject), user)
+    def facts_about(
+        self,
+        subject: str,
+        *,
+        user: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> list[Fact]:
+        """Every fact whose subject is this entity, in storing order: the pages followed
+        to the end (`limit` facts a request, the server's default page if None), from
+        `cursor` if given. `facts_page` reads one page."""
+        facts: list[Fact] = []
+        while True:
+            page = self.facts_page(subject, user=user, limit=limit, cursor=cursor)
+            facts += page.facts
+            if page.next_cursor is None:
+                return facts
+            cursor = page.next_cursor
+
+    def facts_page(
+        self,
+        subject: str,
+        *,
+        user: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> FactPage:
+        """One page of the facts about this entity; pass its `next_cursor` as `cursor`."""
+        return self._run(calls.facts_page(subject, limit, cursor), user)
+
+    def aliases(
+        self, *, user: str | None = None, limit: int | None = None, cursor: str | None = None
+    ) -> list[Alias]:
+        """Every alias of the project by normalised alias, the pages followed to the end
+        (`limit` a request), from `cursor` if given. `alias_page` reads one page."""
+        found: list[Alias] = []
+        while True:
+            page = self.alias_page(user=user, limit=limit, cursor=cursor)
+            found += page.aliases
+            if page.next_cursor is None:
+                return found
+            cursor = page.next_cursor
+
+    def alias_page(
+        self, *, user: str | None = None, limit: int | None = None, cursor: str | None = None
+    ) -> AliasPage:
+        """One page of the project's aliases; pass its `next_cursor` as `cursor`."""
+        return self._run(calls.alias_page(limit, cursor), user)
 
     def delete_fact(self, fact_id: str, *, user: str | None = None) -> None:
         """Delete one fact; raises NotFound when the project has no such fact."""
@@ -178,8 +227,13 @@ class Client:
         self._run(calls.revoke_credential(credential_id))
 
     def health(self) -> Health:
-        """Liveness and configuration; needs no credential."""
+        """Liveness only; needs no credential."""
         return self._run(calls.health())
+
+    def status(self) -> Status:
+        """The server's version and settings, and whether its worker has work for
+        this credential's project (`work_pending`)."""
+        return self._run(calls.status())
 
     def close(self) -> None:
         self._http.close()

@@ -62,6 +62,11 @@ class PayloadTooLarge(ApiError):
     """413: the body was over 1 MiB."""
 
 
+class InsufficientStorage(ApiError):
+    """507: the server's disk is full; nothing was written (reads still work). Not
+    retried: it helps only once space is freed."""
+
+
 class RateLimited(ApiError):
     """429: too many requests; raised once the retries are used up."""
 
@@ -77,6 +82,7 @@ _BY_CODE: dict[str, type[ApiError]] = {
     "forbidden": Forbidden,
     "not_found": NotFound,
     "payload_too_large": PayloadTooLarge,
+    "insufficient_storage": InsufficientStorage,
 }
 
 

@@ -161,15 +161,22 @@ class Recall(_Wire):
 
 @dataclass(frozen=True, slots=True)
 class Health(_Wire):
-    """`GET /v1/health`: liveness and configuration (no secrets)."""
+    """`GET /v1/health`: liveness only ("ok"); needs no credential."""
 
     status: str
-    version: str | None = None
-    store: str | None = None
-    embeddings: str | None = None
-    bundle_characters: int | None = None
-    max_rows: int | None = None
-    # True while the server's worker still builds reports or vectors after writes.
+
+
+@dataclass(frozen=True, slots=True)
+class Status(_Wire):
+    """`GET /v1/status`: the server's version and settings (no secrets), and whether
+    its worker has work for the credential's project."""
+
+    version: str
+    store: str
+    embeddings: str
+    bundle_characters: int
+    max_rows: int
+    # True while the worker still builds this project's reports or vectors after writes.
     work_pending: bool = False
 
 
@@ -224,6 +231,47 @@ class Credential(_Wire):
     revoked_at: str | None = None
     # Only when just minted: the bearer credential, shown this once.
     secret: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FactPage(_Wire):
+    """A page of the facts about one entity, in storing order; `next_cursor` None at
+    the end."""
+
+    facts: list[Fact]
+    next_cursor: str | None
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> FactPage:
+        listed = [Fact.from_wire(f) for f in data["facts"]]
+        return cls(facts=listed, next_cursor=data.get("next_cursor"))
+
+    def wire(self) -> dict[str, Any]:
+        return {"facts": [f.wire() for f in self.facts], "next_cursor": self.next_cursor}
+
+
+@dataclass(frozen=True, slots=True)
+class Alias(_Wire):
+    """One alias of the project: `alias` is another name of the entity `into`."""
+
+    alias: str
+    into: str
+
+
+@dataclass(frozen=True, slots=True)
+class AliasPage(_Wire):
+    """A page of the project's aliases by normalised alias; `next_cursor` None at the end."""
+
+    aliases: list[Alias]
+    next_cursor: str | None
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> AliasPage:
+        listed = [Alias.from_wire(a) for a in data["aliases"]]
+        return cls(aliases=listed, next_cursor=data.get("next_cursor"))
+
+    def wire(self) -> dict[str, Any]:
+        return {"aliases": [a.wire() for a in self.aliases], "next_cursor": self.next_cursor}
 
 
 @dataclass(frozen=True, slots=True)

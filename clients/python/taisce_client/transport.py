@@ -59,8 +59,9 @@ def headers(config: Settings, call: Call[Any]) -> dict[str, str]:
 
 def retryable(status: int) -> bool:
     """Only these are worth trying again: the server asked us to slow down, or it
-    failed. Any other refusal would be refused again."""
-    return status == 429 or status >= 500
+    failed. Any other refusal would be refused again, and so would a full disk (507)
+    until space is freed."""
+    return status == 429 or (status >= 500 and status != 507)
 
 
 def delay(config: Settings, attempt: int, response: httpx.Response) -> float:

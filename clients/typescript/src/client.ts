@@ -8,6 +8,7 @@ import type { components, paths } from "./schema.js";
 type Schemas = components["schemas"];
 
 export type Health = Schemas["Health"];
+export type Status = Schemas["Status"];
 export type NewMessage = Schemas["MessageIn"];
 export type NewFact = Schemas["FactIn"];
 export type Fact = Schemas["Fact"];
@@ -22,6 +23,8 @@ export type EntityList = Schemas["EntityList"];
 export type EntityEntry = Schemas["EntityEntry"];
 export type Neighbourhood = Schemas["Neighbourhood"];
 export type AliasEntry = Schemas["AliasEntry"];
+export type AliasPage = Schemas["Aliases"];
+export type FactPage = Schemas["Facts"];
 export type Merged = Schemas["Merged"];
 export type Proposals = Schemas["Proposals"];
 export type ErasureAnswer = Schemas["ErasureAnswer"];
@@ -52,6 +55,14 @@ export interface ListMessagesOptions {
 export interface ListEntitiesOptions {
   /** Keeps the entities whose normalised name holds this text. */
   search?: string;
+  limit?: number;
+  cursor?: string;
+  user?: string;
+}
+
+/** Paging of factsAbout and aliases: `limit` items a request (the server's default page
+ * if left out), from `cursor` (a `next_cursor` the caller holds) if given. */
+export interface PageOptions {
   limit?: number;
   cursor?: string;
   user?: string;
@@ -145,7 +156,9 @@ export class Taisce {
       }
       const { data, error, response } = result;
       if (response.ok) return data as T;
-      const retryable = response.status === 429 || response.status >= 500;
+      // A full disk (507) is refused again until space is freed: not retried.
+      const retryable =
+        response.status === 429 || (response.status >= 500 && response.status !== 507);
       if (!retryable || attempt >= this.retries) throw apiError(response.status, error);
       await sleep(this.delay(attempt, response));
     }
@@ -165,9 +178,15 @@ export class Taisce {
     return user === undefined ? {} : { user };
   }
 
-  /** The server's state and limits; needs no credential. */
+  /** Liveness only (`{ status: "ok" }`); needs no credential. */
   health(): Promise<Health> {
     return this.run(() => this.api.GET("/v1/health"));
+  }
+
+  /** The server's version and limits, and whether its worker has work for this
+   * credential's project (`work_pending`). */
+  status(): Promise<Status> {
+    return this.run(() => this.api.GET("/v1/status"));
   }
 
   /** Stores 1-100 messages; their ids, in order. A message without an id gets one here
@@ -197,11 +216,24 @@ export class Taisce {
     return answer as Recall;
   }
 
-  /** The facts whose subject is this entity (by normalised name), in storing order. */
-  async factsAbout(subject: string, options: ForUser = {}): Promise<Fact[]> {
-    const query = { subject, ...this.scope(options) };
-    const answer = await this.run(() => this.api.GET("/v1/facts", { params: { query } }));
-    return answer.facts;
+  /** Every fact whose subject is this entity (by normalised name), in storing order: the
+   * server's pages followed to the end. `factsPage` reads one page. */
+  async factsAbout(subject: string, options: PageOptions = {}): Promise<Fact[]> {
+    const facts: Fact[] = [];
+    let cursor = options.cursor;
+    for (;;) {
+      const page = await this.factsPage(subject, { ...options, cursor });
+      facts.push(...page.facts);
+      if (page.next_cursor === null || page.next_cursor === undefined) return facts;
+      cursor = page.next_cursor;
+    }
+  }
+
+  /** One page of the facts about this entity; send `next_cursor` back as `cursor`. */
+  factsPage(subject: string, options: PageOptions = {}): Promise<FactPage> {
+    const { limit, cursor } = options;
+    const query = { subject, ...given({ limit, cursor }), ...this.scope(options) };
+    return this.run(() => this.api.GET("/v1/facts", { params: { query } }));
   }
 
   /** Deletes one fact; a TaisceError `not_found` when the project has no such fact. */
@@ -236,13 +268,24 @@ export class Taisce {
     return this.run(() => this.api.GET("/v1/entities/neighbourhood", { params: { query } }));
   }
 
-  /** Every alias of the project. */
-  async aliases(options: ForUser = {}): Promise<AliasEntry[]> {
-    const query = this.scope(options);
-    const answer = await this.run(() =>
-      this.api.GET("/v1/entities/aliases", { params: { query } }),
-    );
-    return answer.aliases;
+  /** Every alias of the project, by normalised alias: the server's pages followed to the
+   * end. `aliasPage` reads one page. */
+  async aliases(options: PageOptions = {}): Promise<AliasEntry[]> {
+    const found: AliasEntry[] = [];
+    let cursor = options.cursor;
+    for (;;) {
+      const page = await this.aliasPage({ ...options, cursor });
+      found.push(...page.aliases);
+      if (page.next_cursor === null || page.next_cursor === undefined) return found;
+      cursor = page.next_cursor;
+    }
+  }
+
+  /** One page of the project's aliases; send `next_cursor` back as `cursor`. */
+  aliasPage(options: PageOptions = {}): Promise<AliasPage> {
+    const { limit, cursor } = options;
+    const query = { ...given({ limit, cursor }), ...this.scope(options) };
+    return this.run(() => this.api.GET("/v1/entities/aliases", { params: { query } }));
   }
 
   /** Merges `alias` into the entity `into` (another name of the same one). */

@@ -2,6 +2,9 @@
 export { Taisce } from "./client.js";
 export type {
   AliasEntry,
+  AliasPage,
+  FactPage,
+  PageOptions,
   CredentialList,
   EntityEntry,
   EntityList,
@@ -9,6 +12,7 @@ export type {
   Fact,
   ForUser,
   Health,
+  Status,
   ListEntitiesOptions,
   ListMessagesOptions,
   ListedCredential,

@@ -200,7 +200,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness and configuration */
+        /** Liveness */
         get: operations["health_v1_health_get"];
         put?: never;
         post?: never;
@@ -273,6 +273,23 @@ export interface paths {
         put?: never;
         /** A budgeted bundle of memory for one question */
         post: operations["recall_v1_recalls_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Version, settings and the caller's project's pending work */
+        get: operations["status_v1_status_get"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -458,7 +475,7 @@ export interface components {
              * Code
              * @enum {string}
              */
-            code: "invalid_request" | "invalid_recall_controls" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "payload_too_large" | "internal";
+            code: "invalid_request" | "invalid_recall_controls" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "payload_too_large" | "insufficient_storage" | "internal";
             /**
              * Message
              * @description What was wrong, in plain words; never a trace.
@@ -633,18 +650,6 @@ export interface components {
              * @constant
              */
             status: "ok";
-            /** Version */
-            version: string;
-            /** Store */
-            store: string;
-            /** Embeddings */
-            embeddings: string;
-            /** Bundle Characters */
-            bundle_characters: number;
-            /** Max Rows */
-            max_rows: number;
-            /** Work Pending */
-            work_pending: boolean;
         };
         /** ListedCredential */
         ListedCredential: {
@@ -1133,6 +1138,24 @@ export interface components {
              */
             score?: number | null;
         };
+        /** Status */
+        Status: {
+            /** Version */
+            version: string;
+            /** Store */
+            store: string;
+            /** Embeddings */
+            embeddings: string;
+            /** Bundle Characters */
+            bundle_characters: number;
+            /** Max Rows */
+            max_rows: number;
+            /**
+             * Work Pending
+             * @description True while the worker has work for the caller's project (reports, vectors, extractions or erasures to finish after writes).
+             */
+            work_pending: boolean;
+        };
         /** StoredFacts */
         StoredFacts: {
             /**
@@ -1359,6 +1382,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description insufficient_storage: the disk is full; nothing was written (reads still work) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     revoke_v1_credentials__credential_id__delete: {
@@ -1426,6 +1458,15 @@ export interface operations {
             };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description insufficient_storage: the disk is full; nothing was written (reads still work) */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1643,6 +1684,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description insufficient_storage: the disk is full; nothing was written (reads still work) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     neighbourhood_v1_entities_neighbourhood_get: {
@@ -1852,6 +1902,15 @@ export interface operations {
             };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description insufficient_storage: the disk is full; nothing was written (reads still work) */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2078,6 +2137,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description insufficient_storage: the disk is full; nothing was written (reads still work) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     delete_fact_v1_facts__fact_id__delete: {
@@ -2155,6 +2223,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description insufficient_storage: the disk is full; nothing was written (reads still work) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     health_v1_health_get: {
@@ -2166,7 +2243,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Up, with its settings (no secrets) */
+            /** @description Up */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2345,6 +2422,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description insufficient_storage: the disk is full; nothing was written (reads still work) */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     get_message_v1_messages__message_id__get: {
@@ -2493,6 +2579,71 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Recall"];
+                };
+            };
+            /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unauthorized: no credential, or one the server does not know */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description internal, with a request id for the logs */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    status_v1_status_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deploy's settings (no secrets), for this project */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
                 };
             };
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */

@@ -56,12 +56,19 @@ describe("users inside the project", () => {
 });
 
 describe("reading the demo memory", () => {
-  test("health needs no credential and names the embedded store", async () => {
+  test("health needs no credential and says only that the server is up", async () => {
     const health = await new Taisce({ url: server.url, apiKey: "" }).health();
-    assert.equal(health.status, "ok");
-    assert.equal(health.store, "embedded");
-    assert.equal(health.embeddings, "none");
-    assert.ok(health.bundle_characters > 0 && health.max_rows > 0);
+    assert.deepEqual(health, { status: "ok" });
+  });
+
+  test("status names the embedded store, for a credential only", async () => {
+    const status = await taisce.status();
+    assert.equal(status.store, "embedded");
+    assert.equal(status.embeddings, "none");
+    assert.ok(status.bundle_characters > 0 && status.max_rows > 0);
+    assert.equal(typeof status.work_pending, "boolean");
+    const error = await refusal(new Taisce({ url: server.url, apiKey: "" }).status());
+    assert.equal(error.status, 401);
   });
 
   test("facts about a subject, in storing order", async () => {
@@ -252,6 +259,55 @@ describe("storing, listing and erasing", () => {
     const proposals = await taisce.proposals();
     assert.deepEqual(proposals.proposals, []);
     assert.deepEqual(proposals.degraded, ["proposals"]);
+  });
+
+  test("factsAbout and aliases follow next_cursor past the first page", async () => {
+    // More facts about one subject than the server's default page (50) holds.
+    const sent = Array.from({ length: 60 }, (_, i) => ({
+      id: `ts-page-${String(i).padStart(2, "0")}`,
+      subject: "Pagan Reilly",
+      predicate: "visited",
+      object: `Town ${i}`,
+      source_role: "user" as const,
+    }));
+    await taisce.storeFacts(sent);
+    const every = sent.map((f) => f.id);
+    const first = await taisce.factsPage("Pagan Reilly");
+    assert.ok(first.facts.length < every.length && first.next_cursor);
+    assert.deepEqual(
+      (await taisce.factsAbout("Pagan Reilly")).map((f) => f.id),
+      every,
+    );
+    const byNine = await taisce.factsAbout("Pagan Reilly", { limit: 9 });
+    assert.deepEqual(
+      byNine.map((f) => f.id),
+      every,
+    );
+    const rest = await taisce.factsAbout("Pagan Reilly", { cursor: first.next_cursor! });
+    assert.deepEqual(
+      [...first.facts, ...rest].map((f) => f.id),
+      every,
+    );
+
+    const names = ["Pager A", "Pager B", "Pager C"];
+    await taisce.storeFacts(
+      [...names, "Pager Main"].map((subject) => ({
+        subject,
+        predicate: "works at",
+        object: "Northwind Labs",
+        source_role: "user" as const,
+      })),
+    );
+    for (const name of names) await taisce.merge(name, "Pager Main");
+    const page = await taisce.aliasPage({ limit: 1 });
+    assert.equal(page.aliases.length, 1);
+    assert.ok(page.next_cursor);
+    const aliases = await taisce.aliases({ limit: 1 });
+    assert.deepEqual(aliases, await taisce.aliases());
+    assert.deepEqual(
+      aliases.filter((a) => a.into === "Pager Main").map((a) => a.alias),
+      names,
+    );
   });
 
   test("deleteFact deletes one fact; a second time is not_found", async () => {

@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING
 from . import demo
 from .client_commands import add_client_parsers, client_errors
 from .credentials import mint, now_text, secret_hash
+from .domain.errors import TaisceError
 from .domain.ingest import ID_PATTERN
 from .domain.model import CredentialKind
+from .local.connections import PER_CLIENT
 from .local.throttle import REFUSED_PER_MINUTE
 from .settings import SettingsError
 
@@ -129,15 +131,20 @@ def _demo_secret(data_dir: Path) -> str:
     return demo_key.secret
 
 
-async def _serve(args: argparse.Namespace) -> None:
+async def _serve(args: argparse.Namespace) -> bool:
+    """Serve until stopped; whether this process's handler thread was left in a
+    request (the caller then exits without waiting for it)."""
     from .api.wiring import services
+    from .local.connections import ConnectionLimits, total_limit
+    from .local.fairness import ProjectShares
     from .local.gateway import Gateway
     from .local.routes import find_template, read_api
-    from .local.sandboxes import BackgroundWorker, Sandboxes
-    from .local.server import App, bind, make_server
+    from .local.sandboxes import STOP_GRACE_SECONDS, BackgroundWorker, Sandboxes
+    from .local.server import App, bind, make_server, quiet_loop_errors
     from .local.throttle import CredentialThrottle
 
     settings = services().settings  # a bad setting stops the start here; makes the schema
+    _release_request_holds()
     template = find_template(args.template).resolve()
     gateway = Gateway(read_api(template))
     gateway.warm()  # this process is the first handler slot (local/sandboxes.py)
@@ -167,12 +174,39 @@ async def _serve(args: argparse.Namespace) -> None:
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: None)
         throttle = CredentialThrottle.per_minute(args.refused_credentials)
-        await make_server(App(gateway, sandboxes, throttle)).serve(sockets=[sock])
+        # Below the descriptor limit: accepting never fails for want of descriptors.
+        most = total_limit(args.processes)
+        limits = ConnectionLimits(args.client_connections, min(args.connections or most, most))
+        quiet_loop_errors(asyncio.get_running_loop())
+        shares = ProjectShares(services().credentials.project_for)
+        server = make_server(App(gateway, sandboxes, throttle, shares), limits)
+        await server.serve(sockets=[sock])
     finally:
+        # Within seconds whatever runs (sandboxes.py): the worker and the handler
+        # slots stop side by side.
+        stopping = [sandboxes.close()]
         if worker is not None:
-            await asyncio.to_thread(worker.stop)
-        await sandboxes.close()
+            stopping.append(asyncio.to_thread(worker.stop, STOP_GRACE_SECONDS))
+        left_running = bool((await asyncio.gather(*stopping))[0])
         sock.close()
+    return left_running
+
+
+def _release_request_holds() -> None:
+    """Erasures a stopped server's requests left part-way are taken up by this
+    server's worker at once (their hold was the stopped request's)."""
+    from .adapters.sqlite.store import SqliteStore
+    from .api.wiring import services
+
+    store = services().memory.store
+    if isinstance(store, SqliteStore):
+        try:
+            released = store.release_request_holds()
+        except TaisceError as exc:  # a full disk: left for a later start
+            print(f"pending erasures not taken up: {exc.message}", file=sys.stderr)
+            return
+        if released:
+            print(f"{released} erasure(s) left part-way by a stopped server: resuming")
 
 
 def _not_negative(text: str) -> int:
@@ -201,7 +235,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # it take the interpreter back at once when a reply arrives.
     sys.setswitchinterval(0.0005)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(args))
+        if asyncio.run(_serve(args)):
+            # A request still ran on this process's handler thread (a long erasure):
+            # not waited for. Its write rolls back; an erasure's pending record stays,
+            # and the next start takes it up.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(0)
     return 0
 
 
@@ -304,6 +344,20 @@ def _parser() -> argparse.ArgumentParser:
         help="refused credentials an address may send per minute before it is answered "
         f"429 (all at once, then one every 60/N s; 0: no limit; default {REFUSED_PER_MINUTE})",
     )
+    serve.add_argument(
+        "--client-connections",
+        type=_positive,
+        default=PER_CLIENT,
+        help="connections one client address may hold open; more are answered 503 "
+        f"(default {PER_CLIENT})",
+    )
+    serve.add_argument(
+        "--connections",
+        type=_not_negative,
+        default=0,
+        help="connections held open in all; more are answered 503 (default and most: the "
+        "descriptor limit less what the server needs for its files)",
+    )
     serve.set_defaults(run=cmd_serve)
 
     creds = sub.add_parser("credentials", help="create, list and revoke bearer credentials")
@@ -383,6 +437,9 @@ def main(argv: list[str] | None = None) -> int:
     except SettingsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except TaisceError as exc:  # the store refused (a full disk): one line, no trace
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 1
     except client_errors() as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -63,9 +63,12 @@ class Settings(BaseSettings):
     # -- AWS: vectors, the work queue (see docs/aws.md) --
     # The OpenSearch Serverless collection endpoint that holds vectors beside DynamoDB
     # (needed with TAISCE_STORE=dynamodb unless embeddings are none), its index, and
-    # the region requests are signed for (the template sets it to the stack's).
+    # the region requests are signed for (the template sets it to the stack's). Unset
+    # or empty, the index is named for the model's dimensions (taisce-vectors-1024 with
+    # Bedrock, -384 with the local model), so switching models never meets an index of
+    # the other dimension.
     opensearch_endpoint: str | None = None
-    opensearch_index: str = "taisce-vectors"
+    opensearch_index: str | None = None
     region: str | None = None
     # The SQS FIFO queue the API tells about new work (unset: no messages; the local
     # worker thread polls the store instead), and an endpoint other than AWS's (tests).

@@ -44,6 +44,7 @@ from ..domain.ports.names import NameLookup
 from ..domain.ports.projects import ProjectReads
 from ..domain.ports.reports import ReportStore
 from ..domain.ports.work import WorkMarks
+from ..domain.scope import ScopeGuard
 
 
 @dataclass
@@ -91,8 +92,10 @@ class ComposedStore:
 
     # -- FactStore ---------------------------------------------------------------------
 
-    def put_facts(self, project: str, facts: Sequence[Fact]) -> dict[str, str]:
-        return self.fact_store.put_facts(project, facts)
+    def put_facts(
+        self, project: str, facts: Sequence[Fact], guard: ScopeGuard | None = None
+    ) -> dict[str, str]:
+        return self.fact_store.put_facts(project, facts, guard)
 
     def facts_about(
         self,
@@ -294,8 +297,8 @@ class ComposedStore:
     def remove_aliases(self, project: str, keys: Collection[str]) -> int:
         return self.erasure_store.remove_aliases(project, keys)
 
-    def add_tombstones(self, project: str, hashes: Collection[str]) -> None:
-        self.erasure_store.add_tombstones(project, hashes)
+    def add_tombstones(self, project: str, hashes: Collection[str], at: str | None = None) -> None:
+        self.erasure_store.add_tombstones(project, hashes, at)
 
     def erased(self, project: str, hashes: Collection[str]) -> set[str]:
         return self.erasure_store.erased(project, hashes)

@@ -43,6 +43,9 @@ COMMON_ERRORS = {
     "413": "payload_too_large: the body is over 1 MiB",
     "500": "internal, with a request id for the logs",
 }
+# A route that writes can find the disk full (the embedded store): nothing is written.
+STORAGE_FULL = "insufficient_storage: the disk is full; nothing was written (reads still work)"
+_READ_ONLY_POSTS = frozenset({"post /v1/recalls"})
 UNAUTHORIZED = "unauthorized: no credential, or one the server does not know"
 FORBIDDEN = (
     "forbidden: a user credential naming another user (or on a route for the whole "
@@ -120,6 +123,8 @@ def build_document(template: Path) -> dict[str, Any]:
             responses.pop("422", None)
             for status, text in COMMON_ERRORS.items():
                 responses.setdefault(status, error_response(text))
+            if method in ("post", "put", "patch", "delete") and key not in _READ_ONLY_POSTS:
+                responses.setdefault("507", error_response(STORAGE_FULL))
             if protected[key]:
                 operation["security"] = [{SECURITY_SCHEME: []}]
                 responses.setdefault("401", error_response(UNAUTHORIZED))

@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
@@ -21,6 +22,7 @@ from pydantic import BaseModel
 from ..domain.errors import Forbidden, InvalidRequest, PayloadTooLarge, TaisceError, Unauthorized
 from ..domain.model import CREDENTIAL_KINDS, CredentialKind
 from .logs import logger
+from .observe import observed
 from .problems import Error, joined, models_in, sentence
 
 MAX_BODY_BYTES = 1024 * 1024
@@ -200,11 +202,34 @@ def _within_lambda(answer: dict[str, Any]) -> dict[str, Any]:
     )
 
 
+def _not_stored(answer: dict[str, Any]) -> dict[str, Any]:
+    """Memory is personal and changes: no browser or proxy keeps an answer of this API."""
+    headers = answer.get("headers") or {}
+    if not any(k.lower() == "cache-control" for k in headers):
+        answer = {**answer, "headers": {**headers, "Cache-Control": "no-store"}}
+    return answer
+
+
+def _with_caller(answer: dict[str, Any], event: dict[str, Any]) -> dict[str, Any]:
+    """Which project (and user, for a user credential) answered, as the authorizer put it
+    in the context, so a client such as the explorer can show whose memory it reads.
+    Percent-encoded UTF-8: a header holds Latin-1 only."""
+    found = ((event.get("requestContext") or {}).get("authorizer") or {}).get("lambda") or {}
+    extra: dict[str, str] = {}
+    for name, key in (("Taisce-Project", "project"), ("Taisce-User", "user")):
+        value = found.get(key)
+        if isinstance(value, str) and value:
+            extra[name] = quote(value, safe="")
+    if not extra:
+        return answer
+    return {**answer, "headers": {**(answer.get("headers") or {}), **extra}}
+
+
 def _raw_error(error: TaisceError) -> dict[str, Any]:
     """An error answered before routing, in the shape Lambda returns."""
     return {
         "statusCode": error.status,
-        "headers": {"Content-Type": "application/json"},
+        "headers": {"Content-Type": "application/json", "Cache-Control": "no-store"},
         "body": error_body(error.code, error.message),
         "isBase64Encoded": False,
     }
@@ -213,7 +238,8 @@ def _raw_error(error: TaisceError) -> dict[str, Any]:
 def make_handler(
     app: APIGatewayHttpResolver,
 ) -> Callable[[dict[str, Any], LambdaContext | None], dict[str, Any]]:
-    """The Lambda entry point: refuse oversized bodies, then resolve the route."""
+    """The Lambda entry point: refuse oversized bodies, then resolve the route; with
+    Powertools' logger context, metrics and tracer around it (api/observe.py)."""
 
     def lambda_handler(event: dict[str, Any], context: LambdaContext | None) -> dict[str, Any]:
         if _body_bytes(event) > MAX_BODY_BYTES:
@@ -229,6 +255,6 @@ def make_handler(
         # Powertools types the context as required but only keeps it for handlers to
         # read (app.lambda_context, read by none here); a caller outside Lambda has none.
         answer = app.resolve(event, context)  # type: ignore[arg-type]
-        return _within_lambda(answer)
+        return _with_caller(_not_stored(_within_lambda(answer)), event)
 
-    return lambda_handler
+    return observed(lambda_handler)

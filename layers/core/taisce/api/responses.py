@@ -29,6 +29,7 @@ ErrorCode = Literal[
     "not_found",
     "method_not_allowed",
     "payload_too_large",
+    "insufficient_storage",
     "internal",
 ]
 
@@ -430,12 +431,18 @@ class CredentialList(BaseModel):
 
 class Health(BaseModel):
     status: Literal["ok"]
+
+
+class Status(BaseModel):
     version: str
     store: str
     embeddings: str
     bundle_characters: int = Field(gt=0)
     max_rows: int = Field(gt=0)
-    work_pending: bool
+    work_pending: bool = Field(
+        description="True while the worker has work for the caller's project (reports, "
+        "vectors, extractions or erasures to finish after writes)."
+    )
 
 
 ERROR_SCHEMA = {"$ref": "#/components/schemas/ErrorBody"}

@@ -21,6 +21,7 @@ from ..domain.semantic import Semantic
 from ..service.memory import EXTRACTION_RETRY_WAIT, Memory
 from ..service.work import extraction_seconds
 from ..settings import Settings, SettingsError, load_settings
+from .observe import spans, traced, traced_semantic
 
 if TYPE_CHECKING:
     from ..adapters.dynamodb.store import DynamoDbStore
@@ -95,7 +96,7 @@ def open_opensearch_semantic(settings: Settings, store: object = None) -> Semant
     if embedder is None:
         return None
     from ..adapters.opensearch.client import make_client
-    from ..adapters.opensearch.index import OpenSearchVectorIndex
+    from ..adapters.opensearch.index import OpenSearchVectorIndex, index_for
 
     client = make_client(settings.opensearch_endpoint, settings.region)
     from ..adapters.dynamodb.store import DynamoDbStore
@@ -105,7 +106,7 @@ def open_opensearch_semantic(settings: Settings, store: object = None) -> Semant
     # recall's function (a recall also stops waiting at its deadline: domain/deadline.py).
     index = OpenSearchVectorIndex(
         client,
-        settings.opensearch_index,
+        settings.opensearch_index or index_for(embedder.dimensions),
         embedder.dimensions,
         ledger=ledger,
         max_attempts=2,
@@ -204,12 +205,15 @@ def build_services(settings: Settings) -> Services:
     extractor = open_extractor(settings)
     store = open_store(settings)
     semantic = open_semantic(settings, store)
+    # While tracing (on Lambda), each call of the store, the vector index and the model
+    # and each recall step is a subsegment (the worker's setup keeps the index as is).
     memory = Memory(
-        store,
+        traced(store, "store"),
         settings.limits,
-        semantic=semantic,
+        semantic=traced_semantic(semantic),
         extractor=extractor,
         summary_model=summary_model(settings, extractor),
+        spans=spans(),
     )
     return Services(
         settings=settings,

@@ -10,14 +10,16 @@ look-up resolves any name.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
+from .deadline import Deadline, DeadlineEmbedder, DeadlineExceeded, DeadlineIndex
 from .errors import InvalidRequest
 from .ingest import Name
-from .model import EntityName, Fact
+from .model import ROLES, EntityName, Fact, Hit
 from .names import NOT_A_NAME, has_letter_or_digit, normalize_name
 from .scope import User
 
@@ -30,10 +32,15 @@ if TYPE_CHECKING:
 # below this line distinct places and people start to look alike.
 PROPOSAL_FLOOR = 0.85
 # Names compared per proposals request, neighbours looked at per name, pairs returned.
-PROPOSAL_NAMES = 2_000
+# Each name compared costs one k-NN search (and a model call if it has no indexed
+# vector yet): 500 names in PROPOSAL_WORKERS threads stay well inside API Gateway's
+# 29 s (docs/aws.md, "Merge proposals"), where 2,000 in a row did not.
+PROPOSAL_NAMES = 500
 PROPOSAL_NEIGHBOURS = 10
 PROPOSALS = 100
-_EMBED_BATCH = 256
+# Names read (or embedded) and searched per task, and tasks run at once.
+PROPOSAL_CHUNK = 16
+PROPOSAL_WORKERS = 8
 
 
 class MergeRequest(BaseModel):
@@ -122,11 +129,33 @@ def merge_keys(alias: str, into: str) -> tuple[str, str]:
     return normalize_name(alias), normalize_name(into)
 
 
-def _embed(embedder: Embedder, texts: Sequence[str]) -> list[Sequence[float]]:
-    vectors: list[Sequence[float]] = []
-    for start in range(0, len(texts), _EMBED_BATCH):
-        vectors += embedder.embed(texts[start : start + _EMBED_BATCH])
+def _name_vectors(
+    project: str, chunk: Sequence[EntityName], embedder: Embedder, index: VectorIndex
+) -> dict[str, Sequence[float]]:
+    """Each name's vector: the one the worker indexed for it (any role's copy, all made
+    from the name), read in one request; the model is asked only for names not yet
+    indexed, in one call."""
+    ids = {f"{role}:{n.key}": n.key for n in chunk for role in ROLES}
+    vectors: dict[str, Sequence[float]] = {}
+    for item_id, vector in index.vectors(project, "entity", list(ids)).items():
+        vectors.setdefault(ids[item_id], vector)
+    missing = [n for n in chunk if n.key not in vectors]
+    if missing:
+        embedded = embedder.embed([n.name for n in missing])
+        vectors.update((n.key, v) for n, v in zip(missing, embedded, strict=True))
     return vectors
+
+
+def _neighbours(
+    project: str, chunk: Sequence[EntityName], embedder: Embedder, index: VectorIndex
+) -> list[tuple[str, list[Hit]]]:
+    """Each name of the chunk with its nearest entity-name vectors: its vector, then a
+    k-NN search per name."""
+    vectors = _name_vectors(project, chunk, embedder, index)
+    return [
+        (name.key, index.search(project, "entity", vectors[name.key], PROPOSAL_NEIGHBOURS))
+        for name in chunk
+    ]
 
 
 def propose_merges(
@@ -135,23 +164,48 @@ def propose_merges(
     embedder: Embedder,
     index: VectorIndex,
     floor: float = PROPOSAL_FLOOR,
-) -> list[Proposal]:
-    """Pairs of live entity names whose vectors reach `floor`, most similar first.
+    deadline: Deadline | None = None,
+) -> tuple[list[Proposal], bool]:
+    """Pairs of live entity names whose vectors reach `floor`, most similar first, and
+    whether every name was compared (False: the deadline came first; the pairs found
+    by then are answered).
 
     Each name's neighbours come from the entity-name vectors the worker indexes (per
-    role, "<role>:<key>"); a name is embedded again to search with, which gives the
-    vector it was indexed with. The name with fewer live facts is proposed as the
-    alias of the other (ties: the later key). Raises if the model or index fails.
+    role, "<role>:<key>"); a name searches with the vector it was indexed with, read
+    back from the index (embedded only if not indexed yet). Chunks of names are read
+    and searched in parallel threads, each call bounded by `deadline` when given. The
+    name with fewer live facts is proposed as the alias of the other (ties: the later
+    key). Raises if the model or index fails.
     """
-    by_key = {n.key: n for n in names}
+    if deadline is not None:
+        embedder, index = DeadlineEmbedder(embedder, deadline), DeadlineIndex(index, deadline)
+    chunks = [names[i : i + PROPOSAL_CHUNK] for i in range(0, len(names), PROPOSAL_CHUNK)]
+    found: list[tuple[str, list[Hit]]] = []
+    complete = True
+    with ThreadPoolExecutor(max_workers=PROPOSAL_WORKERS) as pool:
+        tasks = [pool.submit(_neighbours, project, c, embedder, index) for c in chunks]
+        for task in tasks:
+            try:
+                found += task.result()
+            except DeadlineExceeded:
+                complete = False
+            except Exception:
+                for left in tasks:  # the model or index failed: no more calls
+                    left.cancel()
+                raise
+    return _ranked({n.key: n for n in names}, found, floor), complete
+
+
+def _ranked(
+    by_key: Mapping[str, EntityName], found: Sequence[tuple[str, list[Hit]]], floor: float
+) -> list[Proposal]:
     best: dict[tuple[str, str], float] = {}
-    vectors = _embed(embedder, [n.name for n in names])
-    for name, vector in zip(names, vectors, strict=True):
-        for hit in index.search(project, "entity", vector, PROPOSAL_NEIGHBOURS):
+    for key, hits in found:
+        for hit in hits:
             other = hit.id.partition(":")[2]
-            if hit.score < floor or other == name.key or other not in by_key:
+            if hit.score < floor or other == key or other not in by_key:
                 continue
-            pair = (min(name.key, other), max(name.key, other))
+            pair = (min(key, other), max(key, other))
             best[pair] = max(best.get(pair, 0.0), hit.score)
     proposals: list[tuple[float, str, str]] = []
     for (a, b), score in best.items():

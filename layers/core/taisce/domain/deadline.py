@@ -109,6 +109,13 @@ class DeadlineIndex:
             f"{kind} text search", lambda: self._index.search_text(project, kind, text, k, roles)
         )
 
+    def vectors(
+        self, project: str, kind: VectorKind, ids: Collection[str]
+    ) -> dict[str, list[float]]:
+        return self._deadline.call(
+            f"{kind} vectors", lambda: self._index.vectors(project, kind, ids)
+        )
+
     def similarities(
         self, project: str, kind: VectorKind, vector: Sequence[float], ids: Collection[str]
     ) -> dict[str, float]:

@@ -93,6 +93,12 @@ def subject_hash(project: str, key: str) -> str:
     return hashlib.sha256(f"{project}\x00{key}".encode()).hexdigest()
 
 
+def user_tombstone(project: str, user: str) -> str:
+    """The hash a user's erasure leaves under the project (tombstone, audit record):
+    never the user id itself, and no name's hash (a name holds no NUL)."""
+    return subject_hash(project, f"\x00user\x00{user}")
+
+
 # One step of an erasure applies at most this many facts, or messages' redactions, so
 # a step's time is bounded whatever the entity holds: the worker checks its time
 # before each step, and a retry resumes from what is still held (the plan is made

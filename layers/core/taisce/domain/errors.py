@@ -50,3 +50,11 @@ class NotFound(TaisceError):
 class PayloadTooLarge(TaisceError):
     code = "payload_too_large"
     status = 413
+
+
+class StorageFull(TaisceError):
+    """The store's disk (or its size limit) is full: nothing was written; reads still
+    work. Retrying helps only once space is freed."""
+
+    code = "insufficient_storage"
+    status = 507

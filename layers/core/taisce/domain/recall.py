@@ -17,6 +17,7 @@ from __future__ import annotations
 from .controls import RecallControls
 from .fact_step import FactAsk, exact_names, fill_facts
 from .passage_step import passage_step
+from .ports.spans import NO_SPANS, Spans
 from .ports.store import Store
 from .recall_context import RecallContext
 from .recalled import RecallAnswer
@@ -37,13 +38,16 @@ def recall(
     *,
     semantic: Semantic | None,
     now: str,
+    spans: Spans = NO_SPANS,
 ) -> RecallAnswer:
     """One recall; `now` (a stored-form timestamp) is when facts must hold unless
-    the request sent `as_of`."""
-    ctx = RecallContext.open(store, project, question, controls, semantic, now)
-    names = exact_names(ctx)  # 1. names in the question, their facts and links
-    if names.matched and ctx.wants("facts"):
-        fill_facts(ctx, FactAsk(question, names.matched, ctx.meaning, names=names.said))
+    the request sent `as_of`. Each step runs in a span of its own (`spans`)."""
+    with spans.span("recall.open"):
+        ctx = RecallContext.open(store, project, question, controls, semantic, now)
+    with spans.span("recall.names"):
+        names = exact_names(ctx)  # 1. names in the question, their facts and links
+        if names.matched and ctx.wants("facts"):
+            fill_facts(ctx, FactAsk(question, names.matched, ctx.meaning, names=names.said))
     lost: set[str] = set()
     meaning = ctx.meaning
     if meaning is None:
@@ -51,10 +55,13 @@ def recall(
     else:
         matched = names.matched
         if not matched:
-            similar = similar_step(ctx, meaning)  # 2. similar names, their facts
+            with spans.span("recall.similar_names"):
+                similar = similar_step(ctx, meaning)  # 2. similar names, their facts
             matched, lost = similar.matched, similar.lost
-        lost |= report_step(ctx, meaning, matched, names.said)  # 3. reports
-        lost |= passage_step(ctx, meaning)  # 4. passages, with the budget left
+        with spans.span("recall.reports"):
+            lost |= report_step(ctx, meaning, matched, names.said)  # 3. reports
+        with spans.span("recall.passages"):
+            lost |= passage_step(ctx, meaning)  # 4. passages, with the budget left
     bundle = ctx.bundle
     return RecallAnswer(
         controls,

@@ -17,6 +17,7 @@ from that user's facts alone).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Annotated
 
 from pydantic import StringConstraints
@@ -69,6 +70,32 @@ def partitions(partition: str) -> tuple[str, ...]:
     return (partition,)
 
 
+def as_scope(partition: str) -> str:
+    """A partition by its name (the worker's, read from the store's marks) as a request
+    of its user holds it, so that its writes resolve names as the user's requests do
+    (the user's aliases over the shared ones). The separator is in no project name nor
+    user id, so a name holds one user's partition one way only."""
+    if isinstance(partition, Scope) or SEPARATOR not in partition:
+        return partition
+    project, user = partition.split(SEPARATOR, 1)
+    return Scope(project, user)
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeGuard:
+    """A write that must not land in a user's scope erased since `recorded_at` (an
+    extraction of a message recorded then): the store checks the user's tombstone
+    under `project` in the write itself."""
+
+    project: str
+    tombstone: str
+    recorded_at: str
+
+
+class ScopeErased(Exception):
+    """The write's scope was erased after what it was made from was recorded."""
+
+
 def user_of(partition: str) -> str | None:
     """The user a partition belongs to, or None for the shared memory."""
     return partition.user if isinstance(partition, Scope) else None
@@ -77,6 +104,24 @@ def user_of(partition: str) -> str | None:
 def project_of_partition(partition: str) -> str:
     """The project a partition belongs to (its shared partition's name)."""
     return partition.project if isinstance(partition, Scope) else partition
+
+
+# A user's erasure is recorded as a pending erasure of the project (where a store
+# completes it in steps) whose one name is this mark and the user's id: no name a
+# request could hold (it starts with NUL), so nothing else is hidden or erased by it.
+USER_ERASURE = "\x00user\x00"
+
+
+def user_erasure_names(user: str) -> tuple[str]:
+    """The names of a user's pending erasure."""
+    return (USER_ERASURE + user,)
+
+
+def erased_user(names: Sequence[str]) -> str | None:
+    """The user a pending erasure with these names erases, or None (a name's)."""
+    if len(names) == 1 and names[0].startswith(USER_ERASURE):
+        return names[0].removeprefix(USER_ERASURE)
+    return None
 
 
 def best_hits(found: Sequence[Sequence[Hit]], k: int) -> list[Hit]:

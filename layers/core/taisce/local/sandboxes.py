@@ -9,10 +9,18 @@ event loop, as the old threaded server ran them): a request it takes costs no pr
 switch, which on a busy machine is most of a request's latency. The others get their
 invocations over a pipe, and the event loop waits for their replies without blocking.
 
-Fairness: one caller (one Authorization header) holds at most all processes but one
-while others wait, so a project sending slow requests cannot make another wait
-behind them. SQLite is shared by the processes through its own locking (WAL, a busy
-timeout of 30 s on every connection; adapters/sqlite/file.py).
+Fairness: one share (a project: local/fairness.py) holds at most all processes but one
+while others wait, so a project sending slow requests, through however many
+credentials, cannot make another wait behind them; and runs one erasure at a time
+(the rest wait their turn), so that its erasures leave CPUs to the others.
+
+Stopping takes seconds whatever runs: a process still in a request after the grace
+period is killed (SQLite rolls its write back; an erasure's pending record stays, and
+the next server's worker completes it), and the server's own handler thread is left
+behind (the caller exits without waiting for it).
+
+SQLite is shared by the processes through its own locking (WAL, a busy timeout of
+30 s on every connection; adapters/sqlite/file.py).
 """
 
 from __future__ import annotations
@@ -24,9 +32,11 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 from collections import Counter, deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -37,6 +47,11 @@ from .routes import read_api
 # Start and stop: how long a process may take to import its handlers, and to exit.
 START_SECONDS = 120.0
 STOP_SECONDS = 10.0
+# How long a stopping server waits for a request still running in a handler slot.
+STOP_GRACE_SECONDS = 2.0
+# Erasures one share runs at once: each can take a CPU for seconds or minutes, so a
+# project's erasures queue behind one another rather than taking every CPU.
+HEAVY_PER_SHARE = 1
 
 
 def _die_with_parent(parent: int) -> None:
@@ -98,6 +113,15 @@ class ProcessFailed(RuntimeError):
     pass
 
 
+@dataclass(frozen=True)
+class _Share:
+    """Whose share a request counts against (a project: local/fairness.py), and
+    whether it is heavy (an erasure, whose cost grows with what it reads)."""
+
+    caller: str
+    heavy: bool = False
+
+
 def _receive(conn: Connection) -> asyncio.Future[Any]:
     """The next message on `conn`, read when it arrives, without blocking the loop."""
     loop = asyncio.get_running_loop()
@@ -125,13 +149,26 @@ class _Inline:
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="taisce-handler")
+        self._idle = threading.Event()
+        self._idle.set()
 
     def call(self, invocation: Invocation) -> asyncio.Future[Any]:
         loop = asyncio.get_running_loop()
-        return loop.run_in_executor(self._thread, self.gateway.invoke, invocation)
+        return loop.run_in_executor(self._thread, self._invoke, invocation)
 
-    def stop(self) -> None:
-        self._thread.shutdown(wait=True)
+    def _invoke(self, invocation: Invocation) -> Reply:
+        self._idle.clear()
+        try:
+            return self.gateway.invoke(invocation)
+        finally:
+            self._idle.set()
+
+    def stop(self, grace: float = STOP_SECONDS) -> bool:
+        """Stop after the request in hand, waiting `grace` seconds at most; whether
+        the thread was left in a request."""
+        left = not self._idle.wait(grace)
+        self._thread.shutdown(wait=False)
+        return left
 
     def kill(self) -> None:
         self._thread.shutdown(wait=False)
@@ -162,11 +199,14 @@ class _Process:
             self.kill()
             raise ProcessFailed(f"a handler process could not load its handlers: {detail}")
 
-    def stop(self) -> None:
+    def stop(self, grace: float = STOP_SECONDS) -> bool:
+        """Stop after the request in hand, killed after `grace` seconds (a write in
+        progress rolls back)."""
         with contextlib.suppress(OSError):
             self.conn.send(None)
-        self.process.join(STOP_SECONDS)
+        self.process.join(grace)
         self.kill()
+        return False
 
     def kill(self) -> None:
         if self.process.is_alive():
@@ -187,12 +227,13 @@ class Sandboxes:
             raise ValueError("at least one handler process is needed")
         self.template = template
         self.count = count
-        # One caller may hold every slot but one while others wait.
+        # One share (a project) may hold every slot but one while others wait.
         self.per_caller = max(1, count - 1)
         self._inline = _Inline(gateway)
         self._idle: list[Slot] = []
         self._busy: Counter[str] = Counter()
-        self._waiting: deque[tuple[str, asyncio.Future[Slot]]] = deque()
+        self._heavy: Counter[str] = Counter()  # erasures running, per share
+        self._waiting: deque[tuple[_Share, asyncio.Future[Slot]]] = deque()
         self._all: set[_Process] = set()
         self._closing = False
 
@@ -215,15 +256,18 @@ class Sandboxes:
         self._all.add(process)
         return process
 
-    async def invoke(self, caller: str, invocation: Invocation) -> Reply:
-        slot = await self._acquire(caller)
+    async def invoke(self, caller: str, invocation: Invocation, *, heavy: bool = False) -> Reply:
+        """Run `invocation` in a slot, within `caller`'s share; `heavy` (an erasure):
+        at most HEAVY_PER_SHARE of them per share at once."""
+        share = _Share(caller, heavy)
+        slot = await self._acquire(share)
         try:
             reply = slot.call(invocation)
         except OSError:
             assert isinstance(slot, _Process)
-            self._lost(slot, caller)
+            self._lost(slot, share)
             return _failed(invocation)
-        reply.add_done_callback(lambda done: self._finished(slot, caller, done))
+        reply.add_done_callback(lambda done: self._finished(slot, share, done))
         try:
             # Shielded: a cancelled request (the server stopping) leaves the slot busy
             # until its reply is read, never handing it a second invocation.
@@ -233,25 +277,29 @@ class Sandboxes:
         assert isinstance(answer, Reply)
         return answer
 
-    async def _acquire(self, caller: str) -> Slot:
+    async def _acquire(self, share: _Share) -> Slot:
         if self._closing:
             raise ProcessFailed("the server is stopping")
         ticket: asyncio.Future[Slot] = asyncio.get_running_loop().create_future()
-        self._waiting.append((caller, ticket))
+        self._waiting.append((share, ticket))
         self._hand_out()  # at once, when a process is idle and the caller under its share
         try:
             return await ticket
         except asyncio.CancelledError:
             if ticket.done() and not ticket.cancelled():
-                self._release(ticket.result(), caller)  # handed over as it was cancelled
+                self._release(ticket.result(), share)  # handed over as it was cancelled
             else:
-                self._waiting.remove((caller, ticket))
+                self._waiting.remove((share, ticket))
             raise
 
-    def _release(self, slot: Slot, caller: str) -> None:
-        self._busy[caller] -= 1
-        if self._busy[caller] <= 0:
-            del self._busy[caller]
+    def _let_go(self, share: _Share) -> None:
+        for counts in (self._busy, self._heavy) if share.heavy else (self._busy,):
+            counts[share.caller] -= 1
+            if counts[share.caller] <= 0:
+                del counts[share.caller]
+
+    def _release(self, slot: Slot, share: _Share) -> None:
+        self._let_go(share)
         if self._closing:
             return
         self._idle.append(slot)
@@ -264,21 +312,28 @@ class Sandboxes:
         for entry in list(self._waiting):
             if not self._idle:
                 return
-            caller, ticket = entry
-            if ticket.done() or self._busy[caller] >= self.per_caller:
+            share, ticket = entry
+            if ticket.done() or not self._under(share):
                 continue
             self._waiting.remove(entry)
-            self._busy[caller] += 1
+            self._busy[share.caller] += 1
+            if share.heavy:
+                self._heavy[share.caller] += 1
             # This process first: no process switch on the way.
             slot = self._inline if self._inline in self._idle else self._idle[-1]
             self._idle.remove(slot)
             ticket.set_result(slot)
 
-    def _finished(self, slot: Slot, caller: str, reply: asyncio.Future[Any]) -> None:
+    def _under(self, share: _Share) -> bool:
+        if self._busy[share.caller] >= self.per_caller:
+            return False
+        return not share.heavy or self._heavy[share.caller] < HEAVY_PER_SHARE
+
+    def _finished(self, slot: Slot, share: _Share, reply: asyncio.Future[Any]) -> None:
         if isinstance(slot, _Process) and (reply.cancelled() or reply.exception() is not None):
-            self._lost(slot, caller)
+            self._lost(slot, share)
         else:
-            self._release(slot, caller)
+            self._release(slot, share)
 
     def _prune_dead(self) -> None:
         """Idle processes that died while waiting (killed, out of memory) are replaced
@@ -289,12 +344,10 @@ class Sandboxes:
                 self._idle.remove(slot)
                 self._replace(slot)
 
-    def _lost(self, process: _Process, caller: str) -> None:
+    def _lost(self, process: _Process, share: _Share) -> None:
         """A process died mid-request (killed, out of memory): answer 500 for that
         request and start another in its place."""
-        self._busy[caller] -= 1
-        if self._busy[caller] <= 0:
-            del self._busy[caller]
+        self._let_go(share)
         self._replace(process)
 
     def _replace(self, process: _Process) -> None:
@@ -321,16 +374,20 @@ class Sandboxes:
 
         asyncio.get_running_loop().create_task(join())
 
-    async def close(self) -> None:
-        """Stop every process: idle ones at once, busy ones after their reply."""
+    async def close(self, grace: float = STOP_GRACE_SECONDS) -> bool:
+        """Stop every process: idle ones at once, busy ones after their reply or after
+        `grace` seconds, killed. Returns whether this process's handler thread was left
+        in a request (the caller then exits without waiting for it)."""
         self._closing = True
         for _, ticket in self._waiting:
             if not ticket.done():
                 ticket.set_exception(ProcessFailed("the server is stopping"))
         self._waiting.clear()
-        await asyncio.gather(*(asyncio.to_thread(p.stop) for p in [*self._all, self._inline]))
+        slots: list[Slot] = [*self._all, self._inline]
+        left = await asyncio.gather(*(asyncio.to_thread(p.stop, grace) for p in slots))
         self._all.clear()
         self._idle.clear()
+        return any(left)
 
 
 def _failed(invocation: Invocation) -> Reply:
@@ -346,5 +403,5 @@ class BackgroundWorker:
     async def started(self) -> None:
         await self._process.started()
 
-    def stop(self) -> None:
-        self._process.stop()
+    def stop(self, grace: float = STOP_SECONDS) -> None:
+        self._process.stop(grace)

@@ -8,8 +8,9 @@ and malformed chunks. This module adds what they leave to the application: the A
 error shape for what is refused before any route, a deadline for a request's head (a
 new connection that sends nothing, or a head sent byte by byte) and for its body, the
 1 MiB body limit, HTTP versions other than 1.0 and 1.1 refused, refused credentials
-throttled per client address (local/throttle.py), and an access log of one line per
-request that names the route, never the path.
+throttled per client address (local/throttle.py), connections limited per client and
+in all (local/connections.py), and an access log of one line per request that names
+the route, never the path.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import logging
 import socket
 import sys
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -27,7 +29,9 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..api.resolver import MAX_BODY_BYTES, error_body
-from .gateway import Gateway, Reply, error_reply
+from .connections import BACKLOG, LOG_SECONDS, ConnectionLimits
+from .fairness import ProjectShares
+from .gateway import HEAVY_ROUTES, Gateway, Reply, error_reply
 from .sandboxes import ProcessFailed, Sandboxes
 from .throttle import CredentialThrottle, retry_after
 
@@ -44,6 +48,8 @@ BODY_SECONDS = 30.0
 # client, still sending, reads the answer rather than a reset connection; past it (or
 # when the client waits for `100 Continue`) the 413 goes out unread.
 DRAIN_BYTES = 8 * MAX_BODY_BYTES
+# SIGTERM: requests in flight have this long to finish before the server stops.
+GRACEFUL_SECONDS = 3
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -54,12 +60,12 @@ def _log(line: str) -> None:
     sys.stderr.write(line + "\n")
 
 
-def _raw_error(status: int, reason: str, code: str, message: str) -> bytes:
+def _raw_error(status: int, reason: str, code: str, message: str, extra: str = "") -> bytes:
     """A whole error response that closes the connection, for answers written before
     any request exists to answer (h11 sends responses only to a request)."""
     body = error_body(code, message).encode("utf-8")
     head = (
-        f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n"
+        f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n{extra}"
         f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
     )
     return head.encode("ascii") + body
@@ -70,12 +76,32 @@ class TaisceH11Protocol(H11Protocol):
     error shape for requests h11 refuses."""
 
     _head_timer: asyncio.TimerHandle | None = None
+    # Set on the class make_server makes: shared by every connection of the server.
+    limits: ConnectionLimits | None = None
+    _counted: str | None = None  # the client address this connection is counted under
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        if self.limits is not None:
+            address = self.client[0] if self.client else ""
+            refused = self.limits.open(address)
+            if refused is not None:
+                # Answered and closed before anything is read: the descriptor is free
+                # again at once, and the client reads why.
+                self.transport.write(
+                    _raw_error(
+                        503, "Service Unavailable", "unavailable", refused, "retry-after: 1\r\n"
+                    )
+                )
+                self.transport.close()
+                return
+            self._counted = address
         self._arm_head_timer()
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if self.limits is not None and self._counted is not None:
+            self.limits.close(self._counted)
+            self._counted = None
         self._cancel_head_timer()
         super().connection_lost(exc)
 
@@ -134,11 +160,16 @@ class App:
     process, its reply out."""
 
     def __init__(
-        self, gateway: Gateway, sandboxes: Sandboxes, throttle: CredentialThrottle | None = None
+        self,
+        gateway: Gateway,
+        sandboxes: Sandboxes,
+        throttle: CredentialThrottle | None = None,
+        shares: ProjectShares | None = None,
     ) -> None:
         self.gateway = gateway
         self.sandboxes = sandboxes
         self.throttle = throttle
+        self.shares = shares
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -181,8 +212,6 @@ class App:
         )
         if isinstance(prepared, Reply):
             return prepared, False, ""
-        # A caller is its credential: one caller's slow requests leave processes free
-        # for the others (sandboxes.py).
         caller = headers.get("authorization", "")
         address = scope["client"][0] if scope["client"] else ""
         # Guesses at credentials are throttled per address (local/throttle.py).
@@ -192,10 +221,15 @@ class App:
             wait = throttle.take(address, caller)
             if wait is not None:
                 return _throttled(wait), False, " (throttled: too many refused credentials)"
+        # A project's requests share one share of the handler slots, whichever of its
+        # credentials they carry: its slow requests leave slots for the others
+        # (local/fairness.py, local/sandboxes.py).
+        share = await self.shares.share_of(caller) if self.shares else caller
         gone = asyncio.ensure_future(_disconnected(receive))
         reply: Reply | None = None
         try:
-            reply = await self.sandboxes.invoke(caller, prepared)
+            heavy = prepared.route_key in HEAVY_ROUTES
+            reply = await self.sandboxes.invoke(share, prepared, heavy=heavy)
         except ProcessFailed:
             reply = error_reply(503, "unavailable", "the server is stopping")
         finally:
@@ -349,23 +383,60 @@ def bind(host: str, port: int) -> socket.socket:
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
-    sock.listen(2048)
+    sock.listen(BACKLOG)
     sock.setblocking(False)
     return sock
 
 
-def make_server(app: App) -> uvicorn.Server:
+class _LoopErrors:
+    """The event loop's own errors (an accept that failed for want of descriptors, say)
+    as one line each, the same message at most once a minute: never a trace per
+    connection."""
+
+    def __init__(self) -> None:
+        self._last: dict[str, float] = {}
+        self._skipped: Counter[str] = Counter()
+
+    def __call__(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        message = str(context.get("message", "event loop error"))
+        exc = context.get("exception")
+        now = time.monotonic()
+        last = self._last.get(message)
+        if last is not None and now - last < LOG_SECONDS:
+            self._skipped[message] += 1
+            return
+        self._last[message] = now
+        kind = (
+            f" ({type(exc).__name__}: {exc.strerror or exc})"
+            if isinstance(exc, OSError)
+            else (f" ({type(exc).__name__})" if exc is not None else "")
+        )
+        more = self._skipped.pop(message, 0)
+        again = f"; {more} more since the last line" if more else ""
+        _log(f"{message}{kind}{again} (logged once a minute)")
+
+
+def quiet_loop_errors(loop: asyncio.AbstractEventLoop) -> None:
+    loop.set_exception_handler(_LoopErrors())
+
+
+def make_server(app: App, limits: ConnectionLimits | None = None) -> uvicorn.Server:
     _quiet_uvicorn_logs()
+    protocol = type("LimitedH11Protocol", (TaisceH11Protocol,), {"limits": limits})
     config = uvicorn.Config(
         app,
-        http=TaisceH11Protocol,
+        http=protocol,
         lifespan="off",
         log_config=None,
         access_log=False,
         server_header=False,
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
         h11_max_incomplete_event_size=MAX_HEAD_BYTES,
-        # SIGTERM waits this long for requests in flight, then cancels them.
-        timeout_graceful_shutdown=10,
+        # The accept queue, and so the most connections accepted at once before the
+        # limits close the refused ones (local/connections.py).
+        backlog=BACKLOG,
+        # SIGTERM waits this long for requests in flight, then cancels them; the
+        # handler slots get a little longer (local/sandboxes.py), then are killed.
+        timeout_graceful_shutdown=GRACEFUL_SECONDS,
     )
     return uvicorn.Server(config)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from ..domain.erasure import user_tombstone
 from ..domain.extraction import (
     EXTRACTION_ATTEMPTS,
     extracted_facts,
@@ -20,10 +21,19 @@ from ..domain.extraction import (
     parse_output,
 )
 from ..domain.filters import FactFilter
-from ..domain.model import ExtractionFailure, Fact, PendingVector, Role, VectorItem, VectorKind
+from ..domain.model import (
+    ExtractionFailure,
+    Fact,
+    Message,
+    PendingVector,
+    Role,
+    VectorItem,
+    VectorKind,
+)
 from ..domain.ports.extractor import ExtractionError, Extractor
 from ..domain.ports.store import Store
 from ..domain.reports import build_reports
+from ..domain.scope import Scope, ScopeErased, ScopeGuard, as_scope
 from ..domain.semantic import Semantic
 from ..domain.summaries import SummaryWriter
 from ..domain.timestamps import timestamp
@@ -273,7 +283,7 @@ class BackgroundWork:
                         dropped,
                     )
                 if facts:
-                    self.store_extracted_facts(project, facts)
+                    self.store_extracted_facts(project, facts, message)
                 # Cleared only once the facts are stored: a crash before this line
                 # leaves the mark, and the retry stores the same ids once.
                 self.store.finish_extraction(project, message_id)
@@ -291,12 +301,27 @@ class BackgroundWork:
         self.store.finish_extraction(project, message_id, failure)
         return ExtractionResult("failed", error=error)
 
-    def store_extracted_facts(self, project: str, facts: Sequence[Fact]) -> None:
+    def store_extracted_facts(
+        self, project: str, facts: Sequence[Fact], source: Message | None = None
+    ) -> None:
         """The one way extracted facts are stored: one all-or-nothing batch, without
-        facts about erased entities (a late extraction must not bring them back)."""
-        facts = self.drop_erased(project, facts)
-        if facts:
-            self.store.put_facts(project, facts)
+        facts about erased entities (a late extraction must not bring them back). In a
+        user's partition, names resolve as the user's requests resolve them (the user's
+        aliases over the shared ones), and the write is guarded by the user's
+        tombstone: an extraction of a message recorded before the user's erasure, done
+        after it, stores nothing."""
+        partition = as_scope(project)
+        facts = self.drop_erased(partition, facts)
+        if not facts:
+            return
+        guard = None
+        if isinstance(partition, Scope) and source is not None:
+            tombstone = user_tombstone(partition.project, partition.user)
+            guard = ScopeGuard(partition.project, tombstone, source.recorded_at)
+        try:
+            self.store.put_facts(partition, facts, guard)
+        except ScopeErased:
+            logger.info("extracted facts of a message of an erased user's scope: not stored")
 
     def replay_extractions(
         self, project: str | None = None, message_ids: Collection[str] | None = None

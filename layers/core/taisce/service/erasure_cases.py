@@ -20,6 +20,7 @@ from ..domain.erasure import (
     plan_steps,
     subject_hash,
     tombstone_hashes,
+    user_tombstone,
 )
 from ..domain.erasure_pages import PlanCursor, plan_page
 from ..domain.errors import InvalidRequest, NotFound
@@ -33,7 +34,7 @@ from ..domain.model import (
 )
 from ..domain.names import normalize_name
 from ..domain.ports.store import Store
-from ..domain.scope import Scope
+from ..domain.scope import USER_ERASURE, Scope, erased_user, user_erasure_names
 from ..domain.semantic import Semantic
 from ..domain.timestamps import timestamp
 from ..domain.words import forget_words
@@ -59,14 +60,18 @@ class ErasureCases:
     clock: Callable[[], datetime]
 
     def erase_user(self, partition: str) -> ErasureStatus:
-        """Erase everything in one user's scope now (messages, passages, facts,
-        entities, aliases, reports, vectors); the shared memory is untouched. The
-        tombstone and the audit record go under the project and name the user by a
-        hash only. On a store that cannot yet do it, refused with a clear error."""
+        """Erase everything in one user's scope (messages, passages, facts, entities,
+        aliases, reports, vectors); the shared memory is untouched. The tombstone and
+        the audit record go under the project and name the user by a hash only. The
+        embedded store erases it now, in one transaction; a store that erases in steps
+        (DynamoDB) records a pending erasure of the project, completed in pages by the
+        worker (complete_erasure), the status pending until then."""
+        if not isinstance(partition, Scope):
+            raise InvalidRequest("user is required to erase a user's scope")
+        hashed = user_tombstone(partition.project, partition.user)
         erase_scope = getattr(self.store, "erase_scope", None)
-        if not isinstance(partition, Scope) or erase_scope is None:
-            raise InvalidRequest("erasing everything of a user is not available on this store yet")
-        hashed = subject_hash(partition.project, f"\x00user\x00{partition.user}")
+        if erase_scope is None:
+            return self._request_user_erasure(partition, hashed)
         now = timestamp(self.clock())
         record = ErasureRecord(
             id=f"era_{uuid.uuid4().hex}",
@@ -78,6 +83,24 @@ class ErasureCases:
         # No erased text stays in this process's caches either.
         forget_words()
         return ErasureStatus(record.id, "done", counts, requested_at=now, finished_at=now)
+
+    def _request_user_erasure(self, partition: Scope, hashed: str) -> ErasureStatus:
+        """A user's erasure on a store that erases a page at a time: its tombstone first
+        (an extraction finishing later checks it and writes nothing into the scope),
+        then its pending record under the project, for the worker."""
+        if getattr(self.store, "erase_scope_page", None) is None:
+            raise InvalidRequest("erasing everything of a user is not available on this store")
+        now = timestamp(self.clock())
+        self.store.add_tombstones(partition.project, [hashed], at=now)
+        pending = PendingErasure(
+            id=f"era_{uuid.uuid4().hex}",
+            project=partition.project,
+            subject_hash=hashed,
+            names=user_erasure_names(partition.user),
+            requested_at=now,
+        )
+        self.store.begin_erasure(pending)
+        return ErasureStatus(pending.id, "pending", zero_counts(), pending.requested_at)
 
     def erase_now(self, project: str, subject: str) -> dict[str, int]:
         """Erase everything held about the entity `subject` now; returns what was removed.
@@ -183,7 +206,10 @@ class ErasureCases:
         # worker's memory is one page's whatever the project's size; the embedded store
         # plans the whole entity and erases it in one transaction, which its byte-level
         # guarantee (no trace left in the file) was measured on.
-        if self.store.capabilities.defers_erasure:
+        user = erased_user(pending.names)
+        if user is not None:
+            stopped = self._erase_user_pages(pending, Scope(project, user), counts, out_of_time)
+        elif self.store.capabilities.defers_erasure:
             stopped = self._erase_in_pages(pending, counts, out_of_time)
         else:
             stopped = self._erase_whole(pending, counts, out_of_time, seconds_left is not None)
@@ -256,6 +282,29 @@ class ErasureCases:
             if page.step is not None or unsaved >= SAVE_EVERY or cursor.name == len(names):
                 self._count(pending, counts, done, cursor.dumps())
                 unsaved = 0
+        return False
+
+    def _erase_user_pages(
+        self,
+        pending: PendingErasure,
+        partition: Scope,
+        counts: dict[str, int],
+        out_of_time: Callable[[], bool],
+    ) -> bool:
+        """A user's scope erased a page at a time from where the erasure stands (the
+        store's cursor, saved with each page's counts), then its vectors deleted from
+        the index and their record dropped; True if it stopped for time."""
+        cursor = pending.cursor
+        if cursor != USER_ERASURE:  # not every page done yet
+            while True:
+                if out_of_time():
+                    return True
+                done, cursor = self.store.erase_scope_page(str(partition), cursor)  # type: ignore[attr-defined]
+                self._count(pending, counts, done, cursor or USER_ERASURE)
+                if cursor is None:
+                    break
+        self.flush_erased_vectors(partition)
+        self.store.erase_scope_finish(str(partition))  # type: ignore[attr-defined]
         return False
 
     def _count(

@@ -56,6 +56,7 @@ from ..domain.listing import (
 from ..domain.model import ROLES, Alias, EntityCounts, Fact, MergeResult, Role, VectorKind
 from ..domain.names import normalize_name
 from ..domain.ports.extractor import Extractor
+from ..domain.ports.spans import NO_SPANS, Spans
 from ..domain.ports.store import Store
 from ..domain.recall import recall as recall_steps
 from ..domain.recalled import RecallAnswer
@@ -63,7 +64,7 @@ from ..domain.semantic import Semantic
 from ..domain.timestamps import timestamp
 from .background import BackgroundWork
 from .erasure_cases import ErasureCases
-from .work import has_work
+from .work import has_work, project_has_work
 
 logger = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -115,8 +116,11 @@ class Memory(ErasureCases, BackgroundWork):
         extractor: Extractor | None = None,
         retry_wait: float = EXTRACTION_RETRY_WAIT,
         summary_model: Extractor | None = None,
+        spans: Spans = NO_SPANS,
     ) -> None:
         self.store = store
+        # Where a recall's steps are timed (the edge's tracer; none by default).
+        self.spans = spans
         self.limits = limits
         self.semantic = semantic
         self.clock = clock
@@ -131,6 +135,10 @@ class Memory(ErasureCases, BackgroundWork):
     def work_pending(self) -> bool:
         """Whether any project has work for the worker (service/work.py says which)."""
         return has_work(self)
+
+    def project_work_pending(self, project: str) -> bool:
+        """Whether this project has work for the worker (what `GET /v1/status` says)."""
+        return project_has_work(self, project)
 
     # -- writes ----------------------------------------------------------------
 
@@ -334,8 +342,10 @@ class Memory(ErasureCases, BackgroundWork):
             controls,
             semantic=self.semantic.within(deadline) if self.semantic else None,
             now=timestamp(self.clock()),
+            spans=self.spans,
         )
-        return self._dated(project, hide_pending(answer, erasing()))
+        with self.spans.span("recall.dates"):
+            return self._dated(project, hide_pending(answer, erasing()))
 
     def _dated(self, project: str, answer: RecallAnswer) -> RecallAnswer:
         """The recalled passages with their message's occurred_at and recorded_at (one
@@ -374,15 +384,19 @@ class Memory(ErasureCases, BackgroundWork):
             page, encode_cursor("aliases", project, [page[-1].alias_key]) if more else None
         )
 
-    def merge_proposals(self, project: str) -> MergeProposals:
+    def merge_proposals(self, project: str, deadline: Deadline | None = None) -> MergeProposals:
         """Pairs of names similar enough to be one entity; degraded (and no pairs) when
-        no model is configured or the model or index failed."""
+        no model is configured or the model or index failed, degraded with the pairs
+        found so far when the deadline came before every name was compared."""
         if self.semantic is None:
             return MergeProposals(PROPOSAL_FLOOR, [], ["proposals"])
         names = self.store.entity_names(project, PROPOSAL_NAMES)
+        semantic = self.semantic
         try:
-            found = propose_merges(project, names, self.semantic.embedder, self.semantic.index)
+            found, complete = propose_merges(
+                project, names, semantic.embedder, semantic.index, deadline=deadline
+            )
         except Exception:  # a model or index failure degrades the answer, never fails it
             logger.exception("proposing merges failed")
             return MergeProposals(PROPOSAL_FLOOR, [], ["proposals"])
-        return MergeProposals(PROPOSAL_FLOOR, found, [])
+        return MergeProposals(PROPOSAL_FLOOR, found, [] if complete else ["proposals"])

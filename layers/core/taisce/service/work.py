@@ -92,6 +92,8 @@ class WorkStep:
     asked_by: frozenset[WorkKind]
     # The projects with marks for it.
     projects: Callable[[Store], list[str]]
+    # Whether one project has marks for it (reads that project's partitions only).
+    pending_in: Callable[[Store, str], bool]
     # Do it for one project.
     run: Callable[[Memory, PassContext], StepDone]
     # Logged when it fails in a best-effort pass.
@@ -143,6 +145,7 @@ STEPS: tuple[WorkStep, ...] = (
         counted_as="erasures",
         asked_by=frozenset({"sweep", "erasure"}),
         projects=lambda store: store.erasing_projects(),
+        pending_in=lambda store, project: bool(store.pending_erasures(project)),
         run=_erasures,
         failed="completing an erasure failed",
         ends_pass_when_deferred=True,
@@ -152,6 +155,7 @@ STEPS: tuple[WorkStep, ...] = (
         counted_as="extracted",
         asked_by=frozenset({"sweep", "messages"}),
         projects=lambda store: store.extraction_projects(),
+        pending_in=lambda store, project: bool(store.pending_extractions(project, 1)),
         run=_extractions,
         failed="extracting facts failed",
         available=lambda memory: memory.extractor is not None,
@@ -162,6 +166,7 @@ STEPS: tuple[WorkStep, ...] = (
         counted_as="indexed",
         asked_by=ALL_KINDS,
         projects=lambda store: store.vector_projects(),
+        pending_in=lambda store, project: bool(store.pending_vectors(project, 1)),
         run=lambda memory, context: StepDone(memory.index_pending(context.project)),
         failed="indexing vectors failed",
         available=lambda memory: memory.semantic is not None,
@@ -174,6 +179,7 @@ STEPS: tuple[WorkStep, ...] = (
         counted_as="reports",
         asked_by=ALL_KINDS,
         projects=lambda store: store.dirty_projects(),
+        pending_in=lambda store, project: bool(store.dirty_entities(project)),
         run=lambda memory, context: StepDone(memory.rebuild_reports(context.project)),
         failed="rebuilding reports failed",
         finishing=True,
@@ -214,6 +220,12 @@ def projects_with_work(memory: Memory, steps: Collection[str] = STEP_NAMES) -> d
 def has_work(memory: Memory, steps: Collection[str] = STEP_NAMES) -> bool:
     """Whether any project has marks for these steps (stops at the first list found)."""
     return any(listed() for _, listed in _listers(memory, steps))
+
+
+def project_has_work(memory: Memory, project: str) -> bool:
+    """Whether this one project has marks for a step this memory can take: its own
+    partitions only, never the index of every project with work."""
+    return any(s.pending_in(memory.store, project) for s in STEPS if s.available(memory))
 
 
 # -- the time a pass may use -----------------------------------------------------------
@@ -433,6 +445,12 @@ def announce(queue: WorkQueue | None, project: str, kind: WorkKind, ids: list[st
         queue.send(project, kind, ids)
     except Exception:
         logger.exception("could not queue work; the scheduled sweep will find it")
+
+
+def erasures_pending(memory: Memory) -> int:
+    """Erasures accepted and not yet finished, over every project (a figure the sweep
+    reports: one that stays above zero is an erasure that cannot finish)."""
+    return sum(len(memory.store.pending_erasures(p)) for p in memory.store.erasing_projects())
 
 
 def sweep(memory: Memory, queue: WorkQueue) -> int:

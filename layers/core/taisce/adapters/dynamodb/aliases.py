@@ -9,6 +9,7 @@ The listing P#<p>#ALIAS / A#<alias key> holds `k` (alias key), `n` (alias name),
 
 from __future__ import annotations
 
+import heapq
 import secrets
 from collections.abc import Collection, Iterable, Sequence
 from itertools import islice
@@ -19,14 +20,23 @@ from ...domain.entity_counts import moved_counts, new_to_role
 from ...domain.errors import InvalidRequest
 from ...domain.model import ROLES, Alias, EntityName, Fact, MergeResult, Role
 from ...domain.names import normalize_name
+from ...domain.scope import partitions, project_of_partition
 from ..composed_store import MarkSwitches
-from .client import ATTEMPTS, DROP_FAILED_AT_ONCE, Members, TableClient, backoff, cancellation
+from .client import (
+    ATTEMPTS,
+    DROP_FAILED_AT_ONCE,
+    Members,
+    TableClient,
+    backoff,
+    cancellation,
+    parallel,
+)
 from .codec import ALIAS_OF, fact_of, live_count, text_of
 from .keys import (
     ALIAS_PREFIX,
     FACTS_PREFIX,
+    LIST_ENTITIES,
     LIST_FACTS,
-    NAME_SK,
     Item,
     alias_sk,
     aliases_pk,
@@ -37,7 +47,7 @@ from .keys import (
     listing_key,
     name_key,
 )
-from .names import name_items, names_of
+from .names import alias_of_seen, listed_keys, names_seen
 from .units import Unit, mark_dirty, mark_vector, name_update, work_ops
 
 # Facts moved per transaction by a merge: each is at most 5 items (the alias's copy
@@ -53,9 +63,10 @@ def _moved(facts: Iterable[Fact], alias: str) -> dict[Role, int]:
 
 
 def alias_targets(table: TableClient, project: str, keys: Collection[str]) -> dict[str, str]:
-    """The entity each of these keys is an alias of (keys that are none left out)."""
-    items = names_of(table, project, keys)
-    return {k: i[ALIAS_OF]["S"] for k, i in items.items() if ALIAS_OF in i}
+    """The entity each of these keys is an alias of (keys that are none left out), among
+    the aliases the request sees: a user's own alias over a shared one."""
+    seen = names_seen(table, project, keys)
+    return {k: t for k, items in seen.items() if (t := alias_of_seen(items)) is not None}
 
 
 def resolve_aliases(table: TableClient, project: str, facts: Sequence[Fact]) -> Sequence[Fact]:
@@ -67,7 +78,7 @@ def resolve_aliases(table: TableClient, project: str, facts: Sequence[Fact]) -> 
 
 
 def listed_aliases(table: TableClient, project: str) -> list[Item]:
-    """The project's alias listing (erasure forgets aliases through it too)."""
+    """The partition's alias listing (erasure forgets aliases through it too)."""
     return list(
         table._query(
             KeyConditionExpression="PK = :pk AND begins_with(SK, :a)",
@@ -77,6 +88,17 @@ def listed_aliases(table: TableClient, project: str) -> list[Item]:
             },
         )
     )
+
+
+def _seen_aliases(listed: Sequence[list[Item]], limit: int | None = None) -> list[Item]:
+    """The alias listings of the partitions a request sees (the shared one's first), one
+    item a key, by key: the user's own alias over the shared one."""
+    merged = heapq.merge(*listed, key=lambda i: i["SK"]["S"])
+    by_key: dict[str, Item] = {}
+    for item in merged:
+        by_key[item["k"]["S"]] = item
+    found = list(by_key.values())
+    return found if limit is None else found[:limit]
 
 
 class DynamoDbAliasStore:
@@ -94,10 +116,10 @@ class DynamoDbAliasStore:
         re-pointed; (3) its facts move, _MERGE_FACTS a transaction, each with its name counts. A
         crash part-way leaves a state that the same merge, sent again, completes."""
         for attempt in range(ATTEMPTS):
-            plan, alias_name, into_name, held = self._plan_merge(
+            plan, alias_name, into_name, held, home = self._plan_merge(
                 project, alias_key, alias_text, into_key, into_text
             )
-            if self._mark_alias(project, plan.alias_key, alias_name, plan.target_key):
+            if self._mark_alias(project, plan.alias_key, alias_name, plan.target_key, home):
                 break
             backoff(attempt)  # a concurrent merge changed one of the names: check again
         else:
@@ -108,35 +130,43 @@ class DynamoDbAliasStore:
 
     def _plan_merge(
         self, project: str, alias_key: str, alias_text: str, into_key: str, into_text: str
-    ) -> tuple[MergePlan, str, str, dict[Role, int]]:
-        """The merge checked against both name items (one BatchGetItem), the names to
-        answer with (the alias and the entity as first written), and the entity's live
-        facts of each role."""
-        pks = {entity_pk(project, alias_key): alias_key, entity_pk(project, into_key): into_key}
-        found = self.table._batch_get([item_key(pk, NAME_SK) for pk in pks])
-        items = {pks[i["PK"]["S"]]: i for i in found}
+    ) -> tuple[MergePlan, str, str, dict[Role, int], str]:
+        """The merge checked against both names as the request sees them (a user may
+        merge into a shared entity; one BatchGetItem), the names to answer with (the
+        alias and the entity as first written), the entity's live facts of each role in
+        the request's own partition (the one the merge writes), and the partition whose
+        name item of the entity the merge checks (the own one if it has one)."""
+        items = names_seen(self.table, project, {alias_key, into_key})
 
         def state(key: str) -> NameState:
-            item = items.get(key)
-            alias_of = text_of(item, ALIAS_OF) if item else None
-            return NameState(key, alias_of, item is not None and alias_of is None)
+            seen = items.get(key, [])
+            alias_of = alias_of_seen(seen)
+            return NameState(key, alias_of, alias_of is None and bool(seen))
 
         plan = plan_merge(state(alias_key), state(into_key), alias_text, into_text)
-        target = items.get(plan.target_key) or self.table._get(name_key(project, plan.target_key))
-        alias_item = items.get(alias_key)
-        alias_name = (text_of(alias_item, "n") if alias_item else None) or alias_text
-        into_name = (text_of(target, "n") if target else None) or into_text
-        held = {role: live_count(target, role) for role in ROLES} if target else {}
-        return plan, alias_name, into_name, held
+        if plan.target_key not in items:
+            items.update(names_seen(self.table, project, {plan.target_key}))
+        target = items.get(plan.target_key, [])
+        own = [i for i in target if i["PK"]["S"] == entity_pk(project, plan.target_key)]
+        alias_own = [
+            i for i in items.get(alias_key, []) if i["PK"]["S"] == entity_pk(project, alias_key)
+        ]
+        alias_name = (text_of(alias_own[0], "n") if alias_own else None) or alias_text
+        into_name = next((text_of(i, "n") for i in target if "n" in i), None) or into_text
+        held = {role: live_count(own[0], role) for role in ROLES} if own else {}
+        home = project if own or not target else project_of_partition(project)
+        return plan, alias_name, into_name, held, home
 
-    def _mark_alias(self, project: str, alias: str, name: str, target: str) -> bool:
-        """The commit point; False if a condition failed (a concurrent merge)."""
+    def _mark_alias(self, project: str, alias: str, name: str, target: str, home: str) -> bool:
+        """The commit point; False if a condition failed (a concurrent merge). `home`:
+        the partition whose name item of the target is checked; a shared entity a user
+        merges into is listed in the user's partition (its facts will move there)."""
         table = self.table.table_name
         ops = [
             {
                 "ConditionCheck": {
                     "TableName": table,
-                    "Key": name_key(project, target),
+                    "Key": name_key(home, target),
                     "ConditionExpression": "attribute_exists(PK) AND attribute_not_exists(#a)",
                     "ExpressionAttributeNames": {"#a": ALIAS_OF},
                 }
@@ -163,6 +193,9 @@ class DynamoDbAliasStore:
                 }
             },
         ]
+        if home != project:
+            listed = {**listing_key(project, LIST_ENTITIES, target), "k": {"S": target}}
+            ops.append({"Put": {"TableName": table, "Item": listed}})
         try:
             self.table._transact(ops)
         except Exception as error:
@@ -309,7 +342,10 @@ class DynamoDbAliasStore:
         if counts:
             negative = {role: -n for role, n in counts.items()}
             ops.append({"Update": {"TableName": table, **name_update(alias_pk, None, negative)}})
-            ops.append({"Update": {"TableName": table, **name_update(target_pk, None, counts)}})
+            # Named as first written: the target may be a shared entity, new to this
+            # partition (a name item of its own, as a fact naming it would make).
+            named = name_update(target_pk, {"S": target_name}, counts)
+            ops.append({"Update": {"TableName": table, **named}})
             # Both ends' reports are rebuilt around the moved facts (the alias's are
             # dropped), and the entity's name is embedded for the roles new to it.
             marks = Unit(claim={}, items=[])
@@ -323,49 +359,54 @@ class DynamoDbAliasStore:
         return ops, claims
 
     def aliases(self, project: str) -> list[Alias]:
-        found = self._named(project, listed_aliases(self.table, project))
-        return sorted(found, key=lambda a: a.alias_key)
+        listed = parallel(lambda p: listed_aliases(self.table, p), partitions(project))
+        return self._named(project, _seen_aliases(listed))
 
     def alias_page(self, project: str, after: str | None, limit: int) -> list[Alias]:
+        """A page of each partition the request sees from `after` on, merged: the first
+        `limit` keys of the merge are the first `limit` of what the request sees, since
+        neither partition holds a key before them that was not read."""
         start = alias_sk(after) if after is not None else ALIAS_PREFIX
-        read = self.table._query(
-            KeyConditionExpression="PK = :pk AND SK BETWEEN :a AND :z",
-            ExpressionAttributeValues={
-                ":pk": {"S": aliases_pk(project)},
-                ":a": {"S": start},
-                ":z": {"S": ALIAS_PREFIX + "\uffff"},
-            },
-            Limit=limit + 1,
-        )
-        # BETWEEN takes its ends: the alias at `after` is the previous page's last.
-        return self._named(project, list(islice((i for i in read if i["SK"]["S"] != start), limit)))
+
+        def page(partition: str) -> list[Item]:
+            read = self.table._query(
+                KeyConditionExpression="PK = :pk AND SK BETWEEN :a AND :z",
+                ExpressionAttributeValues={
+                    ":pk": {"S": aliases_pk(partition)},
+                    ":a": {"S": start},
+                    ":z": {"S": ALIAS_PREFIX + "\uffff"},
+                },
+                Limit=limit + 1,
+            )
+            # BETWEEN takes its ends: the alias at `after` is the previous page's last.
+            return list(islice((i for i in read if i["SK"]["S"] != start), limit))
+
+        return self._named(project, _seen_aliases(parallel(page, partitions(project)), limit))
 
     def _named(self, project: str, listed: list[Item]) -> list[Alias]:
-        """Aliases of listing items, each with its entity's name as first written."""
-        pks = {entity_pk(project, i["t"]["S"]) for i in listed}
-        names = {
-            i["PK"]["S"]: i["n"]["S"]
-            for i in self.table._batch_get([item_key(pk, NAME_SK) for pk in pks])
-            if "n" in i
-        }
+        """Aliases of listing items, each with its entity's name as first written (the
+        shared partition's where both name it)."""
+        seen = names_seen(self.table, project, {i["t"]["S"] for i in listed})
+        names = {k: next((i["n"]["S"] for i in items if "n" in i), k) for k, items in seen.items()}
         return [
             Alias(
                 alias=i["n"]["S"],
                 alias_key=i["k"]["S"],
-                into=names.get(entity_pk(project, i["t"]["S"]), i["t"]["S"]),
+                into=names.get(i["t"]["S"], i["t"]["S"]),
                 into_key=i["t"]["S"],
             )
             for i in listed
         ]
 
     def entity_names(self, project: str, limit: int) -> list[EntityName]:
-        """The project's live entities (not aliases): its listing, then the name items
-        (BatchGetItem, in parallel chunks). Never a Scan of the table."""
+        """The live entities (not aliases) the request sees: the listings, then the name
+        items (BatchGetItem, in parallel chunks), a key's facts summed over the
+        partitions, with the shared partition's name. Never a Scan of the table."""
         found: list[EntityName] = []
-        for _, item in name_items(self.table, project):
-            if ALIAS_OF in item:
-                continue
-            facts = sum(int(v["N"]) for k, v in item.items() if k.startswith("c_"))
-            if facts > 0 and "n" in item:
-                found.append(EntityName(normalize_name(item["n"]["S"]), item["n"]["S"], facts))
+        for items in names_seen(self.table, project, listed_keys(self.table, project)).values():
+            named = [i for i in items if ALIAS_OF not in i and "n" in i]
+            facts = sum(int(v["N"]) for i in named for k, v in i.items() if k.startswith("c_"))
+            if facts > 0:
+                name = named[0]["n"]["S"]
+                found.append(EntityName(normalize_name(name), name, facts))
         return sorted(found, key=lambda e: e.key)[:limit]

@@ -35,6 +35,8 @@ from ...domain.model import (
     Role,
     VectorKind,
 )
+from ...domain.scope import partitions
+from ...domain.validity import sortable
 from .aliases import listed_aliases
 from .client import TRANSACTION_BUDGET, TRANSACTION_ITEMS, cancellation, error_code, parallel
 from .codec import (
@@ -56,6 +58,7 @@ from .keys import (
     LIST_FACTS,
     MESSAGE_SK,
     NAME_SK,
+    TOMBSTONE_AT,
     TOMBSTONE_PREFIX,
     Item,
     entity_pk,
@@ -293,10 +296,13 @@ class DynamoDbErasureStore:
             params["ExpressionAttributeValues"][":p"] = {"S": project}
         return [erasure_record_of(i) for i in self.table._query(**params)]
 
-    def add_tombstones(self, project: str, hashes: Collection[str]) -> None:
+    def add_tombstones(self, project: str, hashes: Collection[str], at: str | None = None) -> None:
+        # `at` (sortable): a guarded write of what was recorded before it is refused
+        # by its ConditionCheck on this item (facts.py, _guard_check).
+        when = {} if at is None else {TOMBSTONE_AT: {"S": sortable(at)}}
         for h in dict.fromkeys(hashes):
             self.table.client.put_item(
-                TableName=self.table.table_name, Item=tombstone_key(project, h)
+                TableName=self.table.table_name, Item={**tombstone_key(project, h), **when}
             )
 
     def erased(self, project: str, hashes: Collection[str]) -> set[str]:
@@ -362,13 +368,21 @@ class DynamoDbErasureStore:
         return pending_erasure_of(project, item) if item else None
 
     def pending_erasures(self, project: str) -> list[PendingErasure]:
-        items = self.table._query(
-            direct=True,
-            KeyConditionExpression="PK = :pk",
-            ExpressionAttributeValues={":pk": {"S": erasing_pk(project)}},
-            ConsistentRead=True,
-        )
-        found = [pending_erasure_of(project, i) for i in items]
+        """The pending erasures of each partition the request sees: a user's request is
+        also hidden what a pending shared erasure will remove."""
+
+        def pending(partition: str) -> list[PendingErasure]:
+            items = self.table._query(
+                direct=True,
+                KeyConditionExpression="PK = :pk",
+                ExpressionAttributeValues={":pk": {"S": erasing_pk(partition)}},
+                ConsistentRead=True,
+            )
+            # The request's own partition keeps its name (a Scope, domain/scope.py).
+            owner = project if partition == project else partition
+            return [pending_erasure_of(owner, i) for i in items]
+
+        found = [p for each in parallel(pending, partitions(project)) for p in each]
         return sorted(found, key=lambda p: (p.requested_at, p.id))
 
     def erasing_projects(self) -> list[str]:
@@ -454,17 +468,21 @@ class DynamoDbErasureStore:
         return True
 
     def erasure_status(self, project: str, erasure_id: str) -> ErasureStatus | None:
+        """The erasure's status in the partitions the request sees: a user's erasure is
+        recorded under the project, so a request with the user reads it too."""
         keys = [
-            item_key(erasing_pk(project), erasure_id),
-            item_key(erasure_pk(project), erasure_id),
+            item_key(pk, erasure_id)
+            for p in partitions(project)
+            for pk in (erasing_pk(p), erasure_pk(p))
         ]
         items = {i["PK"]["S"]: i for i in self.table._batch_get(keys)}
-        pending_item = items.get(erasing_pk(project))
-        pending = pending_erasure_of(project, pending_item) if pending_item else None
-        finished = None
-        if (item := items.get(erasure_pk(project))) is not None:
-            counts = {k: int(item[k]["N"]) for k in COUNTS}
-            finished = ErasureStatus(
-                erasure_id, "done", counts, item["requested_at"]["S"], item["finished_at"]["S"]
-            )
+        pending = finished = None
+        for p in partitions(project):
+            if (item := items.get(erasing_pk(p))) is not None:
+                pending = pending_erasure_of(project if p == project else p, item)
+            if (item := items.get(erasure_pk(p))) is not None:
+                counts = {k: int(item[k]["N"]) for k in COUNTS}
+                finished = ErasureStatus(
+                    erasure_id, "done", counts, item["requested_at"]["S"], item["finished_at"]["S"]
+                )
         return erasure_status(erasure_id, pending, finished)

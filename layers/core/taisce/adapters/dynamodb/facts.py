@@ -6,10 +6,12 @@ A batch with a single-valued predicate closes the stored facts it contradicts
 
 from __future__ import annotations
 
+import heapq
 import secrets
 from collections.abc import Collection, Iterator, Sequence
 from functools import partial
 from itertools import islice
+from operator import itemgetter
 from typing import Any
 
 from ...domain.entity_counts import end_counts, end_names
@@ -17,6 +19,7 @@ from ...domain.fact_identity import fact_identity, first_of_each
 from ...domain.facts_once import FactStream, facts_once
 from ...domain.filters import FactFilter
 from ...domain.model import ROLES, Fact, FactPointer, Role
+from ...domain.scope import ScopeErased, ScopeGuard, partitions
 from ...domain.validity import (
     Closing,
     closing_reads,
@@ -42,6 +45,7 @@ from .keys import (
     FACTS_PREFIX,
     LIST_ENTITIES,
     LIST_FACTS,
+    TOMBSTONE_AT,
     Item,
     entity_pk,
     fact_claim_key,
@@ -49,6 +53,7 @@ from .keys import (
     fact_sk,
     item_key,
     listing_key,
+    tombstone_key,
 )
 from .units import (
     CLOCK,
@@ -114,6 +119,19 @@ def _release(unit: Unit, claim_key: Item, identity: Item) -> None:
     unit.size += 512
 
 
+def _guard_check(guard: ScopeGuard) -> tuple[tuple[str, str], Item]:
+    """The ConditionCheck a guarded write stands on: the user's tombstone absent, or
+    older than what the write was made from."""
+    key = tombstone_key(guard.project, guard.tombstone)
+    check = {
+        "Key": key,
+        "ConditionExpression": "attribute_not_exists(PK) OR #at < :at",
+        "ExpressionAttributeNames": {"#at": TOMBSTONE_AT},
+        "ExpressionAttributeValues": {":at": {"S": sortable(guard.recorded_at)}},
+    }
+    return (key["PK"]["S"], key["SK"]["S"]), check
+
+
 def _pointer(fact: Fact) -> FactPointer:
     return FactPointer._make(getattr(fact, name) for name in FactPointer._fields)
 
@@ -161,7 +179,37 @@ class DynamoDbFactStore:
             unit.size += item_size(listed) + 128
         return unit
 
-    def put_facts(self, project: str, facts: Sequence[Fact]) -> dict[str, str]:
+    def put_facts(
+        self, project: str, facts: Sequence[Fact], guard: ScopeGuard | None = None
+    ) -> dict[str, str]:
+        try:
+            return self._put_facts(project, facts, guard)
+        except Exception as error:
+            # A guard's check failed (or the batch could not be planned around it).
+            if guard is not None and self._erased_since(guard):
+                raise ScopeErased(project) from error
+            raise
+
+    def _guard_failed(self, checks: dict[tuple[str, str], Item]) -> bool:
+        """Whether a guard's check would fail now: its tombstone there, and not older
+        than the time the check holds."""
+        for item in self.table._batch_get([c["Key"] for c in checks.values()]):
+            check = checks[(item["PK"]["S"], item["SK"]["S"])]
+            at = item.get(TOMBSTONE_AT)
+            if at is None or at["S"] >= check["ExpressionAttributeValues"][":at"]["S"]:
+                return True
+        return False
+
+    def _erased_since(self, guard: ScopeGuard) -> bool:
+        item = self.table._get(tombstone_key(guard.project, guard.tombstone))
+        if item is None:
+            return False
+        at = item.get(TOMBSTONE_AT)
+        return at is None or at["S"] >= sortable(guard.recorded_at)
+
+    def _put_facts(
+        self, project: str, facts: Sequence[Fact], guard: ScopeGuard | None
+    ) -> dict[str, str]:
         # Each content and each id once (the first copy), keeping the batch's places.
         place = {id(f): n for n, f in enumerate(facts)}
         kept, same = first_of_each(facts)
@@ -169,8 +217,9 @@ class DynamoDbFactStore:
         identities = {f.id: fact_identity(f) for f in kept}
         # Aliases first: a contradiction is found under the entity's own key.
         kept = list(resolve_aliases(self.table, project, kept))
+        checks = dict([_guard_check(guard)]) if guard is not None else {}
         if any(contradiction_key(f) is not None for f in kept):
-            self._put_facts_closing(project, kept, places, identities, same)
+            self._put_facts_closing(project, kept, places, identities, same, checks)
             return resolve_chains(same)
         # Every record is checked and turned into items before anything is written:
         # a bad record fails the batch with nothing stored.
@@ -184,6 +233,7 @@ class DynamoDbFactStore:
             seq = f"{clock:020d}.{token}.{index[f.id]:06d}"
             unit = self._fact_unit(project, f, seq, token, identities[f.id], holders)
             mark_fact(project, unit, f, token, self.switches.vectors)
+            unit.checks.update(checks)
             units.append(unit)
         stored = {id(u) for u in self.table._store_units(units)}
         left = [f for f, u in zip(new, units, strict=True) if id(u) not in stored]
@@ -197,6 +247,7 @@ class DynamoDbFactStore:
         places: Sequence[int],
         identities: dict[str, str],
         same: dict[str, str],
+        checks: dict[tuple[str, str], Item],
     ) -> None:
         """put_facts for a batch with a single-valued predicate: read what it may
         contradict, plan (domain.validity.plan_closings), then write the batch with
@@ -209,10 +260,13 @@ class DynamoDbFactStore:
         attempt = 0
         while True:
             try:
-                self._plan_and_store(project, facts, token, clock, (places, identities, same))
+                batch = (places, identities, same)
+                self._plan_and_store(project, facts, token, clock, batch, checks)
                 return
             except Stale:
-                if attempt >= ATTEMPTS:
+                # A guarded write whose scope was erased meanwhile is not planned again
+                # (put_facts answers ScopeErased).
+                if attempt >= ATTEMPTS or (checks and self._guard_failed(checks)):
                     raise
                 backoff(attempt)
                 attempt += 1
@@ -224,6 +278,7 @@ class DynamoDbFactStore:
         token: str,
         clock: int,
         batch: tuple[Sequence[int], dict[str, str], dict[str, str]],
+        checks: dict[tuple[str, str], Item],
     ) -> None:
         places, identities, same = batch
         place = dict(zip((f.id for f in facts), places, strict=True))
@@ -260,6 +315,7 @@ class DynamoDbFactStore:
             seq = f"{clock:020d}.{token}.{place[f.id]:06d}"
             unit = self._fact_unit(project, f, seq, token, identities[f.id], holders)
             mark_fact(project, unit, f, token, self.switches.vectors)
+            unit.checks.update(checks)
             units.append(unit)
             by_id[f.id] = unit
         held = self._identities_held(project, [c.fact.id for c in closings])
@@ -344,8 +400,9 @@ class DynamoDbFactStore:
 
     def _facts_page(
         self, params: dict[str, Any], page: int, start: Item | None
-    ) -> tuple[list[Fact], Item | None]:
-        """One page (one Query) of an entity's facts, and where the next one starts."""
+    ) -> tuple[list[tuple[str, Fact]], Item | None]:
+        """One page (one Query) of an entity's facts in one partition, each with its
+        sort key (its place in storing order), and where the next page starts."""
         extra: dict[str, Any] = {"Limit": page}
         if start is not None:
             extra["ExclusiveStartKey"] = start
@@ -359,7 +416,8 @@ class DynamoDbFactStore:
                 **extra,
             },
         )
-        return [fact_of(i) for i in reply.get("Items", [])], reply.get("LastEvaluatedKey")
+        items = reply.get("Items", [])
+        return [(i["SK"]["S"], fact_of(i)) for i in items], reply.get("LastEvaluatedKey")
 
     def facts_about(
         self,
@@ -376,7 +434,9 @@ class DynamoDbFactStore:
         when the caller asks for the first fact, each as large as what the caller may
         still take (so a hub needs no second page); an entity is read on page by page
         (pages growing fourfold, up to 1000) only when filters left its page short,
-        and the next PARALLEL entities only if the limit is not reached."""
+        and the next PARALLEL entities only if the limit is not reached. A request
+        with a user reads each entity in the shared partition and the user's (both
+        in the wave), merged by storing order."""
         return facts_once(
             self._entity_streams(project, keys, roles, filters), roles, limit, exclude
         )
@@ -389,33 +449,44 @@ class DynamoDbFactStore:
         filters: FactFilter | None,
     ) -> Iterator[FactStream]:
         """One stream per entity (keys once each); opening the first of a wave of
-        PARALLEL entities reads the first pages of the whole wave at once."""
+        entities reads the first pages of the whole wave at once (PARALLEL queries)."""
         order = list(dict.fromkeys(keys))
-        for at in range(0, len(order), PARALLEL):
+        parts = partitions(project)
+        per_wave = max(1, PARALLEL // len(parts))
+        for at in range(0, len(order), per_wave):
             queries = [
-                self._facts_query(project, k, roles, filters) for k in order[at : at + PARALLEL]
+                self._facts_query(p, k, roles, filters)
+                for k in order[at : at + per_wave]
+                for p in parts
             ]
-            wave: list[tuple[int, list[tuple[list[Fact], Item | None]]]] = []
+            wave: list[tuple[int, list[tuple[list[tuple[str, Fact]], Item | None]]]] = []
 
             def open_stream(
                 remaining: int,
                 n: int,
                 queries: list[dict[str, Any]] = queries,
-                wave: list[tuple[int, list[tuple[list[Fact], Item | None]]]] = wave,
+                wave: list[tuple[int, list[tuple[list[tuple[str, Fact]], Item | None]]]] = wave,
             ) -> Iterator[Fact]:
                 if not wave:
                     first = max(MIN_PAGE, min(MAX_PAGE, remaining))
                     pages = parallel(lambda q: self._facts_page(q, first, None), queries)
                     wave.append((first, pages))
                 first, pages = wave[0]
-                return self._read_on(queries[n], first, *pages[n])
+                own = range(n * len(parts), (n + 1) * len(parts))
+                reads = [self._read_on(queries[q], first, *pages[q]) for q in own]
+                merged = reads[0] if len(reads) == 1 else heapq.merge(*reads, key=itemgetter(0))
+                return (fact for _, fact in merged)
 
-            for n in range(len(queries)):
+            for n in range(len(queries) // len(parts)):
                 yield partial(open_stream, n=n)
 
     def _read_on(
-        self, params: dict[str, Any], page: int, facts: list[Fact], last: Item | None
-    ) -> Iterator[Fact]:
+        self,
+        params: dict[str, Any],
+        page: int,
+        facts: list[tuple[str, Fact]],
+        last: Item | None,
+    ) -> Iterator[tuple[str, Fact]]:
         """An entity's facts from its first page on, reading the next page (fourfold,
         up to MAX_PAGE) only when the caller has taken every fact of this one."""
         while True:
@@ -425,40 +496,45 @@ class DynamoDbFactStore:
             page = min(page * 4, MAX_PAGE)
             facts, last = self._facts_page(params, page, last)
 
-    def facts_with_subject(self, project: str, key: str) -> list[Fact]:
-        items = self.table._query(
-            KeyConditionExpression="PK = :pk AND begins_with(SK, :f)",
-            FilterExpression="#d = :s",
-            ExpressionAttributeNames={"#d": "d"},
-            ExpressionAttributeValues={
-                ":pk": {"S": entity_pk(project, key)},
-                ":f": {"S": FACTS_PREFIX},
-                ":s": {"S": "S"},
-            },
-        )
-        return [fact_of(i) for i in items]
-
-    def subject_page(
-        self, project: str, key: str, after: str | None, limit: int
-    ) -> list[tuple[str, Fact]]:
-        start = fact_sk(after) if after else FACTS_PREFIX
-        read = self.table._query(
+    def _subject_items(self, partition: str, key: str, start: str, limit: int | None) -> Any:
+        """The fact copies under `key` in one partition whose subject it is, from the
+        sort key `start` on (taken too: BETWEEN takes its ends)."""
+        return self.table._query(
             KeyConditionExpression="PK = :pk AND SK BETWEEN :a AND :z",
             FilterExpression="#d = :s",
             ExpressionAttributeNames={"#d": "d"},
             ExpressionAttributeValues={
-                ":pk": {"S": entity_pk(project, key)},
+                ":pk": {"S": entity_pk(partition, key)},
                 ":a": {"S": start},
                 ":z": {"S": FACTS_PREFIX + "\uffff"},
                 ":s": {"S": "S"},
             },
+            **({} if limit is None else {"Limit": limit}),
+        )
+
+    def facts_with_subject(self, project: str, key: str) -> list[Fact]:
+        found = parallel(
+            lambda p: list(self._subject_items(p, key, FACTS_PREFIX, None)), partitions(project)
+        )
+        return [fact_of(i) for i in heapq.merge(*found, key=lambda i: i["SK"]["S"])]
+
+    def subject_page(
+        self, project: str, key: str, after: str | None, limit: int
+    ) -> list[tuple[str, Fact]]:
+        """A page of each partition the request sees from `after` (a place in storing
+        order, which every partition shares) on, merged: the first `limit` of the
+        merge are the first `limit` of what the request sees."""
+        start = fact_sk(after) if after else FACTS_PREFIX
+
+        def page(partition: str) -> list[Item]:
             # The partition holds the entity's facts both ways; a read of twice the
             # page (and more) mostly ends the page in one round trip.
-            Limit=2 * limit + MIN_PAGE,
-        )
-        # BETWEEN takes its ends: the fact at `after` is the previous page's last.
-        items = (i for i in read if i["SK"]["S"] != start)
-        return [(i["SK"]["S"][len(FACTS_PREFIX) :], fact_of(i)) for i in islice(items, limit)]
+            read = self._subject_items(partition, key, start, 2 * limit + MIN_PAGE)
+            # The fact at `after` is the previous page's last.
+            return list(islice((i for i in read if i["SK"]["S"] != start), limit))
+
+        merged = heapq.merge(*parallel(page, partitions(project)), key=lambda i: i["SK"]["S"])
+        return [(i["SK"]["S"][len(FACTS_PREFIX) :], fact_of(i)) for i in islice(merged, limit)]
 
     def delete_fact(self, project: str, fact_id: str) -> bool:
         claim_key = fact_claim_key(project, fact_id)
@@ -518,9 +594,14 @@ class DynamoDbFactStore:
         return {by_pk[i["PK"]["S"]] for i in items}
 
     def fact_pointers(self, project: str, ids: Sequence[str]) -> list[FactPointer]:
-        """From the facts' listing copies (each holds the whole fact), one BatchGetItem
-        per 100 ids, the calls in one wave."""
+        """From the facts' listing copies (each holds the whole fact) in the partitions
+        the request sees, the user's own over a shared one: one BatchGetItem per 100
+        listing keys, the calls in one wave."""
         wanted = list(dict.fromkeys(ids))
-        items = self.table._batch_get([listing_key(project, LIST_FACTS, i) for i in wanted])
+        keys = [listing_key(p, LIST_FACTS, i) for p in partitions(project) for i in wanted]
+        own = {listing_key(project, LIST_FACTS, i)["PK"]["S"] for i in wanted}
+        items = self.table._batch_get(keys)
+        # The user's own copy last, so it is the one kept.
+        items.sort(key=lambda i: i["PK"]["S"] in own)
         found = {f.id: _pointer(f) for f in map(fact_of, items)}
         return [found[i] for i in wanted if i in found]

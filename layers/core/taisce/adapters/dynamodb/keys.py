@@ -290,6 +290,8 @@ def extraction_key(pk: str, project: str, message_id: str) -> Item:
 
 ERASURES_PK = "ERASURES"
 TOMBSTONE_PREFIX = "T#"
+# A user's tombstone holds when the scope was erased (sortable), for guarded writes.
+TOMBSTONE_AT = "at"
 
 
 def erased_pk(project: str) -> str:
@@ -325,8 +327,12 @@ def audit_key(erased_at: str, erasure_id: str) -> Item:
 # -- OpenSearch document ids (adapters/opensearch/documents.py, DocumentIdLedger) ----------
 
 
+def document_pk(project: str, kind: str) -> str:
+    return f"{project_prefix(project)}VDOC#{kind}"
+
+
 def document_key(project: str, kind: str, item_id: str) -> Item:
-    return item_key(f"{project_prefix(project)}VDOC#{kind}", key_tail(item_id))
+    return item_key(document_pk(project, kind), key_tail(item_id))
 
 
 # -- reports (docs/dynamodb.md, "Reports") ------------------------------------------------

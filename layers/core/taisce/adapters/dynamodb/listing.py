@@ -5,18 +5,21 @@ BatchGetItem.
 
 from __future__ import annotations
 
+from itertools import groupby, product
+
 from ...domain.model import ROLES, EntityCounts, Message, Role
+from ...domain.scope import partitions
 from .client import MIN_PAGE, TableClient, chunks
 from .codec import ALIAS_OF, count_attribute, message_of
 from .keys import (
     LIST_ENTITIES,
     LIST_MESSAGES,
-    entity_pk,
     key_tail,
+    listing_pks,
     message_key,
     message_listing_sk,
-    name_key,
 )
+from .names import names_seen
 from .project_listings import listing_in_order
 
 
@@ -38,23 +41,22 @@ class DynamoDbListingStore:
             page=max(limit, MIN_PAGE),
         )
         found: list[EntityCounts] = []
-        for chunk in chunks(listed, max(limit, MIN_PAGE)):
-            keys = [i["k"]["S"] for i in chunk]
-            items = self.table._batch_get([name_key(project, k) for k in keys])
-            by_pk = {i["PK"]["S"]: i for i in items}
-            for k in keys:
+        # A key both partitions list comes twice in a row: listed once.
+        keys = (k for k, _ in groupby(i["k"]["S"] for i in listed))
+        for chunk in chunks(keys, max(limit, MIN_PAGE)):
+            seen = names_seen(self.table, project, chunk)
+            for k in chunk:
                 # An entity with no live fact (every fact deleted or erased, or merged
-                # into another as an alias) is left out, as the embedded store leaves it.
-                item = by_pk.get(entity_pk(project, k))
-                if item is None or "n" not in item or ALIAS_OF in item:
-                    continue
-                counts = {
-                    role: int(item[count_attribute(role)]["N"])
-                    for role in ROLES
-                    if count_attribute(role) in item
-                }
+                # into another as an alias) is left out, as the embedded store leaves it;
+                # held by both partitions, its counts are summed, the shared name kept.
+                named = [i for i in seen.get(k, []) if "n" in i and ALIAS_OF not in i]
+                counts: dict[Role, int] = {}
+                for item, role in product(named, ROLES):
+                    if count_attribute(role) in item:
+                        n = int(item[count_attribute(role)]["N"])
+                        counts[role] = counts.get(role, 0) + n
                 if any(n > 0 for n in counts.values()):
-                    found.append(EntityCounts(k, item["n"]["S"], counts))  # type: ignore[arg-type]
+                    found.append(EntityCounts(k, named[0]["n"]["S"], counts))
                     if len(found) == limit:
                         return found
         return found
@@ -80,12 +82,15 @@ class DynamoDbListingStore:
             page=max(limit, MIN_PAGE),
         )
         found: list[Message] = []
+        home = {pk: p for p in partitions(project) for pk in listing_pks(p, LIST_MESSAGES)}
         for chunk in chunks(listed, max(limit, MIN_PAGE)):
-            wanted = [(i["SK"]["S"].split("#", 1)[0], i["id"]["S"]) for i in chunk]
-            items = self.table._batch_get([message_key(project, i) for _, i in wanted])
-            by_id = {i["id"]["S"]: i for i in items}
-            for recorded_at, message_id in wanted:
-                item = by_id.get(message_id)
+            wanted = [
+                (home[i["PK"]["S"]], i["SK"]["S"].split("#", 1)[0], i["id"]["S"]) for i in chunk
+            ]
+            items = self.table._batch_get([message_key(p, i) for p, _, i in wanted])
+            by_key = {i["PK"]["S"]: i for i in items}
+            for partition, recorded_at, message_id in wanted:
+                item = by_key.get(message_key(partition, message_id)["PK"]["S"])
                 # A listing item left by a write that never claimed its message (a
                 # long message whose writer died) names another moment: skipped.
                 if item is None or item["recorded_at"]["S"] != recorded_at:

@@ -8,11 +8,13 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Sequence
+from itertools import product
 from typing import Any
 
 from ...domain.filters import MessageFilter
 from ...domain.message_batch import batch_to_store, passages_by_message
 from ...domain.model import Message, Passage
+from ...domain.scope import partitions
 from ...domain.validity import unsortable
 from ..composed_store import MarkSwitches
 from .client import BATCH_GET_KEYS, TRANSACTION_BUDGET, TRANSACTION_ITEMS, error_code, parallel
@@ -144,22 +146,51 @@ class DynamoDbMessageStore:
         return Unit(claim, items, size=sum(sizes))
 
     def message(self, project: str, message_id: str) -> Message | None:
-        item = self.table._get(message_key(project, message_id))
-        if item is None:
-            return None
-        return message_of(item)
+        """The message by id as the request sees it: the user's own where the shared
+        memory holds the id too (one BatchGetItem of both)."""
+        keys = [message_key(p, message_id) for p in partitions(project)]
+        if len(keys) == 1:
+            item = self.table._get(keys[0])
+            return None if item is None else message_of(item)
+        items = {i["PK"]["S"]: i for i in self.table._batch_get(keys)}
+        for key in reversed(keys):
+            if key["PK"]["S"] in items:
+                return message_of(items[key["PK"]["S"]])
+        return None
 
     def passages_of(self, project: str, message_id: str, *, direct: bool = False) -> list[Passage]:
-        """The message's passages, by start (`direct`: one of the recall's reads)."""
+        """The message's passages, by start (`direct`: one of the recall's reads); with
+        a user, those of the user's own message where the shared memory holds its id
+        too (each partition's message read whole, in parallel)."""
+        parts = partitions(project)
+        if len(parts) == 1:
+            return self._passages_in(project, message_id, direct)
+        found = parallel(lambda p: self._message_items(p, message_id, direct), parts)
+        for items in reversed(found):
+            if any(i["SK"]["S"] == MESSAGE_SK for i in items):
+                return [passage_of(i) for i in items if i["SK"]["S"] != MESSAGE_SK]
+        return []
+
+    def _passages_in(self, partition: str, message_id: str, direct: bool) -> list[Passage]:
         items = self.table._query(
             direct=direct,
             KeyConditionExpression="PK = :pk AND begins_with(SK, :s)",
             ExpressionAttributeValues={
-                ":pk": {"S": message_pk(project, message_id)},
+                ":pk": {"S": message_pk(partition, message_id)},
                 ":s": {"S": PASSAGES_PREFIX},
             },
         )
         return [passage_of(i) for i in items]
+
+    def _message_items(self, partition: str, message_id: str, direct: bool) -> list[Item]:
+        """A message's partition: the message, then its passages."""
+        return list(
+            self.table._query(
+                direct=direct,
+                KeyConditionExpression="PK = :pk",
+                ExpressionAttributeValues={":pk": {"S": message_pk(partition, message_id)}},
+            )
+        )
 
     def passages_by_ids(
         self,
@@ -170,49 +201,59 @@ class DynamoDbMessageStore:
     ) -> list[Passage]:
         """The passages with these ids, in the order given (unknown ids left out).
 
-        A passage id is "<message id>#<n>": one Query per message they come from, and
-        with a message filter, or when asked for `times` (a question naming a month), the
-        messages' times by BatchGetItem (100 messages a call); all of them in parallel
-        (one wave, however many messages the passages come from). These are the recall's
-        reads: sent directly (see _read)."""
+        A passage id is "<message id>#<n>": one Query per message they come from (in
+        each partition the request sees), and with a message filter, or when asked for
+        `times` (a question naming a month), the messages' times by BatchGetItem (100
+        messages a call); all of them in parallel (one wave, however many messages the
+        passages come from). These are the recall's reads: sent directly (see _read).
+        A user's own passage wins over a shared one of the same id."""
         wanted = set(ids)
         message_ids = list(dict.fromkeys(i.rpartition("#")[0] for i in ids if "#" in i))
-        reads: list[tuple[str, Sequence[str]]] = [("passages", [m]) for m in message_ids]
+        parts = partitions(project)
+        reads: list[tuple[str, str, Sequence[str]]] = [
+            ("passages", p, [m]) for p in parts for m in message_ids
+        ]
         if messages is not None or times:
             reads += [
-                ("times", message_ids[n : n + BATCH_GET_KEYS])
+                ("times", p, message_ids[n : n + BATCH_GET_KEYS])
+                for p in parts
                 for n in range(0, len(message_ids), BATCH_GET_KEYS)
             ]
 
-        def read(what: tuple[str, Sequence[str]]) -> Any:
-            kind, of = what
+        def read(what: tuple[str, str, Sequence[str]]) -> Any:
+            kind, partition, of = what
             if kind == "times":
-                keys = [message_key(project, m) for m in of]
+                keys = [message_key(partition, m) for m in of]
                 return self.table._batch_get_chunk(
                     keys, "PK, occurred_at, recorded_at", direct=True
                 )
-            return self.passages_of(project, of[0], direct=True)
+            return self._passages_in(partition, of[0], True)
 
-        passages: dict[str, list[Passage]] = {}
+        passages: dict[tuple[str, str], list[Passage]] = {}
         times_of: dict[str, Item] = {}
-        for (kind, of), result in zip(reads, parallel(read, reads), strict=True):
+        for (kind, partition, of), result in zip(reads, parallel(read, reads), strict=True):
             if kind == "passages":
-                passages[of[0]] = result
+                passages[(partition, of[0])] = result
             else:
                 times_of.update((i["PK"]["S"], i) for i in result)
         found: dict[str, Passage] = {}
-        for message_id in message_ids:
-            times_item = times_of.get(message_pk(project, message_id))
-            occurred = times_item["occurred_at"]["S"] if times_item is not None else None
-            if messages is not None and (
-                times_item is None
-                or not messages.admits(
-                    times_item["occurred_at"]["S"], times_item["recorded_at"]["S"]
-                )
-            ):
-                continue
-            for p in passages[message_id]:
-                if p.id in wanted:
-                    when = unsortable(occurred) if occurred is not None else None
-                    found[p.id] = p._replace(occurred_at=when)
+        for partition, message_id in product(parts, message_ids):
+            times_item = times_of.get(message_pk(partition, message_id))
+            if messages is None or _admits(messages, times_item):
+                for p in passages[(partition, message_id)]:
+                    if p.id in wanted:
+                        found[p.id] = _timed(p, times_item)
         return [found[i] for i in ids if i in found]
+
+
+def _admits(messages: MessageFilter, times: Item | None) -> bool:
+    """Whether a message, by its times' item (None: not read), passes the filter."""
+    return times is not None and messages.admits(
+        times["occurred_at"]["S"], times["recorded_at"]["S"]
+    )
+
+
+def _timed(p: Passage, times: Item | None) -> Passage:
+    """The passage with its message's occurred_at, where its times were read."""
+    occurred = times["occurred_at"]["S"] if times is not None else None
+    return p._replace(occurred_at=unsortable(occurred) if occurred is not None else None)

@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from itertools import chain
 from typing import Any
 
+from ...domain.scope import partitions
 from .client import MIN_PAGE, TableClient, parallel
 from .keys import LISTING_SHARDS, Item, listing_pks
 
@@ -20,6 +21,16 @@ FILTERED_PAGE = 1000
 
 def listing(table: TableClient, project: str, kind: str) -> list[Item]:
     """Every listing item of one kind: one Query per shard, the shards in parallel."""
+    return [i for items in listing_seen(table, project, kind, (project,)) for i in items]
+
+
+def listing_seen(
+    table: TableClient, project: str, kind: str, parts: Sequence[str] | None = None
+) -> list[list[Item]]:
+    """Every listing item of one kind in each partition a request sees (domain/scope.py;
+    or in `parts`), one list a partition, the shared partition's first: one Query per
+    shard, every shard of every partition in one wave."""
+    parts = partitions(project) if parts is None else parts
 
     def shard(pk: str) -> list[Item]:
         return list(
@@ -29,7 +40,11 @@ def listing(table: TableClient, project: str, kind: str) -> list[Item]:
             )
         )
 
-    return [i for items in parallel(shard, listing_pks(project, kind)) for i in items]
+    found = parallel(shard, [pk for p in parts for pk in listing_pks(p, kind)])
+    return [
+        [i for items in found[n * LISTING_SHARDS : (n + 1) * LISTING_SHARDS] for i in items]
+        for n in range(len(parts))
+    ]
 
 
 def listing_page(
@@ -69,9 +84,10 @@ def listing_in_order(
     descending: bool = False,
     page: int = MIN_PAGE,
 ) -> Iterator[Item]:
-    """The listing items of one kind, merged across shards by sort key (ascending,
-    or descending), those after/before the given sort key only, each filter a
-    (attribute, function, value) with function "=" or "contains"."""
+    """The listing items of one kind, merged across shards (of every partition the
+    request sees: domain/scope.py) by sort key (ascending, or descending), those
+    after/before the given sort key only, each filter a (attribute, function, value)
+    with function "=" or "contains". An item's PK tells its partition."""
     condition = "PK = :pk"
     values: Item = {}
     if after is not None:
@@ -107,5 +123,6 @@ def listing_in_order(
         first = next(items, None)  # the first page, read in this wave
         return iter(()) if first is None else chain([first], items)
 
-    shards = parallel(start, listing_pks(project, kind))
+    pks = [pk for p in partitions(project) for pk in listing_pks(p, kind)]
+    shards = parallel(start, pks)
     return heapq.merge(*shards, key=lambda i: i["SK"]["S"], reverse=descending)

@@ -60,6 +60,23 @@ def usable(status: int, headers: Any, body: bytes) -> bool:
     return BINARY.search(body) is None
 
 
+def sent_to(client: Any) -> str:
+    """Where the client itself sends a Query: the URL its endpoint rules give (FIPS,
+    dual-stack, GovCloud, an endpoint_url), not `client.meta.endpoint_url`, which can
+    differ. With FIPS in us-gov-west-1 the latter names dynamodb-fips.us-gov-west-1
+    while the rules send to dynamodb.us-gov-west-1 (GovCloud's regular endpoint is
+    the FIPS one), so every direct read went to another host than the client's."""
+    resolver = getattr(client, "_ruleset_resolver", None)
+    if resolver is None:
+        return str(client.meta.endpoint_url)
+    endpoint = resolver.construct_endpoint(
+        operation_model=client.meta.service_model.operation_model("Query"),
+        call_args={},
+        request_context={},
+    )
+    return str(endpoint.url)
+
+
 class DirectReads:
     """Query and BatchGetItem of one botocore client, sent directly (see the module)."""
 
@@ -68,7 +85,7 @@ class DirectReads:
         from botocore.httpsession import get_cert_path
 
         self.client = client
-        self.url = client.meta.endpoint_url.rstrip("/") + "/"
+        self.url = sent_to(client).rstrip("/") + "/"
         self.region = client.meta.region_name
         # The client's own credentials provider (refreshed as the client's are).
         self._credentials = client._request_signer._credentials

@@ -9,6 +9,7 @@ import json
 from collections.abc import Collection, Sequence
 
 from ...domain.model import Report, Role
+from ...domain.scope import partitions
 from .client import TableClient, parallel
 from .codec import ITEM_BYTES, item_size, text_of
 from .keys import (
@@ -267,8 +268,12 @@ class DynamoDbReportStore:
     def reports_by_ids(self, project: str, ids: Sequence[str]) -> list[Report]:
         """BatchGetItem of the report items; a report whose keys did not fit its item
         reads them from its chunks (a Query of its partition, in parallel)."""
-        keys = [item_key(report_pk(project, i), REPORT_SK) for i in dict.fromkeys(ids)]
-        items = self.table._batch_get(keys)
+        wanted = dict.fromkeys(ids)
+        keys = [item_key(report_pk(p, i), REPORT_SK) for p in partitions(project) for i in wanted]
+        # The shared partition's first (report ids are content hashes of one partition's
+        # facts, so a user's own report of an id, read last, is the one kept).
+        order = {k["PK"]["S"]: n for n, k in enumerate(keys)}
+        items = sorted(self.table._batch_get(keys), key=lambda i: order[i["PK"]["S"]])
         split = [i for i in items if _chunk_count(i)]
 
         def chunks(item: Item) -> list[Item]:
@@ -291,13 +296,20 @@ class DynamoDbReportStore:
 
     def reports_of_entity(self, project: str, key: str, roles: Collection[Role]) -> list[Report]:
         """The level-0 reports that hold this entity, for the roles given: one Query of
-        the member copies kept in the entity's partition."""
-        items = self.table._query(
-            KeyConditionExpression="PK = :pk AND begins_with(SK, :m)",
-            ExpressionAttributeValues={
-                ":pk": {"S": entity_pk(project, key)},
-                ":m": {"S": REPORT_MEMBER_PREFIX},
-            },
-        )
+        the member copies kept in the entity's partition (in each partition the request
+        sees, in parallel)."""
+
+        def members(partition: str) -> list[Item]:
+            return list(
+                self.table._query(
+                    KeyConditionExpression="PK = :pk AND begins_with(SK, :m)",
+                    ExpressionAttributeValues={
+                        ":pk": {"S": entity_pk(partition, key)},
+                        ":m": {"S": REPORT_MEMBER_PREFIX},
+                    },
+                )
+            )
+
+        items = [i for found in parallel(members, partitions(project)) for i in found]
         found = [r for r in map(_report, items) if r.role in roles]
         return sorted(found, key=lambda r: (r.role, r.id))

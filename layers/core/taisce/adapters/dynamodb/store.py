@@ -40,6 +40,7 @@ from .names import DynamoDbNameLookup
 from .projects import DynamoDbProjectReads
 from .reindex import DynamoDbReindex
 from .reports import DynamoDbReportStore
+from .scope_erasure import DynamoDbScopeErasure
 from .units import UnitWrites
 from .work import DynamoDbWorkMarks
 
@@ -83,6 +84,7 @@ class DynamoDbStore(ComposedStore):
         self.report_store = reports = DynamoDbReportStore(table)
         self.project_reads = projects = DynamoDbProjectReads(table, messages)
         self.erasure_store = DynamoDbErasureStore(table, reports, messages)
+        self.scope_erasure = DynamoDbScopeErasure(table)
         self.credential_store = credentials = DynamoDbCredentialStore(table)
         self.reindex = DynamoDbReindex(table, credentials, projects)
         self.document_ledger = DynamoDbDocumentIds(table)
@@ -99,6 +101,16 @@ class DynamoDbStore(ComposedStore):
         """Mark every passage, fact and live name for indexing, and every entity for a
         report rebuild (reindex.py). Returns how many vector marks were written."""
         return self.reindex.mark_everything(project)
+
+    # -- a user's whole scope erased, a page at a time (scope_erasure.py) --------------
+
+    def erase_scope_page(
+        self, partition: str, cursor: str | None
+    ) -> tuple[dict[str, int], str | None]:
+        return self.scope_erasure.erase_scope_page(partition, cursor)
+
+    def erase_scope_finish(self, partition: str) -> None:
+        self.scope_erasure.erase_scope_finish(partition)
 
     # -- OpenSearch's document ids (adapters/opensearch/documents.py, DocumentIdLedger) --
 

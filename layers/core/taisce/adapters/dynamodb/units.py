@@ -97,6 +97,9 @@ class Unit:
     # Listing items of the entities it names (put, never undone: a listed entity whose
     # name item is gone is skipped by the readers).
     listed: dict[tuple[str, str], Item] = field(default_factory=dict)
+    # ConditionChecks the write stands on (a user's tombstone: facts.py), by key; one
+    # per key in a transaction.
+    checks: dict[tuple[str, str], Item] = field(default_factory=dict)
     # A new fact's content marker (fact_identities.guard): a Put with a condition,
     # which stands for the unit as its claim does; removed with it on undo.
     guard: Item | None = None
@@ -285,6 +288,8 @@ class UnitWrites(TableClient):
             update = name_update(pk, None if undo else name, counts)
             ops.append({"Update": {"TableName": table, **update}})
         if not undo:
+            checks = {k: c for u in units for k, c in u.checks.items()}
+            ops += [{"ConditionCheck": {"TableName": table, **c}} for c in checks.values()]
             # Undo leaves marks: a mark without its record only costs the worker a
             # rebuild or an embedding it did not need.
             ops += work_ops(table, units)
@@ -295,8 +300,10 @@ class UnitWrites(TableClient):
         names = {pk for u in units for pk in u.names}
         marks = {k for u in units for k in (*u.marks, *u.listed)}
         work = {k for u in units for k in u.work}
+        checks = {k for u in units for k in u.checks}
         return (
-            sum(1 + len(u.items) + len(u.updates) + (u.guard is not None) for u in units)
+            len(checks)
+            + sum(1 + len(u.items) + len(u.updates) + (u.guard is not None) for u in units)
             + len(names)
             + len(marks)
             + len(work)

@@ -47,7 +47,7 @@ from opensearchpy import OpenSearch
 from opensearchpy.exceptions import TransportError
 
 from ...domain.model import Hit, Role, VectorItem, VectorKind
-from ...domain.ports.vectors import VectorIndexError
+from ...domain.ports.vectors import VectorIndexError, VectorIndexMismatch
 from ...domain.scope import partitions
 from .client import Action, Requests
 from .documents import DocumentIdLedger, cosine, fields, index_body, newest_hits
@@ -61,6 +61,21 @@ _LOOKUP_SIZE = 10_000
 _FETCH_FACTOR = 2
 _MAX_WINDOW = 10_000
 _WORD = re.compile(r"\w+")
+
+
+def _stored_vector(hit: Any) -> tuple[str, int, list[float]]:
+    """(item id, written_at, vector) of a hit whose `_source` holds them."""
+    try:
+        source = hit["_source"]
+        return str(source["item_id"]), int(source.get("written_at", 0)), list(source["vector"])
+    except (KeyError, TypeError, ValueError):
+        raise VectorIndexError("OpenSearch vector read returned an unexpected response") from None
+
+
+def index_for(dimensions: int) -> str:
+    """The index a deploy uses unless told another: named for its vectors' dimensions,
+    since an index keeps the dimension it was created with."""
+    return f"{DEFAULT_INDEX}-{dimensions}"
 
 
 class OpenSearchVectorIndex:
@@ -134,7 +149,10 @@ class OpenSearchVectorIndex:
     # -- the port ----------------------------------------------------------------
 
     def ensure_index(self) -> bool:
-        """Create the index with its mapping if it is missing; True if it was created."""
+        """Create the index with its mapping if it is missing; True if it was created.
+        An index already there must hold vectors of this model's dimensions: one made
+        for another model would refuse every write and search, so it is refused here,
+        before the worker's first pass (VectorIndexMismatch)."""
         result = self._requests.call(
             "index creation",
             lambda: self.client.indices.create(
@@ -142,7 +160,30 @@ class OpenSearchVectorIndex:
             ),
             tolerate=("resource_already_exists_exception",),
         )
-        return not isinstance(result, TransportError)
+        if not isinstance(result, TransportError):
+            return True
+        found = self._stored_dimension()
+        if found != self.dimensions:
+            raise VectorIndexMismatch(
+                f"the OpenSearch index {self.index_name!r} holds vectors of {found} "
+                f"dimensions but the embedding model makes {self.dimensions}: set "
+                f"TAISCE_OPENSEARCH_INDEX (the template's VectorIndexName) to another index, "
+                f"or leave it empty for {index_for(self.dimensions)!r}, then run taisce reindex"
+            )
+        return False
+
+    def _stored_dimension(self) -> int:
+        """The dimension of the existing index's `vector` field, from its mapping."""
+        answer = self._requests.call(
+            "mapping read", lambda: self.client.indices.get_mapping(index=self.index_name)
+        )
+        try:
+            (mapping,) = answer.values()
+            return int(mapping["mappings"]["properties"]["vector"]["dimension"])
+        except (AttributeError, KeyError, TypeError, ValueError):
+            raise VectorIndexError(
+                f"OpenSearch index {self.index_name!r} has no knn_vector mapping to check"
+            ) from None
 
     def upsert(self, project: str, kind: VectorKind, items: Sequence[VectorItem]) -> None:
         if not items:
@@ -238,6 +279,27 @@ class OpenSearchVectorIndex:
             },
         }
         return newest_hits(self._requests.search("search", body), k, cosine)
+
+    def vectors(
+        self, project: str, kind: VectorKind, ids: Collection[str]
+    ) -> dict[str, list[float]]:
+        """Each item's stored vector, from its newest copy: one filtered search per
+        _LOOKUP_IDS items, the vector read from `_source`."""
+        wanted = sorted(set(ids))
+        found: dict[str, tuple[int, list[float]]] = {}
+        for start in range(0, len(wanted), _LOOKUP_IDS):
+            chunk = wanted[start : start + _LOOKUP_IDS]
+            filters = [*self._seen(project, kind), {"terms": {"item_id": chunk}}]
+            body = {
+                "size": min(_MAX_WINDOW, len(chunk) * _FETCH_FACTOR),
+                "_source": ["item_id", "written_at", "vector"],
+                "query": {"bool": {"filter": filters}},
+            }
+            for hit in self._requests.search("vector read", body):
+                item_id, written_at, vector = _stored_vector(hit)
+                if item_id not in found or written_at > found[item_id][0]:
+                    found[item_id] = (written_at, vector)
+        return {item_id: vector for item_id, (_, vector) in found.items()}
 
     def similarities(
         self, project: str, kind: VectorKind, vector: Sequence[float], ids: Collection[str]

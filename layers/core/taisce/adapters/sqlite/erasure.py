@@ -176,7 +176,9 @@ class SqliteErasureStore(SqlitePart):
     # -- what an erasure leaves: tombstones, the vector ids an older version recorded
     # for deleting later (none are written now), and the aliases it forgets
 
-    def add_tombstones(self, project: str, hashes: Collection[str]) -> None:
+    def add_tombstones(self, project: str, hashes: Collection[str], at: str | None = None) -> None:
+        # `at` is not kept here: a user's scope is erased in the transaction that
+        # writes its tombstone and its audit record, whose time a guarded write reads.
         with self._write() as db:
             db.executemany(
                 "INSERT OR IGNORE INTO erased_subjects (project, hash) VALUES (?, ?)",
@@ -297,6 +299,19 @@ class SqliteErasureStore(SqlitePart):
                 + ", cursor = COALESCE(?, cursor) WHERE project = ? AND id = ?",
                 (*(counts.get(k, 0) for k in COUNTS), cursor, project, erasure_id),
             )
+
+    def release_request_holds(self) -> int:
+        """Let go of the pending erasures held by requests (holder `request_...`):
+        called as a server starts, when no request of this server runs yet, so that
+        the worker completes an erasure a stopped server left part-way at once
+        rather than after its hold. Returns how many were let go."""
+        held = "holder LIKE 'request!_%' ESCAPE '!'"
+        if self._db().execute(f"SELECT 1 FROM erasure_requests WHERE {held}").fetchone() is None:
+            return 0  # nothing to write (a full disk must not stop the start)
+        with self._write() as db:
+            return db.execute(
+                f"UPDATE erasure_requests SET holder = NULL, held_until = NULL WHERE {held}"
+            ).rowcount
 
     def finish_erasure(self, record: ErasureRecord, requested_at: str) -> bool:
         with self._write() as db:

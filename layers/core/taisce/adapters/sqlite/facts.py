@@ -17,7 +17,7 @@ from ...domain.fact_identity import fact_identity, first_of_each
 from ...domain.facts_once import facts_once
 from ...domain.filters import FactFilter
 from ...domain.model import Fact, FactPointer, Role
-from ...domain.scope import partitions, seen
+from ...domain.scope import ScopeErased, ScopeGuard, partitions, seen
 from ...domain.validity import closing_reads, keyed_ids, plan_closings, sortable
 from .aliases import alias_targets
 from .base import SqlitePart
@@ -73,6 +73,22 @@ def _stored_ids(execute: Execute, project: str, ids: Sequence[str]) -> set[str]:
     return {r[0] for r in rows}
 
 
+def _erased_since(execute: Execute, guard: ScopeGuard) -> bool:
+    """Whether the guard's scope was erased at or after its time: its tombstone (one
+    key lookup), then the erasure's audit time (the erasure commits both at once)."""
+    held = execute(
+        "SELECT 1 FROM erased_subjects WHERE project = ? AND hash = ?",
+        (guard.project, guard.tombstone),
+    ).fetchone()
+    if held is None:
+        return False
+    times = execute(
+        "SELECT erased_at FROM erasures WHERE project = ? AND subject_hash = ?",
+        (guard.project, guard.tombstone),
+    )
+    return any(sortable(t[0]) >= sortable(guard.recorded_at) for t in times)
+
+
 def _resolve_aliases(db: sqlite3.Connection, project: str, facts: Sequence[Fact]) -> Sequence[Fact]:
     """The facts with each alias key replaced by its entity's (the words stay)."""
     keys = list({k for f in facts for k in (f.subject_key, f.object_key) if k})
@@ -106,9 +122,13 @@ def _new_facts(
 
 
 class SqliteFactStore(SqlitePart):
-    def put_facts(self, project: str, facts: Sequence[Fact]) -> dict[str, str]:
+    def put_facts(
+        self, project: str, facts: Sequence[Fact], guard: ScopeGuard | None = None
+    ) -> dict[str, str]:
         token = uuid.uuid4().hex
         with self._write() as db:
+            if guard is not None and _erased_since(db.execute, guard):
+                raise ScopeErased(project)
             facts, identities, same = _new_facts(db.execute, project, facts)
             facts = _resolve_aliases(db, project, facts)
             facts = self._close_contradictions(db, project, facts, token)

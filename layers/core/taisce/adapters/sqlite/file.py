@@ -5,17 +5,25 @@ migration step both need, adding the columns an older file lacks.
 
 Deleted content is overwritten with zeros (`secure_delete` ON, on every connection:
 the setting is per connection). FAST would not do: it leaves deleted content on
-freelist pages. The WAL still holds older copies of every page it logged until it is
-checkpointed and truncated: `purge()` does that, after an erasure."""
+freelist pages. Copies of moved cells stay in pages' unused space, and the WAL holds
+older copies of every page it logged until it is checkpointed and truncated:
+`purge()` rebuilds the file and truncates the WAL, after an erasure.
+
+A full disk refuses writes, not reads: a write that meets SQLITE_FULL raises
+StorageFull (507 insufficient_storage), rolled back whole; opening a file whose tables
+all exist needs no space, so a server restarted on a full disk still serves reads."""
 
 from __future__ import annotations
 
 import logging
+import re
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+
+from ...domain.errors import StorageFull
 
 # One writer at a time per file within a process. SQLite would serialise writers
 # anyway, but a thread that finds the file locked sleeps in SQLite's busy handler
@@ -27,6 +35,50 @@ _WRITERS_LOCK = threading.Lock()
 _PURGE_TRIES = 3
 
 logger = logging.getLogger(__name__)
+
+# SQLite's primary result code for "database or disk is full" (a full disk, or the
+# file at its max_page_count).
+SQLITE_FULL = 13
+FULL_MESSAGE = (
+    "the server's disk is full: nothing was written; reads and recalls still work. "
+    "Send it again once space is freed"
+)
+_CREATED = re.compile(
+    r"CREATE\s+(?:UNIQUE\s+|VIRTUAL\s+)?(?:TABLE|INDEX|TRIGGER|VIEW)\s+IF\s+NOT\s+EXISTS\s+(\w+)",
+    re.IGNORECASE,
+)
+
+
+def is_full(exc: BaseException) -> bool:
+    """Whether `exc` is SQLite saying the disk (or the file's page limit) is full."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(exc, sqlite3.Error) and code is not None and code & 0xFF == SQLITE_FULL
+
+
+def missing_objects(db: sqlite3.Connection, script: str) -> list[str]:
+    """The tables, indexes and triggers `script` creates that the file lacks."""
+    have = {str(r[0]) for r in db.execute("SELECT name FROM sqlite_master")}
+    return [name for name in _CREATED.findall(script) if name not in have]
+
+
+def run_schema(db: sqlite3.Connection, script: str) -> None:
+    """Run an idempotent schema script. On a full disk, a file that already has
+    everything it creates is used as it is (reads need no space); one that lacks
+    something cannot be made and says so."""
+    try:
+        # executescript commits as it goes; every statement of a schema is idempotent.
+        db.executescript(script)
+    except sqlite3.Error as exc:
+        if not is_full(exc):
+            raise
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        lacking = missing_objects(db, script)
+        if lacking:
+            raise StorageFull(
+                f"the disk is full: the store's tables ({', '.join(lacking[:3])}) cannot be created"
+            ) from exc
+        logger.warning("the disk is full: the store opened for reads; writes are refused")
 
 
 def _writer_lock(path: Path) -> threading.RLock:
@@ -54,8 +106,7 @@ class SqliteFile:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
         self._writer = _writer_lock(self.path)
-        # executescript commits as it goes; every statement of a schema is idempotent.
-        self.db().executescript(schema)
+        run_schema(self.db(), schema)
 
     def db(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
@@ -76,19 +127,39 @@ class SqliteFile:
             try:
                 yield db
                 db.execute("COMMIT")
-            except BaseException:
+            except BaseException as exc:
                 # A failed COMMIT too: left open, the transaction would keep the file's
                 # write lock and every later write on this thread would fail to BEGIN.
                 if db.in_transaction:
                     db.execute("ROLLBACK")
+                if is_full(exc):
+                    raise StorageFull(FULL_MESSAGE) from exc
                 raise
 
     def purge(self) -> bool:
-        """Copy the WAL into the file and truncate it to zero bytes, so that no older
-        copy of a page (holding what was deleted since) stays in it. Waits for readers
-        (the busy timeout, a few times); returns whether the WAL was truncated."""
+        """Rebuild the file (VACUUM), then copy the WAL into it and truncate the WAL to
+        zero bytes, so that no copy of what was deleted stays anywhere in the folder.
+
+        The rebuild is needed because secure_delete zeroes a deleted cell but not the
+        copies SQLite leaves in a page's unused space when it moves cells between pages
+        (rebalancing a b-tree as rows come and go): in a store of a few hundred
+        messages, whole erased sentences stayed in live pages of facts, passages and
+        the full-text index. VACUUM writes every page afresh from the live rows (it
+        keeps every explicit INTEGER PRIMARY KEY, which the full-text index's rows are
+        named by). It costs a copy of the file (docs/reliability.md has the figures),
+        and needs room for one: on a full disk it is skipped and said, and the next
+        erasure's purge does it. Waits for readers (the busy timeout, a few times);
+        returns whether the WAL was truncated."""
         db = self.db()
         with self._writer:
+            try:
+                db.execute("VACUUM")
+            except sqlite3.Error as exc:
+                logger.warning(
+                    "the file %s could not be rebuilt after an erasure: %s",
+                    self.path.name,
+                    "disk full" if is_full(exc) else type(exc).__name__,
+                )
             for _ in range(_PURGE_TRIES):
                 busy, _, _ = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
                 if not busy:

@@ -19,7 +19,7 @@ from .aliases import SqliteAliasStore
 from .credentials import SqliteCredentialStore
 from .erasure import SqliteErasureStore
 from .facts import SqliteFactStore
-from .file import SqliteFile, add_columns
+from .file import SqliteFile, add_columns, run_schema
 from .listing import SqliteListingStore
 from .messages import SqliteMessageStore
 from .name_keys import migrate_name_keys, name_keys_current
@@ -48,7 +48,7 @@ class SqliteStore(ComposedStore):
         db = file.db()
         for table, columns in ADDED_COLUMNS:
             add_columns(db, table, columns)
-        db.executescript(INDEXES)
+        run_schema(db, INDEXES)
         if not name_keys_current(db):  # keys of an older rule: name_keys.py
             with file.write() as db:
                 migrate_name_keys(db, mark_vectors=mark_vectors)
@@ -75,6 +75,11 @@ class SqliteStore(ComposedStore):
     def erase_scope(self, partition: str, tombstone: str, record: ErasureRecord) -> dict[str, int]:
         """Everything in one user's scope, erased now (scope_erasure.py)."""
         return self.scope_erasure.erase_scope(partition, tombstone, record)
+
+    def release_request_holds(self) -> int:
+        """Pending erasures held by requests of a server that stopped, let go
+        (erasure.py): the local server calls it as it starts."""
+        return self.erasure_store.release_request_holds()
 
     def close(self) -> None:
         self.file.close()

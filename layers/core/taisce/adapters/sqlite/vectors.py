@@ -501,5 +501,17 @@ class SqliteVectorIndex:
             scores.update(self._similarities_one(p, kind, vector, ids))
         return scores
 
+    def vectors(
+        self, project: str, kind: VectorKind, ids: Collection[str]
+    ) -> dict[str, list[float]]:
+        found: dict[str, list[float]] = {}
+        wanted = list(dict.fromkeys(ids))
+        for p in partitions(project):
+            matrix = self._matrix(p, kind)
+            with self._lock:
+                rows = [(i, matrix.where[i]) for i in wanted if i in matrix.where]
+                found.update((i, matrix.rows[at].tolist()) for i, at in rows)
+        return found
+
     def close(self) -> None:
         self.file.close()

@@ -10,7 +10,7 @@ the dependency points one way (adapters -> domain). This package re-exports noth
   reports.py      ReportStore        projects.py   ProjectReads (whole-project reads)
   erasure.py      ErasureStore       credentials.py CredentialStore
   vectors.py      Embedder, VectorIndex      extractor.py  Extractor
-  queue.py        WorkQueue
+  queue.py        WorkQueue          spans.py      Spans (where a tracer may time a step)
 
 The records the ports carry (Hit, VectorItem, PendingVector, ErasurePlan, Report, ...)
 and what a store can do beyond its methods (StoreCapabilities) are in domain/model.py;

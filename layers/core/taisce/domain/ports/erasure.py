@@ -33,10 +33,12 @@ class ErasureStore(Protocol):
         returns how many went."""
         ...
 
-    def add_tombstones(self, project: str, hashes: Collection[str]) -> None:
+    def add_tombstones(self, project: str, hashes: Collection[str], at: str | None = None) -> None:
         """A tombstone for each of these subject hashes (erase writes its plan's own):
         from then on a write naming one is refused or dropped. Written before the
-        erasure is recorded, so an extraction cannot bring the entity back meanwhile."""
+        erasure is recorded, so an extraction cannot bring the entity back meanwhile.
+        `at`: when (a user's scope erased: a guarded write of what was recorded before
+        is refused, domain/scope.py ScopeGuard), where the store keeps the time there."""
         ...
 
     def erased(self, project: str, hashes: Collection[str]) -> set[str]:

@@ -7,13 +7,19 @@ from typing import Protocol
 
 from ..filters import FactFilter
 from ..model import Fact, FactPointer, Role
+from ..scope import ScopeGuard
 
 
 class FactStore(Protocol):
     """A project's facts, read by the entities they name."""
 
-    def put_facts(self, project: str, facts: Sequence[Fact]) -> dict[str, str]:
+    def put_facts(
+        self, project: str, facts: Sequence[Fact], guard: ScopeGuard | None = None
+    ) -> dict[str, str]:
         """Store new facts; in the same transaction, close what they contradict.
+
+        With a guard, nothing is stored if the user's scope was erased at or after the
+        guard's time (its tombstone, checked in the write): ScopeErased is raised.
 
         A fact identical to a live fact of the project, or to an earlier one of the
         batch (domain/fact_identity.py), is not stored: the answer maps its id to the

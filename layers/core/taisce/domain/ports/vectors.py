@@ -16,6 +16,10 @@ class VectorIndexError(Exception):
     """The vector index failed to read or write."""
 
 
+class VectorIndexMismatch(VectorIndexError):
+    """The vector index exists but was made for vectors of other dimensions."""
+
+
 class Embedder(Protocol):
     """A text embedding model. Vectors are unit length, so a dot product is the cosine."""
 
@@ -66,6 +70,13 @@ class VectorIndex(Protocol):
         """The cosine with `vector` of each of these items that has a vector (items
         without one are left out): scores a given set, unlike `search`, so that what the
         caller may not see never takes a place."""
+        ...
+
+    def vectors(
+        self, project: str, kind: VectorKind, ids: Collection[str]
+    ) -> dict[str, list[float]]:
+        """The stored vector of each of these items that has one (others are left out),
+        so a caller that needs an item's vector need not ask the model again."""
         ...
 
     def delete(self, project: str, kind: VectorKind, ids: Collection[str]) -> None: ...

@@ -12,6 +12,27 @@ export function setCredential(secret) {
   else sessionStorage.removeItem(KEY);
 }
 
+const USER = "taisce.user";
+export const USER_PATTERN = /^[A-Za-z0-9._:@-]{1,128}$/;
+
+// The end user whose memory the explorer reads beside the shared memory ("" for the
+// shared memory only): sent as `user` on every call.
+export function user() {
+  return sessionStorage.getItem(USER) || "";
+}
+
+export function setUser(name) {
+  if (name) sessionStorage.setItem(USER, name);
+  else sessionStorage.removeItem(USER);
+}
+
+// Whose memory the last answer came from (the Taisce-Project and Taisce-User headers).
+export const answeredBy = { project: "", user: "" };
+const seen = new Set();
+export function onAnswer(listener) {
+  seen.add(listener);
+}
+
 export class ApiError extends Error {
   constructor(status, code, message) {
     super(message);
@@ -19,11 +40,17 @@ export class ApiError extends Error {
     this.code = code;
   }
 
+  // What went wrong in plain words; the server's own words only where they name what
+  // to change (a refused control).
   describe() {
-    if (this.status === 401) {
-      return `The credential was refused (401 ${this.code}): ${this.message}. Paste a credential for this server's project above.`;
-    }
-    return `${this.status} ${this.code}: ${this.message}`;
+    if (this.status === 0) return "The server could not be reached. Check that it is running, then try again.";
+    if (this.status === 401) return "The credential was refused. Paste a credential for this server's project above.";
+    if (this.status === 403) return "This credential may not do that.";
+    if (this.status === 404) return "Not found: it may have been erased.";
+    if (this.status === 413) return "The request is too large for the server.";
+    if (this.status === 429) return "Too many requests just now. Wait a moment and try again.";
+    if (this.status >= 500) return `The server failed to answer (${this.status}). Try again in a moment.`;
+    return `The server refused the request: ${this.message}.`;
   }
 }
 
@@ -33,6 +60,9 @@ export async function call(method, path, { query, body } = {}) {
     throw new ApiError(401, "unauthorized", "no credential yet");
   }
   let url = path;
+  const scope = user();
+  if (scope && method === "GET") query = { ...(query || {}), user: scope };
+  if (scope && body !== undefined) body = { ...body, user: scope };
   if (query) {
     const params = new URLSearchParams();
     for (const [k, v] of Object.entries(query)) {
@@ -56,6 +86,12 @@ export async function call(method, path, { query, body } = {}) {
   } catch (error) {
     throw new ApiError(0, "unreachable", "the server could not be reached");
   }
+  const project = response.headers.get("Taisce-Project");
+  if (project !== null) {
+    answeredBy.project = decodeURIComponent(project);
+    answeredBy.user = decodeURIComponent(response.headers.get("Taisce-User") || "");
+    seen.forEach((listener) => listener(answeredBy));
+  }
   if (response.status === 204) return null;
   let data = null;
   try {
@@ -78,7 +114,7 @@ export const api = {
   entities: (query) => call("GET", "/v1/entities", { query }),
   neighbourhood: (name, hops) => call("GET", "/v1/entities/neighbourhood", { query: { name, hops } }),
   aliases: () => call("GET", "/v1/entities/aliases"),
-  facts: (subject) => call("GET", "/v1/facts", { query: { subject } }),
+  facts: (subject, cursor, limit) => call("GET", "/v1/facts", { query: { subject, cursor, limit } }),
   messages: (query) => call("GET", "/v1/messages", { query }),
   message: (id) => call("GET", "/v1/messages/" + encodeURIComponent(id)),
   recall: (body) => call("POST", "/v1/recalls", { body }),

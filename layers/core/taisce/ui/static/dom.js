@@ -29,6 +29,12 @@ export function append(el, children) {
   return el;
 }
 
+// A wide table in a box of its own that scrolls sideways (keyboard too), so a phone's
+// page never does.
+export function scrollBox(label, table) {
+  return h("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": label }, table);
+}
+
 export function clear(el) {
   while (el.firstChild) el.firstChild.remove();
   return el;
@@ -53,14 +59,28 @@ export function when(moment) {
   return moment ? moment.replace("T", " ").replace(/\.\d+Z$/, "Z") : "—";
 }
 
-export function entityLink(name, text) {
-  return h("a", { href: "#/entity?" + new URLSearchParams({ name }) }, text ?? name);
+// A name from memory, isolated: a right-to-left override in it cannot reorder the text
+// around it.
+export function bdi(text) {
+  return h("bdi", {}, text);
 }
 
-export function messageLink(id, text, fact) {
+export function entityLink(name, text) {
+  return h("a", { href: "#/entity?" + new URLSearchParams({ name }) }, text ?? bdi(name));
+}
+
+export function messageLink(id, text, fact, onclick) {
   const query = { id };
   if (fact) query.fact = fact;
-  return h("a", { href: "#/message?" + new URLSearchParams(query) }, text ?? id);
+  return h("a", { href: "#/message?" + new URLSearchParams(query), onclick }, text ?? id);
+}
+
+// A fact whose message link is followed, remembered so the message page can highlight
+// its quote, or say it has none (kept in this tab only).
+export function rememberFact(fact) {
+  const known = JSON.parse(sessionStorage.getItem("taisce.quotes") || "{}");
+  known[fact.id] = { quote: fact.quote || null, start: fact.quote_start, end: fact.quote_end };
+  sessionStorage.setItem("taisce.quotes", JSON.stringify(known));
 }
 
 export function roleBadge(role) {
@@ -106,4 +126,19 @@ export function markedText(text, passages = [], highlight = null) {
     i = j;
   }
   return out;
+}
+
+// A list's pages read so far, kept in the address (without a new history entry) so Back
+// to the list shows as many as before "Show more". At most 40 pages are read again.
+export function pagesWanted(params) {
+  const n = Number.parseInt(params.get("pages") || "1", 10);
+  return Number.isFinite(n) ? Math.min(Math.max(n, 1), 40) : 1;
+}
+
+export function rememberPages(page, params, pages) {
+  const query = new URLSearchParams(params);
+  if (pages > 1) query.set("pages", String(pages));
+  else query.delete("pages");
+  const text = query.toString();
+  history.replaceState(history.state, "", `#/${page}${text ? "?" + text : ""}`);
 }

@@ -2,7 +2,7 @@
 // at a time (GET /v1/entities).
 
 import { api } from "../api.js";
-import { entityLink, h } from "../dom.js";
+import { entityLink, h, pagesWanted, rememberPages, scrollBox } from "../dom.js";
 
 const ROLES = ["user", "assistant", "system", "tool"];
 
@@ -13,6 +13,7 @@ export async function entitiesView(params, { showError }) {
   const summary = h("p", { class: "muted", "aria-live": "polite" });
   let cursor = null;
   let shown = 0;
+  let pages = 0;
 
   async function load() {
     const page = await api.entities({ search, cursor, limit: 50 });
@@ -28,14 +29,25 @@ export async function entitiesView(params, { showError }) {
         ),
       );
     }
+    pages += 1;
     shown += page.entities.length;
     cursor = page.next_cursor;
     more.hidden = !cursor;
     summary.textContent = `${shown} entit${shown === 1 ? "y" : "ies"} shown${cursor ? ", more to load" : ""}.`;
   }
 
-  more.addEventListener("click", () => load().catch(showError));
+  const moreError = h("div", { class: "action-error" });
+  more.addEventListener("click", () =>
+    load().then(
+      () => {
+        moreError.replaceChildren();
+        rememberPages("entities", params, pages);
+      },
+      (error) => showError(error, moreError),
+    ),
+  );
   await load();
+  for (let wanted = pagesWanted(params); pages < wanted && cursor; ) await load();
 
   const form = h(
     "form",
@@ -59,7 +71,9 @@ export async function entitiesView(params, { showError }) {
     h("h2", { id: "entities-title" }, "Entities"),
     form,
     summary,
-    h(
+    scrollBox(
+      "Entities table",
+      h(
       "table",
       { class: "grid", id: "entities" },
       h("caption", { class: "sr-only" }, "Entities and their live facts per source role"),
@@ -75,7 +89,9 @@ export async function entitiesView(params, { showError }) {
         ),
       ),
       body,
+      ),
     ),
     more,
+    moreError,
   );
 }

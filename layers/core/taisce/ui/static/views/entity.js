@@ -2,21 +2,14 @@
 // recorded at), its aliases, its neighbourhood as a graph, and erasure.
 
 import { api } from "../api.js";
-import { clear, entityLink, h, messageLink, normalName, roleBadge, when } from "../dom.js";
-import { drawGraph } from "./graph.js";
+import { bdi, clear, entityLink, h, messageLink, normalName, rememberFact, roleBadge, scrollBox, when } from "../dom.js";
 
-const QUOTES = "taisce.quotes";
-
-// Remembered so the message page can highlight a fact's quote (kept in this tab only).
-function rememberQuote(fact) {
-  const known = JSON.parse(sessionStorage.getItem(QUOTES) || "{}");
-  known[fact.id] = { quote: fact.quote, start: fact.quote_start, end: fact.quote_end };
-  sessionStorage.setItem(QUOTES, JSON.stringify(known));
-}
+// Facts are read a page at a time: a hub can hold hundreds.
+const FACTS_PAGE = 50;
 
 function factRow(fact) {
   const closed = fact.valid_to && fact.valid_to <= new Date().toISOString();
-  let quote = fact.quote ? h("q", {}, fact.quote) : h("span", { class: "muted" }, "—");
+  let quote = fact.quote ? h("q", {}, fact.quote) : h("span", { class: "muted" }, "no quote");
   if (fact.message_id) {
     quote = h(
       "span",
@@ -25,12 +18,12 @@ function factRow(fact) {
       " ",
       messageLink(fact.message_id, `message ${fact.message_id}`, fact.id),
     );
-    quote.querySelector("a").addEventListener("click", () => rememberQuote(fact));
+    quote.querySelector("a").addEventListener("click", () => rememberFact(fact));
   }
   return h(
     "tr",
     { class: closed ? "closed" : "", "data-fact": fact.id },
-    h("td", {}, fact.statement, closed ? h("span", { class: "tag" }, "closed") : null),
+    h("td", {}, bdi(fact.statement), closed ? h("span", { class: "tag" }, "closed") : null),
     h("td", {}, roleBadge(fact.source_role)),
     h("td", {}, quote),
     h("td", {}, when(fact.valid_from)),
@@ -43,10 +36,11 @@ export async function entityView(params, { showError }) {
   const name = params.get("name") || "";
   const hops = params.get("hops") === "2" ? 2 : 1;
   const [facts, aliases, graph] = await Promise.all([
-    api.facts(name),
+    api.facts(name, null, FACTS_PAGE),
     api.aliases(),
     api.neighbourhood(name, hops),
   ]);
+  if (facts.facts.length === 0 && graph.edges.length === 0) return noSuchEntity(name);
   const center = graph.nodes.find((n) => n.hop === 0);
   const title = center ? center.name : name;
   const key = graph.entity;
@@ -54,16 +48,16 @@ export async function entityView(params, { showError }) {
   const incoming = graph.edges.filter((e) => e.hop === 1 && e.source !== "e:" + key);
 
   const section = h("section", { "aria-labelledby": "entity-title", class: "entity" });
-  const heading = h("h2", { id: "entity-title" }, title);
+  const heading = h("h2", { id: "entity-title" }, bdi(title));
 
   // -- facts
   const factsTable =
     facts.facts.length === 0
       ? h("p", { class: "muted" }, "No fact has this entity as its subject.")
-      : h(
+      : scrollBox(`Table of the facts about ${title}`, h(
           "table",
           { class: "grid", id: "facts" },
-          h("caption", { class: "sr-only" }, `Facts about ${title}`),
+          h("caption", { class: "sr-only" }, "Facts about ", bdi(title)),
           h(
             "thead",
             {},
@@ -76,13 +70,35 @@ export async function entityView(params, { showError }) {
             ),
           ),
           h("tbody", {}, facts.facts.map(factRow)),
+        ));
+  const factsMore = moreFacts(name, facts, factsTable, showError);
+
+  // -- facts naming it as object (live ones, from the neighbourhood's edges)
+  const nodeName = new Map(graph.nodes.map((n) => [n.id, n.name]));
+  const objectList =
+    incoming.length === 0
+      ? h("p", { class: "muted" }, "No live fact names it as object.")
+      : h(
+          "ul",
+          { id: "object-facts" },
+          incoming.map((e) =>
+            h(
+              "li",
+              { "data-fact": e.id },
+              bdi(e.statement),
+              " ",
+              roleBadge(e.source_role),
+              " ",
+              nodeName.has(e.source) ? h("span", { class: "small" }, "(", entityLink(nodeName.get(e.source)), ")") : null,
+            ),
+          ),
         );
 
   // -- aliases
   const aliasList =
     own.length === 0
       ? h("p", { class: "muted" }, "No aliases.")
-      : h("ul", { id: "aliases" }, own.map((a) => h("li", {}, a.alias)));
+      : h("ul", { id: "aliases" }, own.map((a) => h("li", {}, bdi(a.alias))));
 
   // -- graph
   const canvas = h("div", {
@@ -120,13 +136,13 @@ export async function entityView(params, { showError }) {
       // A deploy whose worker erases it answers 202 pending: recall already hides the
       // entity; the status is read until the worker is done.
       while (answer.status === "pending") {
-        clear(result).append(`Erasing “${title}”: the worker is on it…`);
+        clear(result).append("Erasing “", bdi(title), "”: the worker is on it…");
         await new Promise((resolve) => setTimeout(resolve, 1000));
         answer = await api.erasure(answer.id);
       }
       const counts = answer.erased;
       clear(section).append(
-        h("h2", { id: "entity-title" }, `Erased “${title}”`),
+        h("h2", { id: "entity-title" }, "Erased “", bdi(title), "”"),
         h(
           "p",
           { id: "erase-counts", role: "status" },
@@ -139,13 +155,15 @@ export async function entityView(params, { showError }) {
         h("p", {}, h("a", { href: "#/entities" }, "Back to the entities")),
       );
     } catch (error) {
-      showError(error);
+      showError(error, result);
     }
   });
   const eraseButton = h(
     "button",
     { type: "button", class: "danger", id: "erase", onclick: () => dialog.showModal() },
-    `Erase “${title}”…`,
+    "Erase “",
+    bdi(title),
+    "”…",
   );
 
   section.append(
@@ -153,16 +171,21 @@ export async function entityView(params, { showError }) {
     h(
       "p",
       { class: "muted" },
-      `Key “${key}”. ${facts.facts.length} fact${facts.facts.length === 1 ? "" : "s"} with it as subject; ` +
-        `${incoming.length} live fact${incoming.length === 1 ? "" : "s"} naming it as object.`,
+      "Key “",
+      bdi(key),
+      `”. ${incoming.length} live fact${incoming.length === 1 ? "" : "s"} naming it as object` +
+        `${incoming.length && graph.edges.length >= 200 ? " (of the 200 nearest drawn)" : ""}.`,
     ),
-    h("h3", {}, "Facts"),
+    h("h3", {}, "Facts with it as subject"),
     factsTable,
+    factsMore,
+    h("h3", {}, "Facts naming it as object"),
+    objectList,
     h("h3", {}, "Aliases"),
     aliasList,
     h("h3", {}, "Neighbourhood"),
     hopLinks,
-    h("div", { class: "graph-wrap" }, canvas, h("nav", { "aria-label": "Linked entities" }, h("h4", {}, "Linked entities"), linked)),
+    h("div", { class: "graph-wrap" }, h("div", { class: "graph-box" }, canvas), h("nav", { "aria-label": "Linked entities" }, h("h4", {}, "Linked entities"), linked)),
     h("h3", {}, "Erase"),
     h(
       "p",
@@ -173,34 +196,99 @@ export async function entityView(params, { showError }) {
     dialog,
     result,
   );
-  // Drawn once the section is in the page (Cytoscape measures its container).
-  requestAnimationFrame(() => {
-    const cy = drawGraph(canvas, graph, (target) => {
-      location.hash = "#/entity?" + new URLSearchParams({ name: target, hops: String(hops) });
-    });
-    canvas.dataset.ready = String(cy.nodes().length);
-  });
+  // The graph library is loaded here only, once the section is in the page (Cytoscape
+  // measures its container); if it cannot load, the page stands without the drawing.
+  requestAnimationFrame(() => drawInto(canvas, graph, hops));
   return section;
+}
+
+// "Show more facts" under the table, with how many are shown.
+function moreFacts(name, first, table, showError) {
+  const status = h("p", { class: "muted", id: "facts-shown", role: "status" });
+  const button = h("button", { type: "button", class: "more", id: "more-facts" }, "Show more facts");
+  const slot = h("div", { class: "action-error" });
+  let cursor = first.next_cursor;
+  let shown = first.facts.length;
+  const say = () => {
+    status.textContent = `${shown} fact${shown === 1 ? "" : "s"} shown${cursor ? ", more to load" : ""}.`;
+    button.hidden = !cursor;
+  };
+  button.addEventListener("click", async () => {
+    try {
+      const page = await api.facts(name, cursor, FACTS_PAGE);
+      table.querySelector("tbody").append(...page.facts.map(factRow));
+      shown += page.facts.length;
+      cursor = page.next_cursor;
+      slot.replaceChildren();
+      say();
+    } catch (error) {
+      showError(error, slot);
+    }
+  });
+  say();
+  return h("div", {}, status, button, slot);
+}
+
+async function drawInto(canvas, graph, hops) {
+  let drawGraph;
+  try {
+    ({ drawGraph } = await import("./graph.js"));
+  } catch {
+    canvas.replaceWith(
+      h("p", { class: "graph-failed", id: "graph-failed", role: "status" }, "The graph could not load. The linked entities are listed here."),
+    );
+    return;
+  }
+  if (!canvas.isConnected) return; // the person has moved on: nothing to draw into
+  const cy = drawGraph(canvas, graph, (target) => {
+    location.hash = "#/entity?" + new URLSearchParams({ name: target, hops: String(hops) });
+  });
+  canvas.dataset.ready = String(cy.nodes().length);
+  const zoomBy = (factor) =>
+    cy.zoom({ level: cy.zoom() * factor, renderedPosition: { x: cy.width() / 2, y: cy.height() / 2 } });
+  canvas.before(
+    h(
+      "div",
+      { class: "graph-controls", role: "group", "aria-label": "Graph view" },
+      h("button", { type: "button", id: "graph-fit", onclick: () => cy.fit(undefined, 30) }, "Fit"),
+      h("button", { type: "button", id: "graph-zoom-in", onclick: () => zoomBy(1.25) }, "Zoom in"),
+      h("button", { type: "button", id: "graph-zoom-out", onclick: () => zoomBy(0.8) }, "Zoom out"),
+      Number(canvas.dataset.hidden) > 0
+        ? h("span", { class: "muted small" }, ` ${canvas.dataset.hidden} more linked than drawn; all are listed.`)
+        : null,
+    ),
+  );
+}
+
+// A name that holds nothing (never stored, or erased): said so, with nothing to erase.
+function noSuchEntity(name) {
+  return h(
+    "section",
+    { "aria-labelledby": "entity-title", class: "entity" },
+    h("h2", { id: "entity-title" }, "No such entity"),
+    h("p", { id: "no-such-entity" }, "Nothing is held about “", bdi(name), "”: it was never stored, or it has been erased."),
+    h("p", {}, h("a", { href: "#/entities" }, "All entities")),
+  );
 }
 
 function eraseDialog(title, subjectFacts, objectFacts, aliases, onConfirm) {
   const dialog = h(
     "dialog",
     { id: "erase-dialog", "aria-labelledby": "erase-title" },
-    h("h3", { id: "erase-title" }, `Erase everything held about “${title}”?`),
+    h("h3", { id: "erase-title" }, "Erase everything held about “", bdi(title), "”?"),
     h(
       "ul",
       {},
-      h("li", {}, `${subjectFacts} fact${subjectFacts === 1 ? "" : "s"} with “${title}” as subject`),
-      h("li", {}, `${objectFacts} live fact${objectFacts === 1 ? "" : "s"} naming “${title}” as object`),
+      h("li", {}, `${subjectFacts} fact${subjectFacts === 1 ? "" : "s"} with “`, bdi(title), "” as subject"),
+      h("li", {}, `${objectFacts} live fact${objectFacts === 1 ? "" : "s"} naming “`, bdi(title), "” as object"),
       h(
         "li",
         {},
         aliases.length
-          ? `its aliases: ${aliases.map((a) => a.alias).join(", ")}`
+          ? ["its aliases: ", aliases.map((a, i) => [i ? ", " : "", bdi(a.alias)])]
           : "no aliases",
       ),
-      h("li", {}, `the words “${title}” in stored messages (rewritten), and the passages naming it`),
+      h("li", {}, "the words “", bdi(title), "” in stored messages (rewritten), and the passages naming it"),
       h("li", {}, "the reports built from those facts (rebuilt without them)"),
     ),
     h("p", { class: "warning" }, "This cannot be undone."),
@@ -208,7 +296,7 @@ function eraseDialog(title, subjectFacts, objectFacts, aliases, onConfirm) {
       "form",
       { method: "dialog", class: "actions" },
       h("button", { value: "cancel", autofocus: true }, "Cancel"),
-      h("button", { value: "erase", class: "danger", id: "erase-confirm" }, `Erase “${title}”`),
+      h("button", { value: "erase", class: "danger", id: "erase-confirm" }, "Erase “", bdi(title), "”"),
     ),
   );
   dialog.addEventListener("close", () => {

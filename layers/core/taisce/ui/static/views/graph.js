@@ -43,15 +43,42 @@ const STYLE = [
     },
   },
   { selector: 'edge[closed = "yes"]', style: { "line-style": "dashed" } },
+  {
+    selector: 'node[kind = "more"]',
+    style: { shape: "round-rectangle", "background-color": "#d8dde6", "border-width": 1, "border-color": "#555", width: 26, height: 18 },
+  },
 ];
 
+// A hub's neighbours beyond this many are one group node: more is an illegible starburst
+// (the list beside the graph names them all).
+export const MAX_NEIGHBOURS = 40;
+
+// The nodes and edges drawn: the centre, its nearest neighbours (entities before values,
+// hop 1 before hop 2) up to MAX_NEIGHBOURS, and a node standing for the rest.
+export function capped(data, limit = MAX_NEIGHBOURS) {
+  const centre = data.nodes.filter((n) => n.hop === 0);
+  const around = data.nodes
+    .filter((n) => n.hop !== 0)
+    .map((n, i) => ({ n, i }))
+    .sort((a, b) => a.n.hop - b.n.hop || (a.n.kind === "entity" ? 0 : 1) - (b.n.kind === "entity" ? 0 : 1) || a.i - b.i)
+    .map(({ n }) => n);
+  const kept = [...centre, ...around.slice(0, limit)];
+  const ids = new Set(kept.map((n) => n.id));
+  const nodes = kept.map((n) => ({ data: { ...n } }));
+  const edges = data.edges
+    .filter((e) => ids.has(e.source) && ids.has(e.target))
+    .map((e) => ({ data: { ...e, id: "edge:" + e.id, closed: e.valid_to ? "yes" : "no" } }));
+  const rest = around.length - Math.min(around.length, limit);
+  if (rest > 0 && centre.length) {
+    nodes.push({ data: { id: "more", name: `+${rest} more (listed)`, kind: "more", hop: 1 } });
+    edges.push({ data: { id: "edge:more", source: centre[0].id, target: "more", predicate: "", closed: "yes" } });
+  }
+  return { elements: [...nodes, ...edges], hidden: rest };
+}
+
 export function drawGraph(container, data, onOpen) {
-  const elements = [
-    ...data.nodes.map((n) => ({ data: { ...n } })),
-    ...data.edges.map((e) => ({
-      data: { ...e, id: "edge:" + e.id, closed: e.valid_to ? "yes" : "no" },
-    })),
-  ];
+  const { elements, hidden } = capped(data);
+  container.dataset.hidden = String(hidden);
   const cy = cytoscape({
     container,
     elements,

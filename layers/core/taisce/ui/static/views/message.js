@@ -1,7 +1,7 @@
 // One message with its passages marked and, coming from a fact, its quote highlighted.
 
 import { api } from "../api.js";
-import { codePoints, h, markedText } from "../dom.js";
+import { codePoints, h, markedText, scrollBox } from "../dom.js";
 import { messageCard } from "./messages.js";
 
 // Where a fact's quote sits in the message: the server's offsets when it located the
@@ -21,6 +21,15 @@ export function quoteSpan(content, fact) {
   return { start, end: start + codePoints(fact.quote).length };
 }
 
+// What the page says of the fact it was opened from: a fact may cite a message without
+// quoting it (most extracted facts do), which is not a quote gone missing.
+function factNote(factId, fact, span) {
+  if (span) return `The quote of fact ${factId} is highlighted.`;
+  if (fact && fact.quote) return `The quote of fact ${factId} could not be found in this text.`;
+  if (fact) return `Fact ${factId} cites this message; it has no quote.`;
+  return `Fact ${factId} cites this message.`;
+}
+
 export async function messageView(params) {
   const id = params.get("id") || "";
   const factId = params.get("fact");
@@ -32,7 +41,7 @@ export async function messageView(params) {
     const content = card.querySelector(".content");
     content.replaceChildren(...markedText(detail.message.content, detail.passages, span));
   }
-  const passages = h(
+  const passages = scrollBox("Passages table", h(
     "table",
     { class: "grid", id: "passages" },
     h("caption", {}, "Passages (offsets in code points)"),
@@ -48,18 +57,12 @@ export async function messageView(params) {
         h("tr", {}, h("td", {}, p.id), h("td", { class: "num" }, p.start), h("td", { class: "num" }, p.end), h("td", {}, p.quote)),
       ),
     ),
-  );
+  ));
   return h(
     "section",
     { "aria-labelledby": "message-title" },
     h("h2", { id: "message-title" }, `Message ${detail.message.id}`),
-    factId
-      ? h(
-          "p",
-          { class: span ? "" : "muted" },
-          span ? `The quote of fact ${factId} is highlighted.` : `The quote of fact ${factId} is not in this text (any more).`,
-        )
-      : null,
+    factId ? h("p", { class: span ? "" : "muted", id: "fact-note" }, factNote(factId, factId in known ? known[factId] : undefined, span)) : null,
     card,
     passages,
     h("p", {}, h("a", { href: "#/messages" }, "All messages")),

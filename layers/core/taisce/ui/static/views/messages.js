@@ -2,7 +2,7 @@
 // (GET /v1/messages?passages=true: a page of messages with their passages, one request).
 
 import { api } from "../api.js";
-import { h, markedText, messageLink, roleBadge, when } from "../dom.js";
+import { h, markedText, messageLink, pagesWanted, rememberPages, roleBadge, when } from "../dom.js";
 
 const ROLES = ["user", "assistant", "system", "tool"];
 const PAGE = 20;
@@ -17,7 +17,7 @@ export function messageCard(message, passages) {
       roleBadge(message.role),
       " ",
       messageLink(message.id),
-      message.source ? h("span", { class: "source" }, ` source ${message.source}`) : null,
+      message.source ? h("span", { class: "source" }, " source ", h("bdi", {}, message.source)) : null,
       h(
         "span",
         { class: "muted" },
@@ -41,17 +41,29 @@ export async function messagesView(params, { showError }) {
   const summary = h("p", { class: "muted", "aria-live": "polite" });
   let cursor = null;
   let shown = 0;
+  let pages = 0;
 
   async function load() {
     const page = await api.messages({ role, source, cursor, limit: PAGE, passages: true });
     page.messages.forEach((m) => list.append(messageCard(m, m.passages)));
+    pages += 1;
     shown += page.messages.length;
     cursor = page.next_cursor;
     more.hidden = !cursor;
     summary.textContent = `${shown} message${shown === 1 ? "" : "s"} shown, newest first${cursor ? "; older ones to load" : ""}.`;
   }
-  more.addEventListener("click", () => load().catch(showError));
+  const moreError = h("div", { class: "action-error" });
+  more.addEventListener("click", () =>
+    load().then(
+      () => {
+        moreError.replaceChildren();
+        rememberPages("messages", params, pages);
+      },
+      (error) => showError(error, moreError),
+    ),
+  );
   await load();
+  for (let wanted = pagesWanted(params); pages < wanted && cursor; ) await load();
 
   const form = h(
     "form",
@@ -86,5 +98,6 @@ export async function messagesView(params, { showError }) {
     summary,
     list,
     more,
+    moreError,
   );
 }

@@ -2,8 +2,8 @@
 // shown as the bundle a model would get, with the budget each item used, truncated and
 // degraded made visible, why each item is there, and the same request as a curl line.
 
-import { api } from "../api.js";
-import { countCodePoints, entityLink, h, messageLink, roleBadge } from "../dom.js";
+import { api, user } from "../api.js";
+import { bdi, countCodePoints, entityLink, h, messageLink, rememberFact, roleBadge, when } from "../dom.js";
 
 const ROLES = ["user", "assistant", "system", "tool"];
 const SURFACES = ["facts", "reports", "passages"];
@@ -22,17 +22,64 @@ export function itemCharacters(kind, item) {
   return total;
 }
 
-// Which step of the recall put an item in the bundle: `why` when the server says
-// (explain), else what the item itself shows.
-function stepOf(kind, item) {
-  if (item.why) return typeof item.why === "string" ? item.why : JSON.stringify(item.why);
+// What each number of `why` means, in a few words (docs/API.md, `explain`).
+const MEANINGS = {
+  step: "the step that found it: a name in the question, a name like one, a report or a passage",
+  matched: "the name (normalised) it was reached through",
+  hop: "1: a fact of that name; 2: one link further",
+  words: "the share of the question's words it holds (0 to 1)",
+  similarity: "how close in meaning to the question (cosine, 1 is the same); empty without a vector",
+  score: "the score it was ranked by",
+  path: "kept on a path through a linked entity",
+  neutral_similarity: "closeness in meaning with its names replaced by “someone”",
+  shared: "the question's words it holds",
+  vector_rank: "its rank among the passages closest in meaning (1 is first)",
+  word_rank: "its rank among the passages sharing the question's words (1 is first)",
+  fact_rank: "its message's rank among those cited by the facts nearest the question",
+  message_share: "the share of its score left after its own message's passages ahead of it",
+  neighbour_share: "the share of its score given by the message stored just before",
+  time_factor: "the asked time's factors that applied to it (above 1 lifts it)",
+};
+
+function sentence(text) {
+  const t = text.trim();
+  return t ? t[0].toUpperCase() + t.slice(1) + (/[.!?]$/.test(t) ? "" : ".") : "";
+}
+
+function pathOf(item) {
+  return Array.isArray(item.path) && item.path.length ? item.path : null;
+}
+
+// Why an item is in the bundle, as one plain sentence: the server's `reason` when it
+// explains, else what the item itself shows. A hop-2 fact names the path it came by.
+export function plainWhy(kind, item) {
+  const path = pathOf(item);
   if (kind === "facts") {
-    return item.path && item.path.length
-      ? `step 1, hop 2: linked through ${item.path.join(" → ")}`
-      : "step 1 (a name in the question) or step 2 (a similar name), hop 1";
+    const via = path ? `reached by the path ${path.join(" → ")}` : "";
+    if (item.why && item.why.reason) return sentence(item.why.reason + (via ? `, ${via}` : ""));
+    return sentence(via ? `a linked fact, ${via}` : "a name in the question, or one like it");
   }
-  if (kind === "reports") return `step 3: report ${item.path && item.path.length ? "(" + item.path.join(" › ") + ")" : ""}`;
-  return "step 4: a passage near the question";
+  if (item.why && item.why.reason) return sentence(item.why.reason);
+  if (kind === "reports") return sentence(`a report${path ? " in " + path.join(" › ") : ""} near the question`);
+  return "A passage near the question.";
+}
+
+function numbers(why) {
+  const rows = Object.entries(why).filter(([name]) => name !== "reason");
+  const shown = (value) => (value === null ? "—" : Array.isArray(value) ? value.join(", ") || "—" : String(value));
+  return h(
+    "details",
+    { class: "numbers" },
+    h("summary", {}, "The numbers"),
+    h(
+      "dl",
+      {},
+      rows.map(([name, value]) => [
+        h("dt", {}, h("code", {}, name), " ", h("span", { class: "value" }, shown(value))),
+        h("dd", {}, MEANINGS[name] || ""),
+      ]),
+    ),
+  );
 }
 
 function requestBody(form) {
@@ -64,8 +111,14 @@ function requestBody(form) {
 
 // The same request for a shell. The credential is never written out: the line reads it
 // from $TAISCE_CREDENTIAL.
-export function curlLine(body) {
-  const json = JSON.stringify(body).replace(/'/g, "'\\''");
+export function curlLine(request) {
+  const scope = user();
+  const body = scope ? { ...request, user: scope } : request;
+  // Bidi controls written as JSON escapes: the same request, and a line they cannot
+  // reorder when it is shown or pasted.
+  const json = JSON.stringify(body)
+    .replace(/[\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"))
+    .replace(/'/g, "'\\''");
   return (
     `curl -s ${location.origin}/v1/recalls -H "Authorization: Bearer $TAISCE_CREDENTIAL" ` +
     `-H 'Content-Type: application/json' -d '${json}'`
@@ -137,6 +190,7 @@ function form(last) {
       h("div", { class: "field" }, checkbox("explain", "explain (why each item, where the server supports it)", q.explain === true)),
     ),
     h("p", {}, h("button", { type: "submit", class: "primary" }, "Recall")),
+    h("div", { id: "recall-error", class: "action-error" }),
   );
 }
 
@@ -156,14 +210,30 @@ function itemRow(kind, item, max) {
     main = h(
       "div",
       {},
-      h("strong", {}, item.statement),
+      h("strong", {}, bdi(item.statement)),
       " ",
       roleBadge(item.source_role),
-      h("div", { class: "small" }, entityLink(item.subject), ` ${item.predicate} `, item.object_kind === "entity" ? entityLink(item.object) : item.object),
-      item.quote ? h("div", { class: "small" }, h("q", {}, item.quote), item.message_id ? [" ", messageLink(item.message_id, "message")] : null) : null,
+      h("div", { class: "small" }, entityLink(item.subject), ` ${item.predicate} `, item.object_kind === "entity" ? entityLink(item.object) : bdi(item.object)),
+      item.quote || item.message_id
+        ? h(
+            "div",
+            { class: "small" },
+            item.quote ? [h("q", {}, item.quote), " "] : null,
+            item.message_id ? messageLink(item.message_id, item.quote ? "message" : "its message", item.id, () => rememberFact(item)) : null,
+          )
+        : null,
     );
   } else if (kind === "reports") {
-    main = h("div", {}, h("strong", {}, item.title), h("p", { class: "small" }, item.summary));
+    const sources = item.source_messages || [];
+    main = h(
+      "div",
+      {},
+      h("strong", {}, item.title),
+      h("p", { class: "small" }, item.summary),
+      sources.length
+        ? h("p", { class: "small sources" }, "From ", sources.map((id, i) => [i ? ", " : "", messageLink(id, `message ${id}`)]), ".")
+        : null,
+    );
   } else {
     main = h(
       "div",
@@ -174,14 +244,15 @@ function itemRow(kind, item, max) {
       " ",
       messageLink(item.message_id, "message"),
       // Its message's time (not counted against the budget).
-      item.occurred_at ? h("div", { class: "small muted passage-time" }, `said ${item.occurred_at} · stored ${item.recorded_at}`) : null,
+      item.occurred_at ? h("div", { class: "small muted passage-time" }, `said ${when(item.occurred_at)} · stored ${when(item.recorded_at)}`) : null,
     );
   }
   return h(
     "li",
     { class: "item", "data-kind": kind, "data-id": item.id, "data-characters": used },
     main,
-    h("div", { class: "why small" }, h("span", { class: "label" }, item.why ? "why: " : "from: "), stepOf(kind, item)),
+    h("div", { class: "why small" }, h("span", { class: "label" }, "Why: "), plainWhy(kind, item)),
+    item.why ? numbers(item.why) : null,
     budgetBar(used, max, `${used} characters of ${max}`),
   );
 }
@@ -249,14 +320,16 @@ export async function recallView(_params, { showError, clearError }) {
     const body = requestBody(theForm);
     sessionStorage.setItem(LAST, JSON.stringify(body));
     sync();
-    out.replaceChildren(h("p", { class: "muted" }, "Recalling…"));
+    const slot = theForm.querySelector("#recall-error");
+    slot.replaceChildren();
+    out.replaceChildren(h("p", { class: "muted", role: "status" }, "Recalling…"));
     try {
       const answer = await api.recall(body);
       clearError();
       out.replaceChildren(bundle(answer));
     } catch (error) {
       out.replaceChildren();
-      showError(error);
+      showError(error, slot);
     }
   });
   sync();

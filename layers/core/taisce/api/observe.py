@@ -1,0 +1,209 @@
+"""Powertools at the Lambda edge: the logger's Lambda context and correlation id, the
+metrics (CloudWatch's embedded metric format, EMF, on stdout) and the tracer (X-Ray).
+
+Every API function's handler is `observed` (api/resolver.py, make_handler), and so is
+the worker's. The domain never sees Powertools: a recall's steps are timed through
+the `Spans` port (domain/ports/spans.py), which `XRaySpans` answers with X-Ray
+subsegments, and the calls of the store, the vector index and the embedding model
+through `traced`. The tracer exists only
+where Powertools would trace (on Lambda, not under `sam local`, unless
+POWERTOOLS_TRACE_DISABLED): elsewhere X-Ray's SDK is not even imported (the local
+server runs without the AWS SDKs) and nothing is wrapped.
+
+The tracer never records an event, an answer or an exception's message (they carry
+credentials and stored memory): capture_response and capture_error are off here, not
+only in the template's environment.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import replace
+from typing import Any, TypeVar
+
+from aws_lambda_powertools import Metrics, Tracer
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.metrics import MetricUnit
+
+from ..domain.ports.spans import NO_SPANS, Spans
+from ..domain.recalled import RecallAnswer
+from ..domain.semantic import Semantic
+from .logs import logger
+
+SERVICE = "taisce"
+# The template sets POWERTOOLS_METRICS_NAMESPACE; EMF cannot be written without one.
+NAMESPACE = os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "Taisce"
+# botocore: every AWS SDK call is a subsegment. Not httplib: X-Ray's patch of it wraps
+# http.client's `_send_request`, which urllib3 2 never calls, so the calls sent on
+# urllib3 directly (the table's direct reads, the OpenSearch collection) would still
+# go unseen. Those are timed instead by the store's and the vector index's
+# subsegments (`traced`), whose calls hold them.
+PATCHED = ("botocore",)
+
+metrics = Metrics(namespace=NAMESPACE, service=SERVICE)
+
+
+def _tracer() -> Tracer | None:
+    # Powertools' own test of whether it would trace here (its constructor imports
+    # X-Ray's SDK, and so botocore, even to be disabled).
+    if Tracer._is_tracer_disabled():
+        return None
+    return Tracer(service=SERVICE, patch_modules=PATCHED)
+
+
+tracer = _tracer()
+
+Handler = Callable[[dict[str, Any], Any], Any]
+_T = TypeVar("_T")
+
+
+def tracing() -> bool:
+    return tracer is not None
+
+
+def observed(handler: Handler, *, correlated: bool = True) -> Handler:
+    """The handler with Powertools around it: X-Ray's handler subsegment (no event, no
+    answer, no error message), the invocation's metrics written as one EMF document
+    when it returns, and each log line carrying the Lambda context and, for an API
+    event (`correlated`), API Gateway's request id as `correlation_id`. Called without
+    a context (a test, a script: no Lambda), the handler runs bare."""
+    traced = (
+        tracer.capture_lambda_handler(handler, capture_response=False, capture_error=False)
+        if tracer is not None
+        else handler
+    )
+
+    def measured(event: dict[str, Any], context: Any) -> Any:
+        try:
+            return traced(event, context)
+        finally:
+            _publish()
+
+    in_context = logger.inject_lambda_context(
+        measured,
+        correlation_id_path=correlation_paths.API_GATEWAY_HTTP if correlated else None,
+        clear_state=True,
+    )
+
+    @functools.wraps(handler)
+    def entry(event: dict[str, Any], context: Any) -> Any:
+        if context is None:
+            try:
+                return handler(event, context)
+            finally:
+                metrics.clear_metrics()
+        return in_context(event, context)
+
+    return entry
+
+
+def _publish() -> None:
+    """The invocation's metrics as one EMF line, if it counted any (Powertools'
+    log_metrics would warn on every invocation without), then forgotten."""
+    if metrics.metric_set:
+        metrics.flush_metrics()
+    metrics.clear_metrics()
+
+
+# -- recall ---------------------------------------------------------------------------
+
+
+def count_recall(answer: RecallAnswer, seconds: float) -> None:
+    """A recall's figures, as metrics and as one log line (no question, no text)."""
+    metrics.add_metric(name="RecallLatency", unit=MetricUnit.Milliseconds, value=seconds * 1000)
+    metrics.add_metric(name="RecallCharacters", unit=MetricUnit.Count, value=answer.characters)
+    metrics.add_metric(name="RecallTruncated", unit=MetricUnit.Count, value=int(answer.truncated))
+    metrics.add_metric(
+        name="RecallDegradedSteps", unit=MetricUnit.Count, value=len(answer.degraded)
+    )
+    logger.info(
+        "recalled",
+        extra={
+            "milliseconds": round(seconds * 1000, 1),
+            "characters": answer.characters,
+            "truncated": answer.truncated,
+            "degraded": list(answer.degraded),
+        },
+    )
+
+
+# -- the worker -----------------------------------------------------------------------
+
+
+def count_worker_lag(seconds: float) -> None:
+    """How long a work message waited in the queue before its pass began."""
+    metrics.add_metric(name="WorkerLag", unit=MetricUnit.Milliseconds, value=seconds * 1000)
+
+
+# template.yaml's ErasuresStuckAlarm watches it.
+ERASURES_PENDING = "ErasuresPending"
+
+
+def count_erasures_pending(pending: int) -> None:
+    metrics.add_metric(name=ERASURES_PENDING, unit=MetricUnit.Count, value=pending)
+
+
+# -- spans: recall steps and store calls ----------------------------------------------
+
+
+class XRaySpans:
+    """Spans as X-Ray subsegments (domain/ports/spans.py)."""
+
+    def __init__(self, traced: Tracer) -> None:
+        self.provider = traced.provider
+
+    def span(self, name: str) -> AbstractContextManager[object]:
+        return self.provider.in_subsegment(name=name)
+
+
+def spans() -> Spans:
+    """Where a recall's steps are timed: X-Ray while tracing, else nowhere."""
+    return XRaySpans(tracer) if tracer is not None else NO_SPANS
+
+
+class Traced:
+    """An adapter (the store, the vector index, the embedding model) with each of its
+    calls in a subsegment named `<part>.<method>`; every other attribute (a store's
+    capabilities) passed through."""
+
+    def __init__(self, part: object, name: str, spans: Spans) -> None:
+        self._part = part
+        self._name = name
+        self._spans = spans
+
+    def __getattr__(self, attribute: str) -> Any:
+        found = getattr(self._part, attribute)
+        if attribute.startswith("_") or not callable(found):
+            return found
+        return _in_span(self._spans, f"{self._name}.{attribute}", found)
+
+
+def _in_span(spans: Spans, name: str, call: Callable[..., _T]) -> Callable[..., _T]:
+    @functools.wraps(call)
+    def spanned(*args: Any, **kwargs: Any) -> _T:
+        with spans.span(name):
+            return call(*args, **kwargs)
+
+    return spanned
+
+
+def traced(part: _T, name: str) -> _T:
+    """The adapter, traced call by call while tracing (else the adapter itself)."""
+    if tracer is None:
+        return part
+    return Traced(part, name, XRaySpans(tracer))  # type: ignore[return-value]
+
+
+def traced_semantic(semantic: Semantic | None) -> Semantic | None:
+    """The embedding model's and the vector index's calls traced (Bedrock's are also
+    seen by the botocore patch; OpenSearch's only here)."""
+    if semantic is None or tracer is None:
+        return semantic
+    return replace(
+        semantic,
+        embedder=traced(semantic.embedder, "embedder"),
+        index=traced(semantic.index, "vectors"),
+    )

@@ -1,0 +1,84 @@
+"""A user's erasure on DynamoDB, a page at a time: stopped for time between pages, it
+resumes where it stood (the cursor saved with each page's counts), counts each record
+once, and leaves the shared memory and other users as they were."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from taisce.adapters.dynamodb import scope_erasure
+from taisce.adapters.dynamodb.keys import identity_key
+from taisce.adapters.dynamodb.store import DynamoDbStore
+from taisce.domain.controls import Limits
+from taisce.domain.fact_identity import fact_identity
+from taisce.domain.ingest import FactsRequest, MessagesRequest
+from taisce.domain.scope import scope
+from taisce.service.memory import Memory
+from tests.contract.factories import unique
+
+
+def _facts(n: int, subject: str) -> FactsRequest:
+    given = [
+        {"subject": subject, "predicate": "likes", "object": f"thing {i}", "source_role": "user"}
+        for i in range(n)
+    ]
+    return FactsRequest.model_validate({"facts": given})
+
+
+def test_a_users_erasure_resumes_page_by_page(
+    dynamo: DynamoDbStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(scope_erasure, "PAGE", 2)
+    memory = Memory(dynamo, Limits())
+    project = unique("user-erasure")
+    alice, bob = scope(project, "alice"), scope(project, "bob")
+    memory.store_facts(project, _facts(2, "Acme"))
+    memory.store_facts(alice, _facts(5, "Mom"))
+    # Her move closes where she lived: that fact's content marker is left unnamed by its
+    # claim (stale), and must go too.
+    for town in ("Cork", "Galway"):
+        moved = {"subject": "Alice", "predicate": "lives in", "object": town, "source_role": "user"}
+        memory.store_facts(alice, FactsRequest.model_validate({"facts": [moved]}))
+    lived = dynamo.facts_with_subject(str(alice), "alice")
+    assert [f.valid_to is not None for f in lived] == [True, False]
+    markers = [identity_key(str(alice), fact_identity(replace(f, valid_to=None))) for f in lived]
+    memory.store_facts(bob, _facts(1, "Mom"))
+    sent = [{"id": f"m{i}", "role": "user", "content": f"Note {i}."} for i in range(3)]
+    memory.store_messages(alice, MessagesRequest.model_validate({"messages": sent}))
+    # The worker's reports of each partition (it works one at a time, by its name).
+    built = {p: memory.rebuild_reports(str(p)) for p in (project, alice, bob)}
+    assert all(built.values()), built
+    status = memory.erase_user(alice)
+    assert status.status == "pending"
+    # Two pages a call, then out of time: three calls leave it pending, with counts.
+    pages = iter(range(1_000))
+
+    def seconds_left() -> Any:
+        return 1_000.0 if next(pages) % 3 else 0.0
+
+    statuses = []
+    for _ in range(20):
+        done = memory.complete_erasure(project, status.id, seconds_left)
+        assert done is not None
+        statuses.append(done.status)
+        if done.status == "done":
+            break
+    assert statuses[0] == "pending" and statuses[-1] == "done", statuses
+    assert done.counts == {
+        "facts": 7,
+        "entities": 9,
+        "messages": 3,
+        "passages": 3,
+        "reports": built[alice],
+    }
+    assert dynamo.erasure_status(alice, status.id) == done
+    assert list(dynamo.facts_with_subject(alice, "mom")) == []
+    assert len(dynamo.facts_with_subject(bob, "mom")) == 1
+    assert len(dynamo.facts_with_subject(alice, "acme")) == 2
+    assert dynamo.message_page(alice, None, 10, None, None) == []
+    assert dynamo.reports_of_entity(alice, "mom", ["user"]) == []
+    assert [dynamo.table._get(k) for k in markers] == [None, None]
+    assert dynamo.reports_of_entity(str(bob), "mom", ["user"]) != []
