@@ -21,7 +21,12 @@ from taisce.evaluation.dataset import (
     parse_when,
     stored_messages,
 )
-from taisce.evaluation.quality import Options, _bundle_messages, run_quality
+from taisce.evaluation.quality import (
+    Options,
+    _bundle_messages,
+    _reports_without_evidence,
+    run_quality,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ROOT / "testdata" / "quality-small.json"
@@ -200,7 +205,10 @@ def test_dense_and_hybrid_find_a_paraphrase_bm25_cannot() -> None:
     size = _size(*_stored("m7"))
     embedder = Concepts()
     report = run_quality(parse_dataset(TINY), Options(budgets=[size], embedder=embedder))
-    assert report["settings"]["methods"] == ["taisce", "bm25", "dense", "hybrid", "recency"]
+    assert report["settings"]["methods"] == [
+        "taisce", "bm25", "dense", "hybrid", "recency",
+        "bm25-passages", "dense-passages", "hybrid-passages",
+    ]  # fmt: skip
     assert not _outcome(report, "paraphrase", "bm25", size)["any"]
     assert _outcome(report, "paraphrase", "dense", size)["all"]
     assert _outcome(report, "paraphrase", "hybrid", size)["all"]
@@ -241,7 +249,8 @@ def test_small_dataset_through_the_command(
     for budget in ("1,000", "4,000", "16,000"):
         assert f"### max_characters {budget}" in printed
     assert "dense and hybrid baselines are skipped" in printed
-    assert "| taisce |" in printed and "| bm25 |" in printed and "| recency |" in printed
+    for method in ("taisce", "bm25", "recency", "bm25-passages"):
+        assert f"| {method} |" in printed
 
     report = json.loads(out.read_text())
     data = json.loads(SMALL.read_text())
@@ -252,21 +261,21 @@ def test_small_dataset_through_the_command(
     assert report["dataset"]["conversations_with_facts"] == sum(
         1 for c in data["conversations"] if c.get("facts")
     )
-    assert report["settings"]["methods"] == ["taisce", "bm25", "recency"]
+    assert report["settings"]["methods"] == ["taisce", "bm25", "recency", "bm25-passages"]
     assert report["settings"]["speaker"] == "both"
     assert [b["budget"] for b in report["budgets"]] == [1000, 4000, 16000]
     categories = {q["category"] for q in questions if q["evidence"]}
     for block in report["budgets"]:
-        for method in ("taisce", "bm25", "recency"):
+        for method in ("taisce", "bm25", "recency", "bm25-passages"):
             figures = block["methods"][method]
             assert set(figures["by_category"]) == categories
             assert 0 <= figures["evidence_all"] <= figures["evidence_any"] <= 1
             assert figures["mean_characters"] <= block["budget"]
             assert figures["latency_ms"]["p50"] <= figures["latency_ms"]["p95"]
         assert block["methods"]["taisce"]["errors"] == 0
-        assert set(block["taisce_over"]) == {"bm25", "recency"}
-    # Baselines fill the budget with whole messages: more budget never covers less.
-    for method in ("bm25", "recency"):
+        assert set(block["taisce_over"]) == {"bm25", "recency", "bm25-passages"}
+    # Baselines fill the budget with whole units: more budget never covers less.
+    for method in ("bm25", "recency", "bm25-passages"):
         shares = [b["methods"][method]["evidence_any"] for b in report["budgets"]]
         assert shares == sorted(shares)
 
@@ -278,6 +287,20 @@ def test_bundle_messages_come_from_every_surface() -> None:
         "passages": [{"message_id": "d"}],
     }
     assert _bundle_messages(answer) == {"a", "b", "c", "d"}
+
+
+def test_characters_on_reports_citing_no_evidence() -> None:
+    cited = {"title": "Cara", "summary": "Lives in Galway.", "path": ["Places"],
+             "source_messages": ["s1", "s2"]}  # fmt: skip
+    other = {"title": "Music", "summary": "Violin.", "path": [], "source_messages": ["s3"]}
+    bare = {"title": "Empty", "summary": "x", "source_messages": []}
+    answer = {"reports": [cited, other, bare], "passages": [{"message_id": "s3"}]}
+    by_server_id = {"s1": "f1", "s3": "m9"}
+    # The first cites the evidence (its server id read as the dataset's): not counted.
+    assert _reports_without_evidence(answer, ["f1"], by_server_id) == 5 + 7 + 5 + 1
+    assert _reports_without_evidence(answer, ["m9"], by_server_id) == 4 + 16 + 6 + 5 + 1
+    assert _reports_without_evidence(answer, [], by_server_id) == 4 + 16 + 6 + 5 + 7 + 5 + 1
+    assert _reports_without_evidence({"reports": []}, [], {}) == 0
 
 
 def test_fuse_and_pack() -> None:

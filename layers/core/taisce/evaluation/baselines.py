@@ -1,9 +1,13 @@
-"""Baselines over whole messages, packed into the same budget as Taisce.
+"""Baselines over whole messages and over Taisce's own passages, packed into the same
+budget as Taisce.
 
-Each baseline ranks a conversation's messages for a question; `pack` then takes whole
-messages in that order, counted as Taisce counts a passage (role + source + text code
-points), until the first one that does not fit or the row limit: the same rule as a
-Taisce bundle. Every baseline reads the text exactly as it was stored.
+Each baseline ranks a conversation's units for a question; `pack` then takes whole units
+in that order, counted as Taisce counts a passage (role + source + text code points),
+until the first one that does not fit or the row limit: the same rule as a Taisce
+bundle. Every baseline reads the text exactly as it was stored. A unit is a whole
+message, or (the `-passages` baselines) one of the passages the domain's own splitter
+cuts it into (`split_passages`, at most 150 code points), the unit Taisce packs, so that
+a gap between Taisce and a baseline is the ranking's and not the unit's.
 
 - bm25: BM25 (bm25s, Lucene variant, k1 1.5, b 0.75) over lower-cased word tokens of
   two or more characters, less bm25s's English stop words (Lucene's list); only messages sharing a
@@ -11,17 +15,25 @@ Taisce bundle. Every baseline reads the text exactly as it was stored.
 - dense: cosine of the question's vector with each message's (the same embedder as
   Taisce), every message ranked; each distinct text is embedded once per run.
 - hybrid: reciprocal-rank fusion of bm25 and dense, score = sum of 1 / (60 + rank).
+- bm25-passages, dense-passages, hybrid-passages: the same three over passages; a
+  passage covers its message. Passages of the same text are not merged.
 - recency: the most recent messages, by occurred_at then order in the file.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
+
+from taisce.domain.budget import passage_characters
+from taisce.domain.ingest import split_passages
+from taisce.domain.model import Message, Role
 
 from .dataset import StoredMessage
 
@@ -101,6 +113,74 @@ class DenseRanker:
             return []
         scores = self.vectors @ self.embed_question(question)
         return np.argsort(-scores, kind="stable").tolist()
+
+
+@dataclass(frozen=True)
+class Units:
+    """What a baseline ranks and packs: each unit's text, its characters by Taisce's
+    rule, and the index of the message it is from."""
+
+    texts: list[str]
+    sizes: list[int]
+    owners: list[int]
+
+
+def message_units(messages: Sequence[StoredMessage]) -> Units:
+    """Each message whole."""
+    return Units(
+        [m.text for m in messages], [m.characters for m in messages], list(range(len(messages)))
+    )
+
+
+def passage_units(messages: Sequence[StoredMessage]) -> Units:
+    """Each message split into passages exactly as Taisce splits it when it is stored."""
+    units = Units([], [], [])
+    for n, m in enumerate(messages):
+        message = Message(
+            str(n), cast(Role, m.role), m.text, m.source, occurred_at="", recorded_at=""
+        )
+        for passage in split_passages(message):
+            units.texts.append(passage.quote)
+            units.sizes.append(passage_characters(passage))
+            units.owners.append(n)
+    return units
+
+
+@dataclass(frozen=True)
+class Rankers:
+    """BM25, dense and their fusion over one set of units, built once per conversation."""
+
+    units: Units
+    bm25: BM25Ranker
+    dense: DenseRanker | None
+
+    @classmethod
+    def build(
+        cls,
+        units: Units,
+        cache: EmbeddingCache | None,
+        embed_question: Callable[[str], np.ndarray] | None,
+    ) -> Rankers:
+        dense = None
+        if cache is not None and embed_question is not None:
+            dense = DenseRanker(cache.matrix(units.texts), embed_question)
+        return cls(units, BM25Ranker(units.texts), dense)
+
+    def rankings(self, question: str) -> dict[str, tuple[list[int], float]]:
+        """Each method's ranking of the units for `question`, with the seconds it took
+        (hybrid's includes both rankings it fuses)."""
+        started = time.perf_counter()
+        lexical = self.bm25.rank(question)
+        out = {"bm25": (lexical, time.perf_counter() - started)}
+        if self.dense is not None:
+            started = time.perf_counter()
+            semantic = self.dense.rank(question)
+            out["dense"] = (semantic, time.perf_counter() - started)
+            started = time.perf_counter()
+            fused = fuse([lexical, semantic])
+            spent = out["bm25"][1] + out["dense"][1] + time.perf_counter() - started
+            out["hybrid"] = (fused, spent)
+        return out
 
 
 def fuse(rankings: Sequence[Sequence[int]], k: int = RRF_K) -> list[int]:

@@ -126,7 +126,8 @@ def add_bench_parser(subparsers: Any) -> None:
             "of an in-process local gateway on a temporary data folder, recall each "
             "question at each budget, and print evidence recall by category, characters "
             "and latency, beside BM25, dense, hybrid and recency baselines over whole "
-            "messages at the same budgets."
+            "messages and BM25, dense and hybrid over the passages Taisce splits messages "
+            "into, at the same budgets."
         ),
     )
     quality.add_argument(

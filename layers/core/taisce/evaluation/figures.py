@@ -66,6 +66,12 @@ def _taisce_figures(every: Sequence[dict[str, Any]]) -> dict[str, Any]:
             for n, kind in enumerate(("facts", "reports", "passages"))
         },
         "truncated_share": _share(sum(o.get("truncated", False) for o in every), len(every)),
+        # Mean characters per recall spent on reports citing no evidence message.
+        "reports_without_evidence": statistics.fmean(
+            o.get("reports_without_evidence", 0) for o in every
+        )
+        if every
+        else None,
         "degraded": dict(degraded),
         "errors": sum(1 for o in every if "error" in o),
     }
@@ -195,8 +201,9 @@ def markdown(report: dict[str, Any]) -> str:
         "",
         "### Taisce bundles",
         "",
-        "| budget | facts | reports | passages (mean items) | truncated | degraded | errors |",
-        "|---:|---:|---:|---:|---:|---|---:|",
+        "| budget | facts | reports | passages (mean items) | characters on reports without "
+        "evidence (mean) | truncated | degraded | errors |",
+        "|---:|---:|---:|---:|---:|---:|---|---:|",
     ]
     for block in report["budgets"]:
         t = block["methods"][TAISCE]
@@ -204,7 +211,8 @@ def markdown(report: dict[str, Any]) -> str:
         degraded = ", ".join(f"{k} {v}" for k, v in t["degraded"].items()) or "none"
         lines.append(
             f"| {block['budget']:,} | {_num(items['facts'], 1)} | {_num(items['reports'], 1)} "
-            f"| {_num(items['passages'], 1)} | {_pct(t['truncated_share'])} | {degraded} "
+            f"| {_num(items['passages'], 1)} | {_num(t['reports_without_evidence'], 1)} "
+            f"| {_pct(t['truncated_share'])} | {degraded} "
             f"| {t['errors']} |"
         )
     if d["no_answer"]:

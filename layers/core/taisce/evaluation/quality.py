@@ -10,12 +10,12 @@ an in-process local gateway (the Lambda authorizer, then the Powertools handlers
    local server's worker would run it shortly after the writes;
 2. each question is recalled once per budget: `max_characters` = the budget,
    `source_roles` all four roles, `hops` 2, the default surfaces;
-3. the baselines of `baselines.py` rank the same stored texts and are packed into the
-   same budgets.
+3. the baselines of `baselines.py` rank the same stored texts, as whole messages and as
+   the passages Taisce splits them into, and are packed into the same budgets.
 
 A question's evidence is covered by a Taisce bundle when the bundle holds a passage of
 an evidence message, a fact whose `message_id` is one, or a report whose
-`source_messages` include one; by a baseline when it packed an evidence message.
+`source_messages` include one; by a baseline when it packed an evidence message or a passage of one.
 "Any" counts questions with at least one evidence message covered, "all" those with
 every one covered. Questions with no evidence (no answer in the conversation) are
 reported apart, with the characters each method returned.
@@ -33,7 +33,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .baselines import BM25Ranker, DenseRanker, EmbeddingCache, fuse, pack, recency_order
+from .baselines import (
+    EmbeddingCache,
+    Rankers,
+    Units,
+    message_units,
+    pack,
+    passage_units,
+    recency_order,
+)
 from .dataset import (
     Conversation,
     Dataset,
@@ -58,6 +66,8 @@ ROLES = ("user", "assistant", "system", "tool")
 DEFAULT_BUDGETS = (1_000, 4_000, 16_000)
 HOPS = 2
 BASELINES = ("bm25", "dense", "hybrid", "recency")
+# The same rankings over the passages Taisce packs (a method's name + this suffix).
+PASSAGES = "-passages"
 
 SPEAKER_NOTES = {
     "both": 'the speaker is stored twice: as a content prefix ("Speaker: text") and in '
@@ -106,6 +116,21 @@ def _bundle_messages(answer: dict[str, Any]) -> set[str]:
     return ids
 
 
+def _reports_without_evidence(
+    answer: dict[str, Any], evidence: Sequence[str], by_server_id: dict[str, str]
+) -> int:
+    """Characters the bundle spent on reports citing none of the question's evidence
+    messages (every report, for a question without evidence), by the API's rule."""
+    from taisce.domain.budget import item_characters
+
+    wanted = set(evidence)
+    return sum(
+        item_characters("reports", report)
+        for report in answer.get("reports") or ()
+        if not wanted & {by_server_id.get(m, m) for m in report.get("source_messages") or ()}
+    )
+
+
 @dataclass
 class _Run:
     """State shared by the conversations of one run."""
@@ -122,11 +147,11 @@ class _Run:
 
 @dataclass(frozen=True)
 class _Baselines:
-    """The baselines' rankers of one conversation, built once."""
+    """The baselines' rankers of one conversation, built once: by the suffix of their
+    methods' names ("" over whole messages, PASSAGES over passages)."""
 
-    sizes: list[int]
-    bm25: BM25Ranker
-    dense: DenseRanker | None
+    rankers: dict[str, Rankers]
+    whole: Units
     recent: list[int]
 
 
@@ -194,15 +219,15 @@ def _store(run: _Run, client: Any, conversation: Conversation) -> tuple[list[Any
 
 def _baselines(run: _Run, messages: Sequence[Any]) -> _Baselines:
     started = time.perf_counter()
-    texts = [m.text for m in messages]
-    sizes = [m.characters for m in messages]
-    bm25 = BM25Ranker(texts)
-    dense: DenseRanker | None = None
-    if run.embedder is not None and run.cache is not None:
-        dense = DenseRanker(run.cache.matrix(texts), embed_question(run.embedder))
+    embed = embed_question(run.embedder) if run.embedder is not None else None
+    whole = message_units(messages)
+    rankers = {
+        "": Rankers.build(whole, run.cache, embed),
+        PASSAGES: Rankers.build(passage_units(messages), run.cache, embed),
+    }
     recent = recency_order(messages)
     run.totals["baseline_index_seconds"] += time.perf_counter() - started
-    return _Baselines(sizes, bm25, dense, recent)
+    return _Baselines(rankers, whole, recent)
 
 
 def _taisce_outcome(
@@ -229,6 +254,7 @@ def _taisce_outcome(
     covered = {by_server_id.get(i, i) for i in _bundle_messages(answer)}
     outcome = _outcome(evidence, covered, answer["characters"], seconds * 1000)
     outcome["items"] = [len(answer.get(k) or ()) for k in ("facts", "reports", "passages")]
+    outcome["reports_without_evidence"] = _reports_without_evidence(answer, evidence, by_server_id)
     outcome["truncated"] = bool(answer.get("truncated"))
     outcome["degraded"] = list(answer.get("degraded") or ())
     return outcome
@@ -243,26 +269,30 @@ def _baseline_outcomes(
     results: dict[str, dict[str, Any]],
 ) -> None:
     """Each baseline's ranking of the question, packed at each budget and scored."""
-    rankings: dict[str, tuple[list[int], float]] = {}
-    started = time.perf_counter()
-    lexical = baselines.bm25.rank(question)
-    rankings["bm25"] = (lexical, time.perf_counter() - started)
-    if baselines.dense is not None:
+    for suffix, rankers in baselines.rankers.items():
+        for name, ranked in rankers.rankings(question).items():
+            results[name + suffix] = _packed(run, ranked, rankers.units, messages, evidence)
+    results["recency"] = _packed(run, (baselines.recent, 0.0), baselines.whole, messages, evidence)
+
+
+def _packed(
+    run: _Run,
+    ranked: tuple[list[int], float],
+    units: Units,
+    messages: Sequence[Any],
+    evidence: list[str],
+) -> dict[str, dict[str, Any]]:
+    """A ranking (and the seconds it took) packed at each budget, scored by the
+    messages its units are from."""
+    ranking, ranked_in = ranked
+    outcomes: dict[str, dict[str, Any]] = {}
+    for budget in run.options.budgets:
         started = time.perf_counter()
-        semantic = baselines.dense.rank(question)
-        rankings["dense"] = (semantic, time.perf_counter() - started)
-        started = time.perf_counter()
-        fused = fuse([lexical, semantic])
-        fusing = time.perf_counter() - started
-        rankings["hybrid"] = (fused, rankings["bm25"][1] + rankings["dense"][1] + fusing)
-    rankings["recency"] = (baselines.recent, 0.0)
-    for method, (ranking, ranked_in) in rankings.items():
-        for budget in run.options.budgets:
-            started = time.perf_counter()
-            taken, used = pack(ranking, baselines.sizes, budget, run.max_rows)
-            seconds = ranked_in + time.perf_counter() - started
-            covered = {messages[i].dataset_id for i in taken}
-            results[method][str(budget)] = _outcome(evidence, covered, used, seconds * 1000)
+        taken, used = pack(ranking, units.sizes, budget, run.max_rows)
+        seconds = ranked_in + time.perf_counter() - started
+        covered = {messages[units.owners[i]].dataset_id for i in taken}
+        outcomes[str(budget)] = _outcome(evidence, covered, used, seconds * 1000)
+    return outcomes
 
 
 def _methods(options: Options, notes: list[str]) -> tuple[Any | None, tuple[str, ...]]:
@@ -278,14 +308,15 @@ def _methods(options: Options, notes: list[str]) -> tuple[Any | None, tuple[str,
             "embeddings none: Taisce runs step 1 only, and the dense and hybrid "
             "baselines are skipped (they need the embedder)"
         )
-        return None, (TAISCE, "bm25", "recency")
+        return None, (TAISCE, "bm25", "recency", "bm25" + PASSAGES)
     embedder.embed(["warm-up"])  # the model loads here, not in the first timing
     if options.embeddings == "none":
         notes.append(
             "embeddings none: Taisce runs step 1 only; the dense and hybrid baselines "
             f"use the embedder given ({getattr(embedder, 'name', type(embedder).__name__)})"
         )
-    return embedder, (TAISCE, *BASELINES)
+    over_passages = tuple(m + PASSAGES for m in BASELINES if m != "recency")
+    return embedder, (TAISCE, *BASELINES, *over_passages)
 
 
 def run_quality(dataset: Dataset, options: Options) -> dict[str, Any]:
@@ -364,8 +395,10 @@ def run_quality(dataset: Dataset, options: Options) -> dict[str, Any]:
             "speaker_storage": SPEAKER_NOTES[options.speaker],
             "methods": list(methods),
             "item_characters": "baselines count each whole message as Taisce counts a "
-            "passage: role + source + text code points; whole messages in ranked order "
-            "until the first that does not fit or the row limit",
+            "passage: role + source + text code points; those named -passages rank the "
+            "passages Taisce splits each message into (the domain's splitter, 150 code "
+            "points), counted by the same rule; whole units in ranked order until the "
+            "first that does not fit or the row limit",
         },
         "notes": run.notes,
         **summarise(records, methods, budgets),
