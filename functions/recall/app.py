@@ -6,7 +6,7 @@ from typing import Annotated, Any
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from taisce.api import bodies, make_handler, make_resolver, scope_of, services
-from taisce.api.observe import count_recall
+from taisce.api.observe import count_recall, measured_here
 from taisce.api.recall_errors import recall_invalid
 from taisce.api.responses import Recall, described
 from taisce.domain.controls import RecallRequest
@@ -37,7 +37,8 @@ def deadline() -> Deadline | None:
 def recall(request: Annotated[RecallRequest, Body(embed=False)]) -> dict[str, Any]:
     started = time.perf_counter()
     answer = services().memory.recall(scope_of(app, request.user), request, deadline())
-    count_recall(answer, time.perf_counter() - started)
+    if measured_here(getattr(app, "lambda_context", None)):
+        count_recall(answer, time.perf_counter() - started)
     return bodies.recall(answer, user=request.user)
 
 

@@ -392,9 +392,10 @@ def test_with_a_model_fact_vectors_rank_on_dynamodb_and_their_calls_are_counted(
     # DynamoDB: the names, Atlas, its neighbours (Acme Corp, Dublin); then the passages
     # found (a Query per message they come from); beside the first wave, the project's
     # pending erasures. The facts nearest the question are all facts steps 1 read
-    # (hops 1 and 2), so following them to their messages reads nothing more.
-    assert meter.sent == {"BatchGetItem": 1, "Query": 1 + 2 + 1 + 1}
-    assert meter.waves() == 4
+    # (hops 1 and 2), so following them to their messages reads nothing more. Last, the
+    # passage's message, for its occurred_at and recorded_at (a GetItem per message).
+    assert meter.sent == {"BatchGetItem": 1, "Query": 1 + 2 + 1 + 1, "GetItem": 1}
+    assert meter.waves() == 5
     assert meter.beside_first_wave()
 
 

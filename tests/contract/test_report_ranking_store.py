@@ -119,7 +119,7 @@ def test_themes_put_the_matched_report_nearest_the_question_first(
     assert (
         first["similarity"] is not None and first["score"] >= themed["reports"][1]["why"]["score"]
     )
-    assert set(first) == {"step", "matched", "words", "similarity", "score"}
+    assert set(first) == {"step", "reason", "matched", "words", "similarity", "score"}
     # Asked the other way round, the other report comes first.
     garden = ask(m, project, "What do Maya Okafor or Tobias Wren grow?", themes=True)
     assert titles(garden)[0].startswith("Kilkenny Allotment"), titles(garden)

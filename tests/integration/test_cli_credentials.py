@@ -88,7 +88,8 @@ def test_create_prints_a_credential_that_a_server_on_the_same_data_accepts(data:
     try:
         _, made_while_serving = create(data, "cli-project")
         assert made_before != made_while_serving
-        for secret in (made_before, made_while_serving):
+        # Two facts, not one said twice (an identical fact is stored once).
+        for secret, employer in ((made_before, "Acme Corp"), (made_while_serving, "Globex")):
             with server.client(secret) as http:
                 stored = http.post(
                     "/v1/facts",
@@ -97,7 +98,7 @@ def test_create_prints_a_credential_that_a_server_on_the_same_data_accepts(data:
                             {
                                 "subject": "Atlas",
                                 "predicate": "works at",
-                                "object": "Acme Corp",
+                                "object": employer,
                                 "source_role": "user",
                             }
                         ]

@@ -69,7 +69,7 @@ def observed(handler: Handler, *, correlated: bool = True) -> Handler:
     answer, no error message), the invocation's metrics written as one EMF document
     when it returns, and each log line carrying the Lambda context and, for an API
     event (`correlated`), API Gateway's request id as `correlation_id`. Called without
-    a context (a test, a script: no Lambda), the handler runs bare."""
+    a context (a test, a script: no Lambda) or under `taisce serve`, it runs bare."""
     traced = (
         tracer.capture_lambda_handler(handler, capture_response=False, capture_error=False)
         if tracer is not None
@@ -90,7 +90,7 @@ def observed(handler: Handler, *, correlated: bool = True) -> Handler:
 
     @functools.wraps(handler)
     def entry(event: dict[str, Any], context: Any) -> Any:
-        if context is None:
+        if not measured_here(context):
             try:
                 return handler(event, context)
             finally:
@@ -98,6 +98,14 @@ def observed(handler: Handler, *, correlated: bool = True) -> Handler:
         return in_context(event, context)
 
     return entry
+
+
+def measured_here(context: Any) -> bool:
+    """Whether an invocation is Lambda's, to be logged and measured: not without a
+    context (a test, a script) nor under `taisce serve`, whose stand-in context says
+    it is local (local/gateway.py): the local server prints no metrics or log line per
+    request on its standard output."""
+    return context is not None and not getattr(context, "local", False)
 
 
 def _publish() -> None:

@@ -34,6 +34,8 @@ class LocalContext:
     invoked_function_arn: str = "arn:aws:lambda:local:000000000000:function:taisce"
     log_group_name: str = "local"
     log_stream_name: str = "local"
+    # Not Lambda's: api/observe.py neither logs nor measures an invocation under it.
+    local: bool = True
 
     def get_remaining_time_in_millis(self) -> int:
         return 10_000
