@@ -572,7 +572,6 @@ UNKNOWN_ROUTES = [
     ("POST", "/v1/fact"),
     ("DELETE", "/v1/facts/"),
     ("DELETE", "/v1/facts/a/b"),
-    ("GET", "/v1/credentials"),
     ("GET", "/V1/HEALTH"),
 ]
 # A known path with a method it does not take, and the methods it does take.
@@ -596,8 +595,9 @@ UNKNOWN_METHODS = [
     ("GET", "/v1/erasures", "POST"),
     ("DELETE", "/v1/erasures/era_0", "GET"),
     ("POST", "/", "GET"),
-    ("POST", "/ui", "GET"),
-    ("POST", "/ui/app.js", "GET"),
+    ("POST", "/ui", "GET, HEAD"),
+    ("POST", "/ui/app.js", "GET, HEAD"),
+    ("PUT", "/v1/credentials", "GET, POST"),
     ("POST", "/v1/health", "GET"),
     ("DELETE", "/v1/health", "GET"),
     ("OPTIONS", "/v1/recalls", "POST"),

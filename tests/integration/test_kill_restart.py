@@ -53,7 +53,8 @@ def _body(kind: str, prefix: str, n: int) -> dict[str, Any]:
                 {
                     "id": f"{prefix}-f{n}-{i}",
                     "subject": f"Person {n % 7}",
-                    "predicate": "met",
+                    # Its own content: an identical fact would be stored once, its id not.
+                    "predicate": f"met in round {n} of {prefix}",
                     "object": f"Person {n % 5 + i}",
                     "source_role": "user",
                 }

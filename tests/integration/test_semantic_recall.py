@@ -234,6 +234,8 @@ def test_a_named_entity_s_facts_come_back_in_any_language(semantic_server: Local
         for question, statement in LANGUAGE_QUESTIONS:
             answer = recall(http, question=question, surfaces=["facts"])
             assert statement in statements(answer), question
-        # An English question is ranked by meaning as before: only what bears on it.
+        # An English question is ranked by meaning as before: only what bears on it. (The
+        # batch holds more texts than a request embeds itself: the worker embeds them.)
+        wait_for_worker(http)
         answer = recall(http, question="What is Jean-Luc Picard's ship?", surfaces=["facts"])
         assert statements(answer) == ["Jean-Luc Picard commands the USS Enterprise"]
