@@ -62,8 +62,10 @@ class Demo:
 
 
 # One server and one browser for every file here: each start costs seconds on a busy
-# machine; the tests that change memory use a project of their own.
-@pytest.fixture(scope="session")
+# machine; the tests that change memory use a project of their own. Package-scoped, not
+# session: Playwright's sync API keeps an event loop running in this thread until it
+# stops, and the async tests of the files after these could not run their own.
+@pytest.fixture(scope="package")
 def demo_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
     """`taisce serve` with the demo memory (as `make run` loads it) in a project."""
     server = start_server(Path(tmp_path_factory.mktemp("browser-data")))
@@ -76,7 +78,7 @@ def demo_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
     server.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Any]:
     missing = _browser_missing()
     if missing:
