@@ -152,5 +152,6 @@ def test_a_user_credential_acts_only_as_its_user(server: LocalServer) -> None:
         ):
             _error(r, 403, "forbidden")
         assert project.get("/v1/facts", params={"subject": "Atlas", "user": "bo"}).json() == {
-            "facts": []
+            "facts": [],
+            "next_cursor": None,
         }

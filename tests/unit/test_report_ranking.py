@@ -51,7 +51,7 @@ def test_meaning_and_words_are_weighed_together() -> None:
     # Garden: 0.5 x 0.9; music: 0.5 x 0.2 + 0.5 x words (near 1: every asked word).
     assert [s.report.id for s in ranked] == ["c-music", "c-garden", "c-work"]
     why = report_why(ranked[0].why())
-    assert set(why) == {"step", "matched", "words", "similarity", "score"}
+    assert set(why) == {"step", "reason", "matched", "words", "similarity", "score"}
     assert why["step"] == "report" and why["matched"] is None and why["similarity"] == 0.2
     assert 0.9 < why["words"] <= 1.0
     assert abs(why["score"] - (0.5 * 0.2 + 0.5 * why["words"])) < 1e-3
