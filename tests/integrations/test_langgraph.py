@@ -170,4 +170,5 @@ def test_the_nodes_act_for_the_configured_user(taisce: Client) -> None:
     # listing holds the shared run's, ana's listing that one and hers.
     assert len(taisce.messages(source="lg-users").messages) == 1
     assert len(taisce.messages(source="lg-users", user="lg-ana").messages) == 2
-    assert recall_node(taisce, user="lg-ana").invoke(question)["memory"] == ana["memory"]
+    # The node given the user acts as her (the turn just stored may now be recalled too).
+    assert "Zed likes tea" in recall_node(taisce, user="lg-ana").invoke(question)["memory"]
