@@ -13,9 +13,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from .erasure import PendingView, names_it
 from .erasure_pages import ENTITY_PAGE, FACT_PAGE, MESSAGE_PAGE
@@ -122,33 +122,31 @@ class ErasurePreview:
     passages: list[Passage] = field(default_factory=list)
 
 
-def entity_keys(store: ProjectReads, project: str) -> Iterator[str]:
-    """The project's entity keys, a page at a time (never the whole project at once)."""
+T = TypeVar("T")
+
+
+def _paged(read: Callable[[str | None], tuple[Sequence[T], str | None]]) -> Iterator[T]:
+    """Every item a paged read gives, following its cursor to the end."""
     after: str | None = None
     while True:
-        keys, after = store.entity_key_page(project, after, ENTITY_PAGE)
-        yield from keys
+        items, after = read(after)
+        yield from items
         if after is None:
             return
+
+
+def entity_keys(store: ProjectReads, project: str) -> Iterator[str]:
+    """The project's entity keys, a page at a time (never the whole project at once)."""
+    return _paged(lambda after: store.entity_key_page(project, after, ENTITY_PAGE))
 
 
 def _facts(store: ProjectReads, project: str) -> Iterator[Fact]:
-    after: str | None = None
-    while True:
-        facts, after = store.fact_page(project, after, FACT_PAGE)
-        yield from facts
-        if after is None:
-            return
+    return _paged(lambda after: store.fact_page(project, after, FACT_PAGE))
 
 
 def messages_of(store: ProjectReads, project: str) -> Iterator[Message]:
     """The project's messages, a page at a time."""
-    after: str | None = None
-    while True:
-        messages, after = store.message_page_of_project(project, after, MESSAGE_PAGE)
-        yield from messages
-        if after is None:
-            return
+    return _paged(lambda after: store.message_page_of_project(project, after, MESSAGE_PAGE))
 
 
 def preview_of(store: ProjectReads, project: str, reach: Reach) -> ErasurePreview:
