@@ -105,12 +105,8 @@ def test_connections_over_a_clients_share_or_the_total_are_refused_503(
     assert "Traceback" not in err
 
 
-@pytest.mark.xfail(
-    reason="known defect: the refused-connection log line count differs",
-    strict=False,
-)
 def test_the_total_stays_below_the_descriptor_limit(tmp_path: Path) -> None:
-    """With 500 descriptors (about 300 connections), 700 clients at once: each is
+    """With 500 descriptors (about 170 connections), 700 clients at once: each is
     served or refused 503, none is left waiting, the log holds no "Too many open
     files", and the server still answers after."""
     server = start_server(tmp_path, args=("--processes", "2"), open_files=500)

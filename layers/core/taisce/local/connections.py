@@ -19,8 +19,10 @@ RESERVED_FILES = 64
 FILES_PER_PROCESS = 4
 PER_CLIENT = 100
 # The listening socket's queue, which is also how many connections the event loop
-# accepts in one go, before a refused one is closed: kept free below the limit.
+# accepts in one go. A refused connection's descriptor is freed on the loop's next
+# turn, and that turn may accept the next batch first: two batches are kept free.
 BACKLOG = 128
+BATCHES_KEPT_FREE = 2
 # Refusals are logged at most this often.
 LOG_SECONDS = 60.0
 
@@ -31,7 +33,8 @@ def total_limit(processes: int, files: int | None = None) -> int:
         files = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
         if files == resource.RLIM_INFINITY:
             files = 1 << 20
-    return max(1, files - RESERVED_FILES - FILES_PER_PROCESS * processes - BACKLOG)
+    kept = RESERVED_FILES + FILES_PER_PROCESS * processes + BATCHES_KEPT_FREE * BACKLOG
+    return max(1, files - kept)
 
 
 def _write_line(line: str) -> None:
