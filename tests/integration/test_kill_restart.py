@@ -117,7 +117,13 @@ def restarted(data_dir: Path) -> Iterator[tuple[LocalServer, Ledger, dict[str, s
     ]
     for t in threads:
         t.start()
-    time.sleep(RUN_SECONDS)
+    # At least RUN_SECONDS, and until more than 10 batches are acknowledged (a loaded
+    # machine may need longer), so the server dies mid-stream with writes behind it.
+    started = time.monotonic()
+    while time.monotonic() - started < RUN_SECONDS or (
+        _acknowledged(ledger) <= 10 and time.monotonic() - started < 60
+    ):
+        time.sleep(0.05)
     first.process.kill()  # SIGKILL: no handler, no cleanup
     first.process.wait()
     for t in threads:
@@ -127,6 +133,11 @@ def restarted(data_dir: Path) -> Iterator[tuple[LocalServer, Ledger, dict[str, s
     drain(second)
     yield second, ledger, secrets
     second.stop()
+
+
+def _acknowledged(ledger: Ledger) -> int:
+    with ledger.lock:
+        return sum(b.acknowledged for b in ledger.batches)
 
 
 def _ids(db: sqlite3.Connection, table: str, project: str) -> set[str]:
