@@ -1,6 +1,7 @@
 """A user's erasure on DynamoDB, a page at a time: stopped for time between pages, it
 resumes where it stood (the cursor saved with each page's counts), counts each record
-once, and leaves the shared memory and other users as they were."""
+once, and leaves the shared memory and other users as they were. From the moment it is
+accepted, the user's own requests see only the shared memory (on both stores)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ import pytest
 from taisce.adapters.dynamodb import scope_erasure
 from taisce.adapters.dynamodb.keys import identity_key
 from taisce.adapters.dynamodb.store import DynamoDbStore
-from taisce.domain.controls import Limits
+from taisce.api import bodies
+from taisce.domain.aliases import MergeRequest
+from taisce.domain.controls import Limits, RecallRequest
+from taisce.domain.errors import NotFound
 from taisce.domain.fact_identity import fact_identity
 from taisce.domain.ingest import FactsRequest, MessagesRequest
 from taisce.domain.scope import scope
@@ -82,3 +86,52 @@ def test_a_users_erasure_resumes_page_by_page(
     assert dynamo.reports_of_entity(alice, "mom", ["user"]) == []
     assert [dynamo.table._get(k) for k in markers] == [None, None]
     assert dynamo.reports_of_entity(str(bob), "mom", ["user"]) != []
+
+
+def _seen(memory: Memory, partition: str, message_id: str) -> dict[str, Any]:
+    """Every read route's answer to a request in `partition`."""
+    question = RecallRequest.model_validate({"question": "What about Mom and Acme?", "hops": 2})
+    try:
+        message = bodies.message_with_passages(memory.message_with_passages(partition, message_id))
+    except NotFound:
+        message = None
+    return {
+        # Without a model a recall's steps are its facts (reports and passages degraded).
+        "recall": bodies.recall(memory.recall(partition, question)),
+        "facts": {s: bodies.facts(memory.list_facts(partition, s)) for s in ("Mom", "Ma")},
+        "entities": bodies.entity_list(memory.list_entities(partition, None, 100, None)),
+        "messages": bodies.message_list(memory.list_messages(partition, None, None, 100, None)),
+        "message": message,
+        "neighbourhood": bodies.neighbourhood(memory.neighbourhood(partition, "Acme", 2)),
+        "aliases": bodies.aliases(memory.alias_page(partition, 100, None)),
+    }
+
+
+def test_a_user_being_erased_sees_only_the_shared_memory(
+    store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(scope_erasure, "PAGE", 2)
+    memory = Memory(store, Limits())
+    project = unique("user-pending")
+    alice = scope(project, "alice")
+    memory.store_facts(project, _facts(2, "Acme"))
+    mom = {"subject": "Mom", "predicate": "works at", "object": "Acme", "source_role": "user"}
+    memory.store_facts(alice, FactsRequest.model_validate({"facts": [mom]}))
+    memory.store_facts(alice, _facts(4, "Mom"))
+    memory.merge_entities(alice, MergeRequest(alias="Ma", into="Mom"))
+    sent = [{"id": f"m{i}", "role": "user", "content": f"Mom rang Acme {i}."} for i in range(3)]
+    memory.store_messages(alice, MessagesRequest.model_validate({"messages": sent}))
+    shared = _seen(memory, project, "m0")
+    before = _seen(memory, alice, "m0")
+    # Not vacuous: each route shows something of hers before.
+    assert [k for k in shared if before[k] == shared[k]] == []
+    status = memory.erase_user(alice)
+    if status.status == "pending":  # DynamoDB: held, two pages, then out of time
+        left = iter([1_000.0] * 3)
+        stopped = memory.complete_erasure(project, status.id, lambda: next(left, 0.0))
+        assert stopped is not None and stopped.status == "pending"
+        assert sum(stopped.counts.values()) > 0
+        assert _seen(memory, alice, "m0") == shared
+        done = memory.complete_erasure(project, status.id, lambda: 1_000.0)
+        assert done is not None and done.status == "done"
+    assert _seen(memory, alice, "m0") == shared

@@ -46,7 +46,14 @@ from ..domain.model import (
 )
 from ..domain.names import normalize_name
 from ..domain.ports.store import Store
-from ..domain.scope import USER_ERASURE, Scope, erased_user, user_erasure_names
+from ..domain.scope import (
+    USER_ERASURE,
+    Scope,
+    erased_user,
+    project_of_partition,
+    user_erasure_names,
+    user_of,
+)
 from ..domain.semantic import Semantic
 from ..domain.timestamps import timestamp
 from ..domain.words import forget_words
@@ -357,9 +364,14 @@ class ErasureCases:
         """How the reads show what the pending erasures will leave: their names, and
         the names they spare that none of them erases."""
         pending = self.store.pending_erasures(project)
-        names = {n for p in pending for n in p.names}
-        spared = {n for p in pending for n in p.spared} - names
-        return PendingView(tuple(sorted(names)), tuple(sorted(spared)))
+        view = _view_of(pending)
+        user = user_of(project)
+        # A user's erasure is recorded under the project, which a user's request reads
+        # with its own partition: no read more to know whether its user is going.
+        if user is None or not any(erased_user(p.names) == user for p in pending):
+            return view
+        shared = project_of_partition(project)
+        return replace(view, shared_only=_view_of([p for p in pending if p.project == shared]))
 
     # -- what an erasure reaches, and its preview ----------------------------------
 
@@ -432,3 +444,11 @@ class ErasureCases:
         erased = self.store.erased(project, list(hashes))
         if erased:
             self.store.clear_erased(project, erased)
+
+
+def _view_of(pending: Sequence[PendingErasure]) -> PendingView:
+    """What these pending erasures hide: their names (a user's erasure holds no name,
+    only its mark) and the names they spare that none of them erases."""
+    names = {n for p in pending for n in p.names if erased_user(p.names) is None}
+    spared = {n for p in pending for n in p.spared} - names
+    return PendingView(tuple(sorted(names)), tuple(sorted(spared)))
