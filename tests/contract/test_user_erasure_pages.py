@@ -6,6 +6,7 @@ accepted, the user's own requests see only the shared memory (on both stores).""
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import pytest
@@ -16,7 +17,7 @@ from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.api import bodies
 from taisce.domain.aliases import MergeRequest
 from taisce.domain.controls import Limits, RecallRequest
-from taisce.domain.errors import NotFound
+from taisce.domain.errors import ErasurePending, NotFound
 from taisce.domain.fact_identity import fact_identity
 from taisce.domain.ingest import FactsRequest, MessagesRequest
 from taisce.domain.scope import scope
@@ -132,6 +133,27 @@ def test_a_user_being_erased_sees_only_the_shared_memory(
         assert stopped is not None and stopped.status == "pending"
         assert sum(stopped.counts.values()) > 0
         assert _seen(memory, alice, "m0") == shared
+        # Her writes meanwhile are refused, not taken by the erasure after a 200 (nor
+        # left behind its cursor): nothing of them is stored.
+        again = [{"id": "m9", "role": "user", "content": "Mom rang again."}]
+        writes = [
+            partial(memory.store_facts, alice, _facts(1, "Mom")),
+            partial(
+                memory.store_messages, alice, MessagesRequest.model_validate({"messages": again})
+            ),
+            partial(memory.merge_entities, alice, MergeRequest(alias="Mum", into="Mom")),
+        ]
+        for write in writes:
+            with pytest.raises(ErasurePending):
+                write()
+        assert _seen(memory, alice, "m0") == shared
         done = memory.complete_erasure(project, status.id, lambda: 1_000.0)
         assert done is not None and done.status == "done"
     assert _seen(memory, alice, "m0") == shared
+    # Once it is done she starts again from the shared memory: what she stores is hers,
+    # and nothing erased comes back with it.
+    memory.store_facts(alice, _facts(1, "Mom"))
+    fresh = _seen(memory, alice, "m0")
+    assert [f["object"] for f in fresh["facts"]["Mom"]["facts"]] == ["thing 0"]
+    assert fresh["facts"]["Ma"] == shared["facts"]["Ma"]
+    assert fresh["messages"] == shared["messages"]

@@ -35,7 +35,7 @@ from ..domain.erasure_preview import (
     preview_token_matches,
     reach_of,
 )
-from ..domain.errors import InvalidRequest, NotFound
+from ..domain.errors import ErasurePending, InvalidRequest, NotFound
 from ..domain.model import (
     ErasureRecord,
     ErasureStatus,
@@ -102,6 +102,22 @@ class ErasureCases:
         # No erased text stays in this process's caches either.
         forget_words()
         return ErasureStatus(record.id, "done", counts, requested_at=now, finished_at=now)
+
+    def refuse_while_erasing(self, partition: str) -> None:
+        """Refuse a write into a user's scope while that user's erasure is pending: it
+        would be taken by the erasure after being accepted, or, written behind the
+        erasure's cursor, outlive it. One Query (the project's pending erasures) before
+        a user's write, on a store that erases a user in pages only (the embedded store
+        erases a user in one transaction, so none is ever pending there)."""
+        user = user_of(partition)
+        if user is None or getattr(self.store, "erase_scope_page", None) is None:
+            return
+        pending = self.store.pending_erasures(project_of_partition(partition))
+        if any(erased_user(p.names) == user for p in pending):
+            raise ErasurePending(
+                "this user's erasure is pending: nothing was written; send it again "
+                "once the erasure is done (its status_url reads done)"
+            )
 
     def _request_user_erasure(self, partition: Scope, hashed: str) -> ErasureStatus:
         """A user's erasure on a store that erases a page at a time: its tombstone first
@@ -436,13 +452,16 @@ class ErasureCases:
         erased = self.erased_names(project, set().union(*keys)) if facts else set()
         return [f for f, named in zip(facts, keys, strict=True) if not named & erased]
 
-    def _lift_tombstones(self, project: str, facts: Sequence[Fact]) -> None:
+    def _lift_tombstones(
+        self, project: str, facts: Sequence[Fact], before_write: Callable[[], None]
+    ) -> None:
         ends = {
             t for f in facts for k in (f.subject_key, f.object_key) if k for t in tombstone_keys(k)
         }
         hashes = tombstone_hashes(project, ends)
         erased = self.store.erased(project, list(hashes))
         if erased:
+            before_write()
             self.store.clear_erased(project, erased)
 
 

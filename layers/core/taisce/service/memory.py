@@ -162,12 +162,16 @@ class Memory(ErasureCases, BackgroundWork):
     # -- writes ----------------------------------------------------------------
 
     def store_facts(self, project: str, request: FactsRequest) -> list[str]:
+        # A user's pending erasure is read beside the tombstones (the same wave on
+        # DynamoDB), and refuses the request before anything is written.
+        refused = _beside(self.store, partial(self.refuse_while_erasing, project))
         recorded_at = timestamp(self.clock())
         facts = [make_fact(given, recorded_at) for given in request.facts]
         # Facts stored on purpose about an erased name bring it back: its tombstone is
         # lifted first, so a worker that rebuilds their reports at once is not refused
         # them (the embedded store refuses reports holding a tombstoned name).
-        self._lift_tombstones(project, facts)
+        self._lift_tombstones(project, facts, refused)
+        refused()
         # The store marks facts, names new to a role and passages for the worker to
         # embed; with a local model the request embeds its facts itself (read your writes;
         # only marks the write made are taken, so a duplicate embeds nothing).
@@ -177,6 +181,7 @@ class Memory(ErasureCases, BackgroundWork):
         return [same.get(f.id, f.id) for f in facts]
 
     def store_messages(self, project: str, request: MessagesRequest) -> list[str]:
+        self.refuse_while_erasing(project)
         recorded_at = timestamp(self.clock())
         messages = [make_message(given, recorded_at) for given in request.messages]
         passages = [p for m in messages for p in split_passages(m)]
@@ -437,6 +442,7 @@ class Memory(ErasureCases, BackgroundWork):
 
     def merge_entities(self, project: str, request: MergeRequest) -> MergeResult:
         alias_key, into_key = merge_keys(request.alias, request.into)
+        self.refuse_while_erasing(project)
         return self.store.merge_entities(project, alias_key, request.alias, into_key, request.into)
 
     def aliases(self, project: str) -> list[Alias]:
