@@ -6,6 +6,7 @@ accepted, the user's own requests see only the shared memory (on both stores).""
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
@@ -126,6 +127,7 @@ def test_a_user_being_erased_sees_only_the_shared_memory(
     before = _seen(memory, alice, "m0")
     # Not vacuous: each route shows something of hers before.
     assert [k for k in shared if before[k] == shared[k]] == []
+    checked = datetime.now(UTC)
     status = memory.erase_user(alice)
     if status.status == "pending":  # DynamoDB: held, two pages, then out of time
         left = iter([1_000.0] * 3)
@@ -149,6 +151,11 @@ def test_a_user_being_erased_sees_only_the_shared_memory(
         assert _seen(memory, alice, "m0") == shared
         done = memory.complete_erasure(project, status.id, lambda: 1_000.0)
         assert done is not None and done.status == "done"
+        # A write that found no erasure pending (checked before it was accepted) and
+        # lands after its tombstone is refused by the tombstone, checked in the write.
+        late = Memory(store, Limits(), clock=lambda: checked)
+        with pytest.raises(ErasurePending):
+            late.store_facts(alice, _facts(1, "Late"))
     assert _seen(memory, alice, "m0") == shared
     # Once it is done she starts again from the shared memory: what she stores is hers,
     # and nothing erased comes back with it.

@@ -49,6 +49,8 @@ from ..domain.ports.store import Store
 from ..domain.scope import (
     USER_ERASURE,
     Scope,
+    ScopeErased,
+    ScopeGuard,
     erased_user,
     project_of_partition,
     user_erasure_names,
@@ -66,6 +68,12 @@ ERASURE_STEP_SECONDS = 120.0
 # How long a holder with no time bound (the embedded store's request) holds an
 # erasure before another may take it over: far beyond an erasure's work there.
 ERASURE_HOLD_SECONDS = 900.0
+
+# Why a write into a user's scope is refused while that user's erasure is pending.
+_PENDING = (
+    "this user's erasure is pending: nothing was written; send it again once the "
+    "erasure is done (its status_url reads done)"
+)
 
 # A paged erasure saves where it stands at least every this many pages read.
 SAVE_EVERY = 20
@@ -114,10 +122,21 @@ class ErasureCases:
             return
         pending = self.store.pending_erasures(project_of_partition(partition))
         if any(erased_user(p.names) == user for p in pending):
-            raise ErasurePending(
-                "this user's erasure is pending: nothing was written; send it again "
-                "once the erasure is done (its status_url reads done)"
-            )
+            raise ErasurePending(_PENDING)
+
+    def put_user_facts(self, partition: str, facts: list[Fact], recorded_at: str) -> dict[str, str]:
+        """Store facts; a user's, on a store that erases a user in pages, guarded by the
+        user's tombstone in the write itself: an erasure accepted after the request's
+        check of the pending erasures (and after `recorded_at`) refuses it whole."""
+        user = user_of(partition)
+        if user is None or getattr(self.store, "erase_scope_page", None) is None:
+            return self.store.put_facts(partition, facts)
+        project = project_of_partition(partition)
+        guard = ScopeGuard(project, user_tombstone(project, user), recorded_at)
+        try:
+            return self.store.put_facts(partition, facts, guard=guard)
+        except ScopeErased:
+            raise ErasurePending(_PENDING) from None
 
     def _request_user_erasure(self, partition: Scope, hashed: str) -> ErasureStatus:
         """A user's erasure on a store that erases a page at a time: its tombstone first

@@ -162,10 +162,10 @@ class Memory(ErasureCases, BackgroundWork):
     # -- writes ----------------------------------------------------------------
 
     def store_facts(self, project: str, request: FactsRequest) -> list[str]:
+        recorded_at = timestamp(self.clock())
         # A user's pending erasure is read beside the tombstones (the same wave on
         # DynamoDB), and refuses the request before anything is written.
         refused = _beside(self.store, partial(self.refuse_while_erasing, project))
-        recorded_at = timestamp(self.clock())
         facts = [make_fact(given, recorded_at) for given in request.facts]
         # Facts stored on purpose about an erased name bring it back: its tombstone is
         # lifted first, so a worker that rebuilds their reports at once is not refused
@@ -175,7 +175,7 @@ class Memory(ErasureCases, BackgroundWork):
         # The store marks facts, names new to a role and passages for the worker to
         # embed; with a local model the request embeds its facts itself (read your writes;
         # only marks the write made are taken, so a duplicate embeds nothing).
-        same = self.store.put_facts(project, facts)
+        same = self.put_user_facts(project, facts, recorded_at)
         self.embed_written(project, _written_vectors(facts))
         # A fact identical to a stored one is answered with the stored one's id.
         return [same.get(f.id, f.id) for f in facts]
