@@ -136,7 +136,8 @@ def test_a_user_being_erased_sees_only_the_shared_memory(
         assert sum(stopped.counts.values()) > 0
         assert _seen(memory, alice, "m0") == shared
         # Her writes meanwhile are refused, not taken by the erasure after a 200 (nor
-        # left behind its cursor): nothing of them is stored.
+        # left behind its cursor): nothing of them is stored. So is a name's erasure (or
+        # its preview) in her memory: its record would go with hers.
         again = [{"id": "m9", "role": "user", "content": "Mom rang again."}]
         writes = [
             partial(memory.store_facts, alice, _facts(1, "Mom")),
@@ -144,6 +145,8 @@ def test_a_user_being_erased_sees_only_the_shared_memory(
                 memory.store_messages, alice, MessagesRequest.model_validate({"messages": again})
             ),
             partial(memory.merge_entities, alice, MergeRequest(alias="Mum", into="Mom")),
+            partial(memory.request_erasure, alice, "Mom"),
+            partial(memory.preview_erasure, alice, "Mom"),
         ]
         for write in writes:
             with pytest.raises(ErasurePending):

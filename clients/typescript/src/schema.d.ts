@@ -1968,6 +1968,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description erasure_pending: the request's user is being erased; nothing was written (send it again once the erasure is done) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description payload_too_large: the body is over 1 MiB */
             413: {
                 headers: {

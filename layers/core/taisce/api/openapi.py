@@ -51,7 +51,9 @@ ERASURE_PENDING = (
     "erasure_pending: the request's user is being erased; nothing was written "
     "(send it again once the erasure is done)"
 )
-_USER_WRITES = frozenset({"post /v1/facts", "post /v1/messages", "post /v1/entities/merges"})
+_USER_WRITES = frozenset(
+    {"post /v1/facts", "post /v1/messages", "post /v1/entities/merges", "post /v1/erasures"}
+)
 UNAUTHORIZED = "unauthorized: no credential, or one the server does not know"
 FORBIDDEN = (
     "forbidden: a user credential naming another user (or on a route for the whole "

@@ -185,6 +185,9 @@ class ErasureCases:
         if refused:
             # The HTTP route refuses it first (ErasureRequest); every other caller here.
             raise InvalidRequest(f"subject {refused}")
+        # A name's erasure in a user's memory that is itself being erased: refused, its
+        # record and status would go with the user's.
+        self.refuse_while_erasing(project)
         if defer is None:
             defer = self.store.capabilities.defers_erasure
         key = normalize_name(subject)
@@ -435,6 +438,7 @@ class ErasureCases:
         refused = refusal(subject)
         if refused:
             raise InvalidRequest(f"subject {refused}")
+        self.refuse_while_erasing(project)
         reach = self._reach(project, normalize_name(subject), also)
         return preview_of(self.store, project, reach)
 
