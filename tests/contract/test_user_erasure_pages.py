@@ -23,6 +23,7 @@ from taisce.domain.fact_identity import fact_identity
 from taisce.domain.ingest import FactsRequest, MessagesRequest
 from taisce.domain.scope import scope
 from taisce.service.memory import Memory
+from taisce.service.work import one_pass
 from tests.contract.factories import unique
 
 
@@ -90,6 +91,11 @@ def test_a_users_erasure_resumes_page_by_page(
     assert dynamo.reports_of_entity(str(bob), "mom", ["user"]) != []
 
 
+def dynamo_marks(store: Any, partition: str) -> list[Any]:
+    """The entities of the partition marked for the worker's report rebuild."""
+    return list(store.dirty_entities(partition))
+
+
 def _seen(memory: Memory, partition: str, message_id: str) -> dict[str, Any]:
     """Every read route's answer to a request in `partition`."""
     question = RecallRequest.model_validate({"question": "What about Mom and Acme?", "hops": 2})
@@ -152,6 +158,11 @@ def test_a_user_being_erased_sees_only_the_shared_memory(
             with pytest.raises(ErasurePending):
                 write()
         assert _seen(memory, alice, "m0") == shared
+        # The worker leaves her partition's work (its reports to build) to the erasure:
+        # what it wrote behind the erasure's cursor would outlive it.
+        assert dynamo_marks(store, str(alice))
+        passed = one_pass(memory, str(alice), best_effort=True).counts()
+        assert sum(passed.values()) == 0, passed
         done = memory.complete_erasure(project, status.id, lambda: 1_000.0)
         assert done is not None and done.status == "done"
         # A write that found no erasure pending (checked before it was accepted) and

@@ -117,12 +117,17 @@ class ErasureCases:
         erasure's cursor, outlive it. One Query (the project's pending erasures) before
         a user's write, on a store that erases a user in pages only (the embedded store
         erases a user in one transaction, so none is ever pending there)."""
+        if self.user_erasing(partition):
+            raise ErasurePending(_PENDING)
+
+    def user_erasing(self, partition: str) -> bool:
+        """Whether the partition's user (a Scope's) has an erasure pending: one Query
+        of the project's pending erasures, on a store that erases a user in pages."""
         user = user_of(partition)
         if user is None or getattr(self.store, "erase_scope_page", None) is None:
-            return
+            return False
         pending = self.store.pending_erasures(project_of_partition(partition))
-        if any(erased_user(p.names) == user for p in pending):
-            raise ErasurePending(_PENDING)
+        return any(erased_user(p.names) == user for p in pending)
 
     def put_user_facts(self, partition: str, facts: list[Fact], recorded_at: str) -> dict[str, str]:
         """Store facts; a user's, on a store that erases a user in pages, guarded by the
