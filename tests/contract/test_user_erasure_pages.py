@@ -1,10 +1,13 @@
 """A user's erasure on DynamoDB, a page at a time: stopped for time between pages, it
 resumes where it stood (the cursor saved with each page's counts), counts each record
-once, and leaves the shared memory and other users as they were."""
+once, and leaves the shared memory and other users as they were. From the moment it is
+accepted, the user's own requests see only the shared memory (on both stores)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 import pytest
@@ -12,11 +15,15 @@ import pytest
 from taisce.adapters.dynamodb import scope_erasure
 from taisce.adapters.dynamodb.keys import identity_key
 from taisce.adapters.dynamodb.store import DynamoDbStore
-from taisce.domain.controls import Limits
+from taisce.api import bodies
+from taisce.domain.aliases import MergeRequest
+from taisce.domain.controls import Limits, RecallRequest
+from taisce.domain.errors import ErasurePending, NotFound
 from taisce.domain.fact_identity import fact_identity
 from taisce.domain.ingest import FactsRequest, MessagesRequest
 from taisce.domain.scope import scope
 from taisce.service.memory import Memory
+from taisce.service.work import one_pass
 from tests.contract.factories import unique
 
 
@@ -82,3 +89,92 @@ def test_a_users_erasure_resumes_page_by_page(
     assert dynamo.reports_of_entity(alice, "mom", ["user"]) == []
     assert [dynamo.table._get(k) for k in markers] == [None, None]
     assert dynamo.reports_of_entity(str(bob), "mom", ["user"]) != []
+
+
+def dynamo_marks(store: Any, partition: str) -> list[Any]:
+    """The entities of the partition marked for the worker's report rebuild."""
+    return list(store.dirty_entities(partition))
+
+
+def _seen(memory: Memory, partition: str, message_id: str) -> dict[str, Any]:
+    """Every read route's answer to a request in `partition`."""
+    question = RecallRequest.model_validate({"question": "What about Mom and Acme?", "hops": 2})
+    try:
+        message = bodies.message_with_passages(memory.message_with_passages(partition, message_id))
+    except NotFound:
+        message = None
+    return {
+        # Without a model a recall's steps are its facts (reports and passages degraded).
+        "recall": bodies.recall(memory.recall(partition, question)),
+        "facts": {s: bodies.facts(memory.list_facts(partition, s)) for s in ("Mom", "Ma")},
+        "entities": bodies.entity_list(memory.list_entities(partition, None, 100, None)),
+        "messages": bodies.message_list(memory.list_messages(partition, None, None, 100, None)),
+        "message": message,
+        "neighbourhood": bodies.neighbourhood(memory.neighbourhood(partition, "Acme", 2)),
+        "aliases": bodies.aliases(memory.alias_page(partition, 100, None)),
+    }
+
+
+def test_a_user_being_erased_sees_only_the_shared_memory(
+    store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(scope_erasure, "PAGE", 2)
+    memory = Memory(store, Limits())
+    project = unique("user-pending")
+    alice = scope(project, "alice")
+    memory.store_facts(project, _facts(2, "Acme"))
+    mom = {"subject": "Mom", "predicate": "works at", "object": "Acme", "source_role": "user"}
+    memory.store_facts(alice, FactsRequest.model_validate({"facts": [mom]}))
+    memory.store_facts(alice, _facts(4, "Mom"))
+    memory.merge_entities(alice, MergeRequest(alias="Ma", into="Mom"))
+    sent = [{"id": f"m{i}", "role": "user", "content": f"Mom rang Acme {i}."} for i in range(3)]
+    memory.store_messages(alice, MessagesRequest.model_validate({"messages": sent}))
+    shared = _seen(memory, project, "m0")
+    before = _seen(memory, alice, "m0")
+    # Not vacuous: each route shows something of hers before.
+    assert [k for k in shared if before[k] == shared[k]] == []
+    checked = datetime.now(UTC)
+    status = memory.erase_user(alice)
+    if status.status == "pending":  # DynamoDB: held, two pages, then out of time
+        left = iter([1_000.0] * 3)
+        stopped = memory.complete_erasure(project, status.id, lambda: next(left, 0.0))
+        assert stopped is not None and stopped.status == "pending"
+        assert sum(stopped.counts.values()) > 0
+        assert _seen(memory, alice, "m0") == shared
+        # Her writes meanwhile are refused, not taken by the erasure after a 200 (nor
+        # left behind its cursor): nothing of them is stored. So is a name's erasure (or
+        # its preview) in her memory: its record would go with hers.
+        again = [{"id": "m9", "role": "user", "content": "Mom rang again."}]
+        writes = [
+            partial(memory.store_facts, alice, _facts(1, "Mom")),
+            partial(
+                memory.store_messages, alice, MessagesRequest.model_validate({"messages": again})
+            ),
+            partial(memory.merge_entities, alice, MergeRequest(alias="Mum", into="Mom")),
+            partial(memory.request_erasure, alice, "Mom"),
+            partial(memory.preview_erasure, alice, "Mom"),
+        ]
+        for write in writes:
+            with pytest.raises(ErasurePending):
+                write()
+        assert _seen(memory, alice, "m0") == shared
+        # The worker leaves her partition's work (its reports to build) to the erasure:
+        # what it wrote behind the erasure's cursor would outlive it.
+        assert dynamo_marks(store, str(alice))
+        passed = one_pass(memory, str(alice), best_effort=True).counts()
+        assert sum(passed.values()) == 0, passed
+        done = memory.complete_erasure(project, status.id, lambda: 1_000.0)
+        assert done is not None and done.status == "done"
+        # A write that found no erasure pending (checked before it was accepted) and
+        # lands after its tombstone is refused by the tombstone, checked in the write.
+        late = Memory(store, Limits(), clock=lambda: checked)
+        with pytest.raises(ErasurePending):
+            late.store_facts(alice, _facts(1, "Late"))
+    assert _seen(memory, alice, "m0") == shared
+    # Once it is done she starts again from the shared memory: what she stores is hers,
+    # and nothing erased comes back with it.
+    memory.store_facts(alice, _facts(1, "Mom"))
+    fresh = _seen(memory, alice, "m0")
+    assert [f["object"] for f in fresh["facts"]["Mom"]["facts"]] == ["thing 0"]
+    assert fresh["facts"]["Ma"] == shared["facts"]["Ma"]
+    assert fresh["messages"] == shared["messages"]

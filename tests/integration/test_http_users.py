@@ -13,18 +13,22 @@ from typing import Any
 import httpx
 import pytest
 
+from taisce.adapters.dynamodb.codec import pending_erasure_attributes
 from taisce.adapters.dynamodb.keys import (
     aliases_pk,
     entity_pk,
     erased_vectors_pk,
+    erasing_pk,
     fact_pk,
+    item_key,
     listing_pks,
     message_pk,
     vector_mark_pks,
 )
 from taisce.credentials import new_credential_id, new_secret, secret_hash
-from taisce.domain.model import Credential
-from taisce.domain.scope import Scope
+from taisce.domain.erasure import user_tombstone
+from taisce.domain.model import Credential, PendingErasure
+from taisce.domain.scope import Scope, user_erasure_names
 from taisce.local.export import export_records
 from tests.moto_server import MotoDynamoDb, shared_moto
 from tests.server import LocalServer, start_server, wait_for_worker
@@ -165,6 +169,45 @@ def test_erasing_a_user_on_dynamodb_removes_every_item_of_their_scope(
     # The audit record names the project and a hash, never the user.
     audits = [e for e in store.erasures(name) if e.id == body["id"]]
     assert len(audits) == 1 and "alice" not in repr(audits[0])
+
+
+def test_while_a_users_erasure_is_pending_they_read_shared_memory_and_cannot_write(
+    dynamodb_scoped: tuple[httpx.Client, str],
+) -> None:
+    http, name = dynamodb_scoped
+    assert _objects(_recall(http, "What does Mom like?", "alice")) == {"green tea"}
+    # Alice's erasure as its request leaves it (the pending record under the project),
+    # without its work entry, so that this server's worker leaves it pending.
+    pending = PendingErasure(
+        id=f"era_{uuid.uuid4().hex}",
+        project=name,
+        subject_hash=user_tombstone(name, "alice"),
+        names=user_erasure_names("alice"),
+        requested_at="2026-01-01T00:00:00.000000Z",
+    )
+    store = _moto_table().store()
+    key = item_key(erasing_pk(name), pending.id)
+    item = key | pending_erasure_attributes(pending)
+    store.client.put_item(TableName=store.table_name, Item=item)
+    try:
+        assert _recall(http, "What does Mom like?", "alice")["facts"] == []
+        assert _objects(_recall(http, "Acme Corp?", "alice")) == {"Dublin"}
+        listed = http.get("/v1/facts", params={"subject": "Mom", "user": "alice"}).json()
+        assert listed["facts"] == []
+        for path, body in (
+            ("/v1/facts", {"facts": [FACT]}),
+            ("/v1/messages", {"messages": [MESSAGE]}),
+            ("/v1/entities/merges", {"alias": "Ma", "into": "Mom"}),
+        ):
+            r = http.post(path, json=body | {"user": "alice"})
+            assert r.status_code == 409, r.text
+            assert r.json()["error"]["code"] == "erasure_pending"
+        # Bob, and requests without a user, read and write as before.
+        assert _objects(_recall(http, "What does Mom like?", "bob")) == {"black coffee"}
+        r = http.post("/v1/facts", json={"facts": [FACT], "user": "bob"})
+        assert r.status_code == 201, r.text
+    finally:
+        store.client.delete_item(TableName=store.table_name, Key=key)
 
 
 def test_an_erasure_names_a_subject_or_a_user(project: tuple[httpx.Client, str]) -> None:

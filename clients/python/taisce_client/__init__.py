@@ -10,6 +10,7 @@ from .client import Client
 from .errors import (
     ApiError,
     ConfigurationError,
+    ErasurePending,
     Forbidden,
     InsufficientStorage,
     InvalidRecallControls,
@@ -67,6 +68,7 @@ __all__ = [
     "EntityPage",
     "ErasedCounts",
     "Erasure",
+    "ErasurePending",
     "ErasurePreview",
     "Fact",
     "FactPage",

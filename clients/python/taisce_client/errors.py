@@ -58,6 +58,11 @@ class NotFound(ApiError):
     """404: unknown route or id."""
 
 
+class ErasurePending(ApiError):
+    """409: the request's user is being erased; nothing was written. Send it again
+    once the erasure's status reads done."""
+
+
 class PayloadTooLarge(ApiError):
     """413: the body was over 1 MiB."""
 
@@ -81,6 +86,7 @@ _BY_CODE: dict[str, type[ApiError]] = {
     "unauthorized": Unauthorized,
     "forbidden": Forbidden,
     "not_found": NotFound,
+    "erasure_pending": ErasurePending,
     "payload_too_large": PayloadTooLarge,
     "insufficient_storage": InsufficientStorage,
 }

@@ -530,7 +530,7 @@ export interface components {
              * Code
              * @enum {string}
              */
-            code: "invalid_request" | "invalid_recall_controls" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "payload_too_large" | "insufficient_storage" | "internal";
+            code: "invalid_request" | "invalid_recall_controls" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "erasure_pending" | "payload_too_large" | "insufficient_storage" | "internal";
             /**
              * Message
              * @description What was wrong, in plain words; never a trace.
@@ -1734,6 +1734,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description erasure_pending: the request's user is being erased; nothing was written (send it again once the erasure is done) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description payload_too_large: the body is over 1 MiB */
             413: {
                 headers: {
@@ -1952,6 +1961,15 @@ export interface operations {
             };
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description erasure_pending: the request's user is being erased; nothing was written (send it again once the erasure is done) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2180,6 +2198,15 @@ export interface operations {
             };
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description erasure_pending: the request's user is being erased; nothing was written (send it again once the erasure is done) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2465,6 +2492,15 @@ export interface operations {
             };
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description erasure_pending: the request's user is being erased; nothing was written (send it again once the erasure is done) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

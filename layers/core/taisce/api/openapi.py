@@ -46,6 +46,14 @@ COMMON_ERRORS = {
 # A route that writes can find the disk full (the embedded store): nothing is written.
 STORAGE_FULL = "insufficient_storage: the disk is full; nothing was written (reads still work)"
 _READ_ONLY_POSTS = frozenset({"post /v1/recalls"})
+# Writes into a user's scope are refused while that user's erasure is pending.
+ERASURE_PENDING = (
+    "erasure_pending: the request's user is being erased; nothing was written "
+    "(send it again once the erasure is done)"
+)
+_USER_WRITES = frozenset(
+    {"post /v1/facts", "post /v1/messages", "post /v1/entities/merges", "post /v1/erasures"}
+)
 UNAUTHORIZED = "unauthorized: no credential, or one the server does not know"
 FORBIDDEN = (
     "forbidden: a user credential naming another user (or on a route for the whole "
@@ -125,6 +133,8 @@ def build_document(template: Path) -> dict[str, Any]:
                 responses.setdefault(status, error_response(text))
             if method in ("post", "put", "patch", "delete") and key not in _READ_ONLY_POSTS:
                 responses.setdefault("507", error_response(STORAGE_FULL))
+            if key in _USER_WRITES:
+                responses.setdefault("409", error_response(ERASURE_PENDING))
             if protected[key]:
                 operation["security"] = [{SECURITY_SCHEME: []}]
                 responses.setdefault("401", error_response(UNAUTHORIZED))

@@ -28,6 +28,7 @@ ErrorCode = Literal[
     "forbidden",
     "not_found",
     "method_not_allowed",
+    "erasure_pending",
     "payload_too_large",
     "insufficient_storage",
     "internal",

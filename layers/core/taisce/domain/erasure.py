@@ -431,6 +431,10 @@ class PendingView:
     # Names the erasures leave (entities whose names hold an erased one, not named
     # in the request's `also`).
     spared: Spared = ()
+    # Set when the request's own user is being erased: everything in the user's scope
+    # goes, so the read is made again as a request without the user, shown as this
+    # view (the shared memory's pending erasures) leaves it.
+    shared_only: PendingView | None = None
 
     def hides_fact(self, fact: Fact) -> bool:
         return any(fact_names_it(fact, k, self.spared) for k in self.keys)

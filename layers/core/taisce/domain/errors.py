@@ -47,6 +47,14 @@ class NotFound(TaisceError):
     status = 404
 
 
+class ErasurePending(TaisceError):
+    """A write in a user's scope while that user's erasure is pending: refused, so the
+    erasure neither takes it after the answer nor leaves part of it behind."""
+
+    code = "erasure_pending"
+    status = 409
+
+
 class PayloadTooLarge(TaisceError):
     code = "payload_too_large"
     status = 413

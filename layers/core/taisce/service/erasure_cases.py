@@ -35,7 +35,7 @@ from ..domain.erasure_preview import (
     preview_token_matches,
     reach_of,
 )
-from ..domain.errors import InvalidRequest, NotFound
+from ..domain.errors import ErasurePending, InvalidRequest, NotFound
 from ..domain.model import (
     ErasureRecord,
     ErasureStatus,
@@ -46,7 +46,16 @@ from ..domain.model import (
 )
 from ..domain.names import normalize_name
 from ..domain.ports.store import Store
-from ..domain.scope import USER_ERASURE, Scope, erased_user, user_erasure_names
+from ..domain.scope import (
+    USER_ERASURE,
+    Scope,
+    ScopeErased,
+    ScopeGuard,
+    erased_user,
+    project_of_partition,
+    user_erasure_names,
+    user_of,
+)
 from ..domain.semantic import Semantic
 from ..domain.timestamps import timestamp
 from ..domain.words import forget_words
@@ -59,6 +68,12 @@ ERASURE_STEP_SECONDS = 120.0
 # How long a holder with no time bound (the embedded store's request) holds an
 # erasure before another may take it over: far beyond an erasure's work there.
 ERASURE_HOLD_SECONDS = 900.0
+
+# Why a write into a user's scope is refused while that user's erasure is pending.
+_PENDING = (
+    "this user's erasure is pending: nothing was written; send it again once the "
+    "erasure is done (its status_url reads done)"
+)
 
 # A paged erasure saves where it stands at least every this many pages read.
 SAVE_EVERY = 20
@@ -95,6 +110,38 @@ class ErasureCases:
         # No erased text stays in this process's caches either.
         forget_words()
         return ErasureStatus(record.id, "done", counts, requested_at=now, finished_at=now)
+
+    def refuse_while_erasing(self, partition: str) -> None:
+        """Refuse a write into a user's scope while that user's erasure is pending: it
+        would be taken by the erasure after being accepted, or, written behind the
+        erasure's cursor, outlive it. One Query (the project's pending erasures) before
+        a user's write, on a store that erases a user in pages only (the embedded store
+        erases a user in one transaction, so none is ever pending there)."""
+        if self.user_erasing(partition):
+            raise ErasurePending(_PENDING)
+
+    def user_erasing(self, partition: str) -> bool:
+        """Whether the partition's user (a Scope's) has an erasure pending: one Query
+        of the project's pending erasures, on a store that erases a user in pages."""
+        user = user_of(partition)
+        if user is None or getattr(self.store, "erase_scope_page", None) is None:
+            return False
+        pending = self.store.pending_erasures(project_of_partition(partition))
+        return any(erased_user(p.names) == user for p in pending)
+
+    def put_user_facts(self, partition: str, facts: list[Fact], recorded_at: str) -> dict[str, str]:
+        """Store facts; a user's, on a store that erases a user in pages, guarded by the
+        user's tombstone in the write itself: an erasure accepted after the request's
+        check of the pending erasures (and after `recorded_at`) refuses it whole."""
+        user = user_of(partition)
+        if user is None or getattr(self.store, "erase_scope_page", None) is None:
+            return self.store.put_facts(partition, facts)
+        project = project_of_partition(partition)
+        guard = ScopeGuard(project, user_tombstone(project, user), recorded_at)
+        try:
+            return self.store.put_facts(partition, facts, guard=guard)
+        except ScopeErased:
+            raise ErasurePending(_PENDING) from None
 
     def _request_user_erasure(self, partition: Scope, hashed: str) -> ErasureStatus:
         """A user's erasure on a store that erases a page at a time: its tombstone first
@@ -143,6 +190,9 @@ class ErasureCases:
         if refused:
             # The HTTP route refuses it first (ErasureRequest); every other caller here.
             raise InvalidRequest(f"subject {refused}")
+        # A name's erasure in a user's memory that is itself being erased: refused, its
+        # record and status would go with the user's.
+        self.refuse_while_erasing(project)
         if defer is None:
             defer = self.store.capabilities.defers_erasure
         key = normalize_name(subject)
@@ -357,9 +407,14 @@ class ErasureCases:
         """How the reads show what the pending erasures will leave: their names, and
         the names they spare that none of them erases."""
         pending = self.store.pending_erasures(project)
-        names = {n for p in pending for n in p.names}
-        spared = {n for p in pending for n in p.spared} - names
-        return PendingView(tuple(sorted(names)), tuple(sorted(spared)))
+        view = _view_of(pending)
+        user = user_of(project)
+        # A user's erasure is recorded under the project, which a user's request reads
+        # with its own partition: no read more to know whether its user is going.
+        if user is None or not any(erased_user(p.names) == user for p in pending):
+            return view
+        shared = project_of_partition(project)
+        return replace(view, shared_only=_view_of([p for p in pending if p.project == shared]))
 
     # -- what an erasure reaches, and its preview ----------------------------------
 
@@ -388,6 +443,7 @@ class ErasureCases:
         refused = refusal(subject)
         if refused:
             raise InvalidRequest(f"subject {refused}")
+        self.refuse_while_erasing(project)
         reach = self._reach(project, normalize_name(subject), also)
         return preview_of(self.store, project, reach)
 
@@ -424,11 +480,22 @@ class ErasureCases:
         erased = self.erased_names(project, set().union(*keys)) if facts else set()
         return [f for f, named in zip(facts, keys, strict=True) if not named & erased]
 
-    def _lift_tombstones(self, project: str, facts: Sequence[Fact]) -> None:
+    def _lift_tombstones(
+        self, project: str, facts: Sequence[Fact], before_write: Callable[[], None]
+    ) -> None:
         ends = {
             t for f in facts for k in (f.subject_key, f.object_key) if k for t in tombstone_keys(k)
         }
         hashes = tombstone_hashes(project, ends)
         erased = self.store.erased(project, list(hashes))
         if erased:
+            before_write()
             self.store.clear_erased(project, erased)
+
+
+def _view_of(pending: Sequence[PendingErasure]) -> PendingView:
+    """What these pending erasures hide: their names (a user's erasure holds no name,
+    only its mark) and the names they spare that none of them erases."""
+    names = {n for p in pending for n in p.names if erased_user(p.names) is None}
+    spared = {n for p in pending for n in p.spared} - names
+    return PendingView(tuple(sorted(names)), tuple(sorted(spared)))

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, datetime
-from functools import partial
+from functools import cache, partial
 from typing import TypeVar
 
 from ..domain.aliases import (
@@ -21,7 +21,7 @@ from ..domain.aliases import (
     merge_keys,
     propose_merges,
 )
-from ..domain.controls import Limits, RecallRequest, resolve
+from ..domain.controls import Limits, RecallControls, RecallRequest, resolve
 from ..domain.deadline import Deadline
 from ..domain.entity_counts import end_names
 from ..domain.erasure import PendingView, hide_pending
@@ -60,6 +60,7 @@ from ..domain.ports.spans import NO_SPANS, Spans
 from ..domain.ports.store import Store
 from ..domain.recall import recall as recall_steps
 from ..domain.recalled import RecallAnswer
+from ..domain.scope import project_of_partition, user_of
 from ..domain.semantic import Semantic
 from ..domain.timestamps import timestamp
 from .background import BackgroundWork
@@ -140,24 +141,47 @@ class Memory(ErasureCases, BackgroundWork):
         """Whether this project has work for the worker (what `GET /v1/status` says)."""
         return project_has_work(self, project)
 
+    def _as_seen(
+        self, project: str, read: Callable[[str, Callable[[], PendingView]], _T], hides: bool = True
+    ) -> _T:
+        """`read(partition, view)`: what a request in `project` reads, with the pending
+        erasures read beside it (in the same wave on DynamoDB) and shown as they will
+        leave it. While the request's own user is being erased, the read is made again
+        as a request without the user (domain/erasure.py, PendingView.shared_only): one
+        more set of reads, only then. A read that `hides` nothing reads the pending
+        erasures only for a request with a user."""
+        if not hides and user_of(project) is None:
+            return read(project, PendingView)
+        view = cache(_beside(self.store, lambda: self.pending_view(project)))
+        found = read(project, view)
+        shared = view().shared_only
+        if shared is None:
+            return found
+        return read(project_of_partition(project), lambda: shared)
+
     # -- writes ----------------------------------------------------------------
 
     def store_facts(self, project: str, request: FactsRequest) -> list[str]:
         recorded_at = timestamp(self.clock())
+        # A user's pending erasure is read beside the tombstones (the same wave on
+        # DynamoDB), and refuses the request before anything is written.
+        refused = _beside(self.store, partial(self.refuse_while_erasing, project))
         facts = [make_fact(given, recorded_at) for given in request.facts]
         # Facts stored on purpose about an erased name bring it back: its tombstone is
         # lifted first, so a worker that rebuilds their reports at once is not refused
         # them (the embedded store refuses reports holding a tombstoned name).
-        self._lift_tombstones(project, facts)
+        self._lift_tombstones(project, facts, refused)
+        refused()
         # The store marks facts, names new to a role and passages for the worker to
         # embed; with a local model the request embeds its facts itself (read your writes;
         # only marks the write made are taken, so a duplicate embeds nothing).
-        same = self.store.put_facts(project, facts)
+        same = self.put_user_facts(project, facts, recorded_at)
         self.embed_written(project, _written_vectors(facts))
         # A fact identical to a stored one is answered with the stored one's id.
         return [same.get(f.id, f.id) for f in facts]
 
     def store_messages(self, project: str, request: MessagesRequest) -> list[str]:
+        self.refuse_while_erasing(project)
         recorded_at = timestamp(self.clock())
         messages = [make_message(given, recorded_at) for given in request.messages]
         passages = [p for m in messages for p in split_passages(m)]
@@ -189,11 +213,21 @@ class Memory(ErasureCases, BackgroundWork):
         storing order, at most PAGE_BYTES of them."""
         size = check_page(limit)
         after = decode_cursor("facts", project, cursor, 1)[0] if cursor else None
-        key = normalize_name(subject)
+        read = partial(self._subject_page, project, normalize_name(subject), after, size)
+        return self._as_seen(project, read)
+
+    def _subject_page(
+        self,
+        project: str,
+        key: str,
+        after: str | None,
+        size: int,
+        partition: str,
+        view: Callable[[], PendingView],
+    ) -> FactPage:
         # An alias lists the facts of its entity (domain/aliases.py).
-        key = self.store.resolve_names(project, [key]).get(key, key)
-        view = _beside(self.store, lambda: self.pending_view(project))
-        rows = self.store.subject_page(project, key, after, size + 1)
+        key = self.store.resolve_names(partition, [key]).get(key, key)
+        rows = self.store.subject_page(partition, key, after, size + 1)
         page = rows[: fitting(fact_bytes(f) for _, f in rows[:size])]
         hidden = view()
         # A page can come out short while an erasure is pending; the cursor goes on
@@ -214,14 +248,25 @@ class Memory(ErasureCases, BackgroundWork):
         size = check_page(limit)
         after = decode_cursor("entities", project, cursor, 1)[0] if cursor else None
         contains = normalize_name(search) if search else None
-        view = _beside(self.store, lambda: self.pending_view(project))
-        rows = self.store.entity_page(project, after, size + 1, contains or None)
+        read = partial(self._entity_page, project, after, size, contains or None)
+        return self._as_seen(project, read)
+
+    def _entity_page(
+        self,
+        project: str,
+        after: str | None,
+        size: int,
+        contains: str | None,
+        partition: str,
+        view: Callable[[], PendingView],
+    ) -> EntityPage:
+        rows = self.store.entity_page(partition, after, size + 1, contains)
         page = rows[:size]
         more = len(rows) > size
         hidden = view()
         shown = [e for e in page if not hidden.hides_entity(e.key)]
         if hidden.keys:
-            shown = self._left_of(project, shown, hidden)
+            shown = self._left_of(partition, shown, hidden)
         # A page can come out short while an erasure is pending; the cursor goes on
         # from the last entity read.
         return EntityPage(
@@ -264,15 +309,28 @@ class Memory(ErasureCases, BackgroundWork):
         with `passages`, each with its passages (by start), read for the page at once."""
         size = check_page(limit)
         before = tuple(decode_cursor("messages", project, cursor, 2)) if cursor else None
-        view = _beside(self.store, lambda: self.pending_view(project))
-        rows = self.store.message_page(project, before, size + 1, role, source)  # type: ignore[arg-type]
+        read = partial(self._message_page, project, before, size, role, source, passages)
+        return self._as_seen(project, read)
+
+    def _message_page(
+        self,
+        project: str,
+        before: tuple[str, ...] | None,
+        size: int,
+        role: Role | None,
+        source: str | None,
+        passages: bool,
+        partition: str,
+        view: Callable[[], PendingView],
+    ) -> MessagePage:
+        rows = self.store.message_page(partition, before, size + 1, role, source)  # type: ignore[arg-type]
         page = rows[:size]
         # Messages that name an entity being erased are shown as the erasure will
         # leave them, which needs their passages.
         hidden = view()
         named = [m.id for m in page if hidden.names_message(m)]
         wanted = [m.id for m in page] if passages else named
-        held = self.store.passages_of_messages(project, wanted) if wanted else {}
+        held = self.store.passages_of_messages(partition, wanted) if wanted else {}
         listed = []
         for m in page:
             shown, kept = hidden.message(m, held.get(m.id, []))
@@ -291,19 +349,26 @@ class Memory(ErasureCases, BackgroundWork):
     def message_with_passages(self, project: str, message_id: str) -> ShownMessage:
         """One message with its passages (by start), as the pending erasures leave them."""
         check_message_id(message_id)
-        view = _beside(self.store, lambda: self.pending_view(project))
-        m = self.store.message(project, message_id)
+        return self._as_seen(project, partial(self._message, message_id))
+
+    def _message(
+        self, message_id: str, partition: str, view: Callable[[], PendingView]
+    ) -> ShownMessage:
+        m = self.store.message(partition, message_id)
         if m is None:
             raise NotFound(f"no message with id {message_id!r}")
-        m, passages = view().message(m, self.store.passages_of(project, message_id))
+        m, passages = view().message(m, self.store.passages_of(partition, message_id))
         return ShownMessage(m, passages)
 
     def neighbourhood(self, project: str, name: str, hops: int) -> Neighbourhood:
         """The facts (every role, live ones) naming an entity, and with hops 2 those
         of the entities they link to: at most NEIGHBOURHOOD_FACTS in all."""
-        key = normalize_name(name)
+        return self._as_seen(project, partial(self._neighbourhood, normalize_name(name), hops))
+
+    def _neighbourhood(
+        self, key: str, hops: int, project: str, view: Callable[[], PendingView]
+    ) -> Neighbourhood:
         key = self.store.resolve_names(project, [key]).get(key, key)
-        view = _beside(self.store, lambda: self.pending_view(project))
         live = FactFilter(valid_at=timestamp(self.clock()))
         walked: list[tuple[Fact, int]] = []
         seen: set[str] = set()
@@ -334,7 +399,16 @@ class Memory(ErasureCases, BackgroundWork):
         controls = resolve(request, self.limits)
         # The pending erasures are read beside the recall (one more read, in parallel
         # where the store reads in parallel): their names are hidden from the answer.
-        erasing = _beside(self.store, lambda: self.pending_view(project))
+        return self._as_seen(project, partial(self._recall, request, controls, deadline))
+
+    def _recall(
+        self,
+        request: RecallRequest,
+        controls: RecallControls,
+        deadline: Deadline | None,
+        project: str,
+        erasing: Callable[[], PendingView],
+    ) -> RecallAnswer:
         answer = recall_steps(
             self.store,
             project,
@@ -368,6 +442,7 @@ class Memory(ErasureCases, BackgroundWork):
 
     def merge_entities(self, project: str, request: MergeRequest) -> MergeResult:
         alias_key, into_key = merge_keys(request.alias, request.into)
+        self.refuse_while_erasing(project)
         return self.store.merge_entities(project, alias_key, request.alias, into_key, request.into)
 
     def aliases(self, project: str) -> list[Alias]:
@@ -378,7 +453,11 @@ class Memory(ErasureCases, BackgroundWork):
         """A page of the project's aliases, by normalised alias."""
         size = check_page(limit)
         after = decode_cursor("aliases", project, cursor, 1)[0] if cursor else None
-        rows = self.store.alias_page(project, after, size + 1)
+
+        def read(partition: str, _: Callable[[], PendingView]) -> list[Alias]:
+            return self.store.alias_page(partition, after, size + 1)
+
+        rows = self._as_seen(project, read, hides=False)
         page = rows[:size]
         more = len(rows) > size
         return AliasPage(
@@ -391,7 +470,9 @@ class Memory(ErasureCases, BackgroundWork):
         found so far when the deadline came before every name was compared."""
         if self.semantic is None:
             return MergeProposals(PROPOSAL_FLOOR, [], ["proposals"])
-        names = self.store.entity_names(project, PROPOSAL_NAMES)
+        names = self._as_seen(
+            project, lambda p, _: self.store.entity_names(p, PROPOSAL_NAMES), hides=False
+        )
         semantic = self.semantic
         try:
             found, complete = propose_merges(

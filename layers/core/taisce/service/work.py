@@ -26,6 +26,7 @@ from ..domain.extraction import EXTRACTION_ATTEMPTS
 from ..domain.ingest import MAX_BATCH, Id
 from ..domain.model import WorkKind
 from ..domain.ports.queue import WorkQueue
+from ..domain.scope import as_scope
 
 if TYPE_CHECKING:
     from ..domain.ports.store import Store
@@ -297,6 +298,11 @@ def one_pass(
     The local worker's pass (best_effort True) logs a step that fails and goes on
     with the next; the worker retries on its own timer."""
     done = Pass()
+    if memory.user_erasing(as_scope(project)):
+        # Its user's erasure takes the partition's marks with it; a report or vector
+        # written meanwhile, behind the erasure's cursor, would outlive it.
+        logger.info("the partition's user is being erased: its work is left to the erasure")
+        return done
     context = PassContext(project, message_ids, allowance, queue)
     before: set[tuple[str, ...]] | None = None
     for step in STEPS:

@@ -202,6 +202,16 @@ class DynamoDbScopeErasure:
         pks += [*vector_mark_pks(partition), erased_pk(partition)]
         pks += [erasing_pk(partition), erasure_pk(partition)]
         gone = self._partitions(pks)
+        # An alias's own name item (and partition) is no listed entity when the alias
+        # named nothing before its merge: each goes before the alias's listing item.
+        aliased = [i["k"]["S"] for i in gone if i["PK"]["S"] == pks[0] and "k" in i]
+        if aliased:
+            self._record_vectors(
+                partition, [("entity", f"{r}:{k}") for k in aliased for r in ROLES]
+            )
+            self._delete(
+                key_of(i) for i in self._partitions([entity_pk(partition, k) for k in aliased])
+            )
         shared = [
             (EXTRACTIONS_PENDING_PK, extraction_prefix(partition)),
             (EXTRACTIONS_FAILED_PK, extraction_prefix(partition)),
