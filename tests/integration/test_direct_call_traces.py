@@ -3,13 +3,14 @@ read from the segment documents X-Ray's SDK emits: the table's direct reads agai
 moto's server, and the OpenSearch collection's requests on opensearch-py's real
 `Urllib3HttpConnection`, its pool answering a recorded exchange (429, then 503, then
 hits: tests/recordings/opensearch/search-throttled.json). Neither a body, a query
-string nor an error's message is recorded."""
+string nor an error's message is recorded, nor is a failing span's message."""
 
 from __future__ import annotations
 
 import json
 import uuid
 from collections.abc import Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ from urllib3._collections import HTTPHeaderDict
 from taisce.adapters.dynamodb.reads import DirectReads
 from taisce.adapters.opensearch.index import OpenSearchVectorIndex
 from taisce.api import direct_calls
+from taisce.api.observe import XRaySpans
 from taisce.domain.model import PendingErasure
 from tests.moto_server import shared_moto
 from tests.unit.test_opensearch_index import DIMS, Player, Q
@@ -143,3 +145,19 @@ def test_each_opensearch_request_is_a_remote_subsegment_with_its_status(
     sent = json.dumps(requests)
     # No body (the question's vector, the filter's project), no error's message.
     assert "knn" not in sent and "Request rate exceeded" not in sent and "cause" not in sent
+
+
+def test_a_failing_span_is_a_fault_without_its_message(
+    recorder: tuple[AWSXRayRecorder, Emitted],
+) -> None:
+    """A store call or recall step that fails (XRaySpans, api/observe.py) is flagged a
+    fault; its exception's message, which may quote a stored value, is not recorded."""
+    spans = XRaySpans(SimpleNamespace(provider=recorder[0]))  # type: ignore[arg-type]
+    with pytest.raises(ValueError), spans.span("store.put_facts"):
+        raise ValueError("Atlas works at Acme Corp")
+    with spans.span("store.facts_about"):
+        pass
+    failed, fine = calls(*recorder)
+    assert (failed["name"], failed.get("fault")) == ("store.put_facts", True)
+    assert (fine["name"], fine.get("fault")) == ("store.facts_about", None)
+    assert "Atlas" not in json.dumps([failed, fine]) and "cause" not in failed

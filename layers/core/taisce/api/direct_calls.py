@@ -55,19 +55,20 @@ def _wrap(owner: type, name: str, wrapper: Callable[..., Any]) -> None:
 
 
 @contextmanager
-def _subsegment(recorder: Any, name: str, namespace: str) -> Iterator[Any]:
+def subsegment(recorder: Any, name: str, namespace: str = "local") -> Iterator[Any]:
     """A subsegment (None where there is no segment to hold it), ended however the
-    call ends; a failure is flagged a fault, never recorded with its message."""
-    subsegment = recorder.begin_subsegment(name, namespace)
+    call ends; a failure is flagged a fault, never recorded with its message (the
+    SDK's own `in_subsegment` records the exception's message and stack)."""
+    opened = recorder.begin_subsegment(name, namespace)
     try:
-        yield subsegment
+        yield opened
     except Exception:
-        flagged = getattr(subsegment, "error", False) or getattr(subsegment, "throttle", False)
-        if subsegment is not None and not flagged:
-            subsegment.add_fault_flag()
+        flagged = getattr(opened, "error", False) or getattr(opened, "throttle", False)
+        if opened is not None and not flagged:
+            opened.add_fault_flag()
         raise
     finally:
-        if subsegment is not None:
+        if opened is not None:
             recorder.end_subsegment()
 
 
@@ -82,13 +83,13 @@ def _table(params: dict[str, Any]) -> str | None:
 def _direct_read(
     recorder: Any, call: Callable[..., Any], reads: Any, operation: str, params: dict[str, Any]
 ) -> Any:
-    with _subsegment(recorder, "dynamodb", "aws") as subsegment:
-        if subsegment is not None:
+    with subsegment(recorder, "dynamodb", "aws") as opened:
+        if opened is not None:
             meta = {"operation": operation, "region": reads.region}
             table = _table(params)
             if table is not None:
                 meta["table_name"] = table
-            subsegment.set_aws(meta)
+            opened.set_aws(meta)
         return call(reads, operation, params)
 
 
@@ -104,19 +105,19 @@ def _opensearch_request(
     from urllib3.util import parse_url
 
     host = parse_url(connection.host).host or "opensearch"
-    with _subsegment(recorder, host, "remote") as subsegment:
-        if subsegment is not None:
-            subsegment.put_http_meta("method", method)
+    with subsegment(recorder, host, "remote") as opened:
+        if opened is not None:
+            opened.put_http_meta("method", method)
             # The path only: a query string may hold a document id or a search's terms.
             path = url.split("?", 1)[0]
-            subsegment.put_http_meta("url", connection.host + connection.url_prefix + path)
+            opened.put_http_meta("url", connection.host + connection.url_prefix + path)
         try:
             answer = call(connection, method, url, *args, **kwargs)
         except Exception as failure:
             status = getattr(failure, "status_code", None)
-            if subsegment is not None and isinstance(status, int):
-                subsegment.put_http_meta("status", status)
+            if opened is not None and isinstance(status, int):
+                opened.put_http_meta("status", status)
             raise
-        if subsegment is not None:
-            subsegment.put_http_meta("status", answer[0])
+        if opened is not None:
+            opened.put_http_meta("status", answer[0])
         return answer

@@ -31,6 +31,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from ..domain.ports.spans import NO_SPANS, Spans
 from ..domain.recalled import RecallAnswer
 from ..domain.semantic import Semantic
+from .direct_calls import subsegment
 from .logs import logger
 
 SERVICE = "taisce"
@@ -164,7 +165,9 @@ class XRaySpans:
         self.provider = traced.provider
 
     def span(self, name: str) -> AbstractContextManager[object]:
-        return self.provider.in_subsegment(name=name)
+        # Not the SDK's in_subsegment: it records a failure's message (a store's error
+        # may quote a stored value); here a failure is a fault flag only.
+        return subsegment(self.provider, name)
 
 
 def spans() -> Spans:
