@@ -10,10 +10,12 @@ import pytest
 from taisce.adapters.dynamodb.keys import project_prefix
 from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.api import bodies
+from taisce.domain.controls import Limits
 from taisce.domain.errors import InvalidRequest
 from taisce.domain.model import Fact, MergeResult
 from taisce.domain.names import normalize_name
 from taisce.domain.scope import scope
+from taisce.service.memory import Memory
 from tests.contract.factories import fact, unique
 
 ALL_ROLES = ("user", "assistant", "system", "tool")
@@ -330,3 +332,14 @@ def test_a_copy_without_its_claim_does_not_stop_a_merge(store: Any, project: str
     assert merge(store, project, "Bob", "Robert Smith").facts_moved == 24
     assert [f.id for f in about(store, project, "bob")] == ["o03"]
     assert len(about(store, project, "robert smith")) == 25
+
+
+def test_a_users_erasure_drops_where_its_proposals_stood(store: Any, project: str) -> None:
+    memory = Memory(store, Limits())
+    mine = scope(project, unique("user"))
+    store.set_proposal_offset(project, 500)
+    store.set_proposal_offset(mine, 42)
+    status = memory.erase_user(mine)
+    if status.status == "pending":  # DynamoDB: the worker's pages
+        memory.complete_erasure(project, status.id)
+    assert (store.proposal_offset(project), store.proposal_offset(mine)) == (500, 0)

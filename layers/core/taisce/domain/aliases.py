@@ -46,7 +46,7 @@ PROPOSAL_WORKERS = 8
 
 def proposal_offset_key(partition: str) -> str:
     """The key the store keeps a partition's proposals offset under: a hash, so that
-    no user id is written beside it (a user's erasure leaves only a number)."""
+    no user id is written beside it; a user's erasure deletes it."""
     return "proposals:" + hashlib.sha256(str(partition).encode("utf-8")).hexdigest()
 
 

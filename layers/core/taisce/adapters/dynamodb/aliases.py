@@ -20,7 +20,7 @@ from ...domain.entity_counts import moved_counts, new_to_role
 from ...domain.errors import InvalidRequest
 from ...domain.model import ROLES, Alias, EntityName, Fact, MergeResult, Role
 from ...domain.names import normalize_name
-from ...domain.scope import partitions, project_of_partition
+from ...domain.scope import as_scope, partitions, project_of_partition
 from ..composed_store import MarkSwitches
 from .client import (
     ATTEMPTS,
@@ -105,7 +105,7 @@ def _seen_aliases(listed: Sequence[list[Item]], limit: int | None = None) -> lis
 def proposal_offset_item(partition: str) -> Item:
     """Where the partition's next proposals request starts: under its project, keyed by
     a hash of the partition (docs/dynamodb.md)."""
-    pk = f"{project_prefix(project_of_partition(partition))}PROPOSALS"
+    pk = f"{project_prefix(project_of_partition(as_scope(partition)))}PROPOSALS"
     return item_key(pk, proposal_offset_key(partition))
 
 
