@@ -7,11 +7,15 @@ from typing import Any
 
 import pytest
 
+from taisce.adapters.dynamodb.keys import project_prefix
 from taisce.adapters.dynamodb.store import DynamoDbStore
 from taisce.api import bodies
+from taisce.domain.controls import Limits
 from taisce.domain.errors import InvalidRequest
 from taisce.domain.model import Fact, MergeResult
 from taisce.domain.names import normalize_name
+from taisce.domain.scope import scope
+from taisce.service.memory import Memory
 from tests.contract.factories import fact, unique
 
 ALL_ROLES = ("user", "assistant", "system", "tool")
@@ -218,6 +222,30 @@ def test_entity_names_lists_live_entities_not_aliases(
         "robert smith": ("Robert Smith", 8),
     }
     assert [e.key for e in store.entity_names(project, 2)] == ["acme", "dublin"]
+    # From an offset (where a proposals request's window starts), by key.
+    assert [e.key for e in store.entity_names(project, 2, 1)] == ["dublin", "maya"]
+    assert [e.key for e in store.entity_names(project, 2, 3)] == ["robert smith"]
+    assert store.entity_names(project, 2, 4) == []
+
+
+def test_a_partitions_proposal_offset_is_kept_apart_without_its_user_id(
+    store: Any, project: str
+) -> None:
+    user = unique("user")
+    mine = scope(project, user)
+    assert store.proposal_offset(project) == 0 and store.proposal_offset(mine) == 0
+    store.set_proposal_offset(project, 500)
+    store.set_proposal_offset(mine, 21)
+    store.set_proposal_offset(mine, 42)  # replaced, not added
+    assert (store.proposal_offset(project), store.proposal_offset(mine)) == (500, 42)
+    assert store.proposal_offset(unique("other")) == 0
+    if isinstance(store, DynamoDbStore):
+        kept = store.table.client.query(
+            TableName=store.table.table_name,
+            KeyConditionExpression="PK = :pk",
+            ExpressionAttributeValues={":pk": {"S": f"{project_prefix(project)}PROPOSALS"}},
+        )["Items"]
+        assert len(kept) == 2 and user not in repr(kept)
 
 
 def test_merges_stay_in_their_project(store: Any, project: str, bob: dict[str, Fact]) -> None:
@@ -304,3 +332,14 @@ def test_a_copy_without_its_claim_does_not_stop_a_merge(store: Any, project: str
     assert merge(store, project, "Bob", "Robert Smith").facts_moved == 24
     assert [f.id for f in about(store, project, "bob")] == ["o03"]
     assert len(about(store, project, "robert smith")) == 25
+
+
+def test_a_users_erasure_drops_where_its_proposals_stood(store: Any, project: str) -> None:
+    memory = Memory(store, Limits())
+    mine = scope(project, unique("user"))
+    store.set_proposal_offset(project, 500)
+    store.set_proposal_offset(mine, 42)
+    status = memory.erase_user(mine)
+    if status.status == "pending":  # DynamoDB: the worker's pages
+        memory.complete_erasure(project, status.id)
+    assert (store.proposal_offset(project), store.proposal_offset(mine)) == (500, 0)

@@ -24,6 +24,7 @@ from taisce.adapters.embedders.bedrock_titan import BedrockTitan
 from taisce.adapters.opensearch.client import make_client
 from taisce.adapters.opensearch.index import OpenSearchVectorIndex, index_for
 from taisce.adapters.sqlite.store import SqliteStore
+from taisce.adapters.sqlite.vectors import SqliteVectorIndex
 from taisce.domain.aliases import PROPOSAL_CHUNK, PROPOSAL_NAMES
 from taisce.domain.controls import Limits
 from taisce.domain.ingest import FactsRequest
@@ -142,3 +143,44 @@ def test_a_slow_model_degrades_the_proposals_before_the_functions_time(
     assert json.loads(answer["body"])["degraded"] == ["proposals"]
     assert took < left, f"proposals took {took:.2f} s of the {left:.2f} s left"
     assert titan.calls >= 1
+
+
+class OneHotNames:
+    """A stand-in embedding model: "Person <n>" is the unit vector of axis n, so no two
+    people look alike but the two in `same`, which share one; anything else the last."""
+
+    name = "one-hot"
+    dimensions = PEOPLE + 1
+
+    def __init__(self, same: tuple[int, int]) -> None:
+        self.same = same
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        vectors = []
+        for text in texts:
+            digits = "".join(c for c in text if c.isdigit())
+            axis = int(digits) if digits else PEOPLE
+            axis = self.same[0] if axis == self.same[1] else axis
+            vectors.append([1.0 if n == axis else 0.0 for n in range(self.dimensions)])
+        return vectors
+
+
+def test_successive_requests_compare_every_name(store: SqliteStore, tmp_path: Path) -> None:
+    """Two names past the first window (by key) that look alike are proposed by the
+    second request, where one request compared only the first 500 names for good; the
+    window goes on from where the last left off, wrapping to the first names."""
+    index = SqliteVectorIndex(tmp_path / "vectors.sqlite3", PEOPLE + 1)
+    pair = (PEOPLE - 10, PEOPLE - 5)
+    memory = Memory(store, Limits(), semantic=Semantic(OneHotNames(pair), index))
+    assert memory.index_pending(PROJECT) == PEOPLE + PEOPLE + 1  # each fact and each name
+    names = PEOPLE + 1
+    expected = (f"Person {pair[0]:04d}", f"Person {pair[1]:04d}")
+    runs = []
+    for _ in range(3):
+        answer = memory.merge_proposals(PROJECT)
+        assert answer.degraded == []
+        runs.append({tuple(sorted((p.alias, p.into))) for p in answer.proposals})
+    assert runs[0] == set()  # acme corp, person 0000 ... 0498: neither of the pair
+    assert runs[1] == {expected}  # person 0499 ... 0519, then from the start
+    assert runs[2] == {expected}  # from 479 names later, again past the end
+    assert store.proposal_offset(PROJECT) == (3 * PROPOSAL_NAMES) % names

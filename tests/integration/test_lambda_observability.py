@@ -41,13 +41,14 @@ from tests.moto_server import AWS_ENV, shared_moto
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = "taisce-observability"
 # The events that make a recall find something, leave an erasure pending, and have the
-# worker take a message and sweep.
+# worker sweep (while the erasure is pending: it counts it) and take a message (whose
+# pass completes the erasure first, whatever its kind).
 RUN = [
     "facts-store.json",
     "recall.json",
     "erasures.json",
-    "worker-sqs.json",
     "worker-schedule.json",
+    "worker-sqs.json",
 ]
 
 
@@ -275,17 +276,25 @@ def test_sdk_calls_sit_in_the_store_call_that_made_them(traced: dict[str, Any]) 
         parent = by_id.get(segment.get("parent_id", ""))
         return parent["name"] if parent else None
 
-    calls = [s for s in everything if s.get("namespace") == "aws"]
-    # Every SDK call is a subsegment with its operation, inside the store's call
-    # (or the handler's, for the queue's send)...
+    aws = [s for s in everything if s.get("namespace") == "aws"]
+    # Every SDK call is a subsegment with its operation and request id (botocore's
+    # patch), inside the store's call (or the handler's, for the queue's send)...
+    calls = [s for s in aws if "request_id" in s["aws"]]
     written = {s["aws"]["operation"] for s in calls if within(s) == "store.put_facts"}
     assert "TransactWriteItems" in written
     assert {within(s) for s in calls} <= {"store.put_facts", "store.erased", "## lambda_handler"}
-    # ...and the recall's reads, sent on urllib3 directly (no SDK call to see), are
-    # timed by the store calls that hold them.
+    # ...and the recall's reads, sent on urllib3 directly (no SDK call), are each a
+    # subsegment of their own too (api/direct_calls.py), inside the store call or the
+    # recall step that made them.
+    direct = [s for s in aws if "request_id" not in s["aws"]]
+    assert {s["aws"]["operation"] for s in direct} == {"Query", "BatchGetItem"}
+    assert {s["aws"]["table_name"] for s in direct} == {f"{TABLE}-traced"}
+    assert "store.resolve_names" in {within(s) for s in direct}
+    steps = {n for n in traced["names"] if n.startswith(("store.", "recall."))}
+    assert {within(s) for s in direct} <= steps
+    assert all(s["end_time"] >= s["start_time"] for s in direct)
     reads = [s for s in everything if s["name"] in ("store.resolve_names", "store.facts_about")]
     assert reads and all(within(s) == "recall.names" for s in reads)
-    assert all(s["end_time"] >= s["start_time"] for s in reads)
 
 
 def test_no_event_answer_or_credential_is_traced(traced: dict[str, Any]) -> None:

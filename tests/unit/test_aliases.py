@@ -10,7 +10,15 @@ import pytest
 from pydantic import ValidationError
 
 from taisce.adapters.sqlite.vectors import SqliteVectorIndex
-from taisce.domain.aliases import MergePlan, MergeRequest, NameState, plan_merge, propose_merges
+from taisce.domain.aliases import (
+    PROPOSAL_NAMES,
+    MergePlan,
+    MergeRequest,
+    NameState,
+    plan_merge,
+    proposal_window,
+    propose_merges,
+)
 from taisce.domain.errors import InvalidRequest
 from taisce.domain.model import EntityName, VectorItem
 
@@ -120,3 +128,30 @@ def test_proposals_pair_names_above_the_floor(tmp_path: Path) -> None:
     fewer = propose_merges("p", names[:3], embedder, index, floor=0.9)
     assert fewer == ([], True)
     index.close()
+
+
+@pytest.mark.parametrize("count", [0, 1, 499, 500, 501, 1000, 1234, 2600])
+def test_successive_proposal_windows_cover_every_name(count: int) -> None:
+    """ceil(N / 500) successive windows compare every one of N names (and no window
+    holds a name twice or more than 500), whichever window the runs start from."""
+    names = [EntityName(f"n{i:05d}", f"N{i:05d}", 1) for i in range(count)]
+
+    def names_from(limit: int, offset: int) -> list[EntityName]:
+        return names[offset : offset + limit]
+
+    runs = max(1, -(-count // PROPOSAL_NAMES))
+    for start in (0, 7, max(0, count - 3)):
+        offset, seen = start, []
+        for _ in range(runs):
+            window = proposal_window(names_from, offset)
+            keys = [n.key for n in window.names]
+            assert len(keys) == len(set(keys)) == min(count, PROPOSAL_NAMES)
+            seen += keys
+            offset = window.following
+        assert set(seen) == {n.key for n in names}
+
+
+def test_a_window_past_shrunken_names_starts_again() -> None:
+    names = [EntityName(f"n{i}", f"N{i}", 1) for i in range(3)]
+    window = proposal_window(lambda limit, offset: names[offset : offset + limit], 1_000)
+    assert [n.key for n in window.names] == ["n0", "n1", "n2"] and window.following == 0

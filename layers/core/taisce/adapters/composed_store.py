@@ -153,8 +153,14 @@ class ComposedStore:
     def alias_page(self, project: str, after: str | None, limit: int) -> list[Alias]:
         return self.alias_store.alias_page(project, after, limit)
 
-    def entity_names(self, project: str, limit: int) -> list[EntityName]:
-        return self.alias_store.entity_names(project, limit)
+    def entity_names(self, project: str, limit: int, offset: int = 0) -> list[EntityName]:
+        return self.alias_store.entity_names(project, limit, offset)
+
+    def proposal_offset(self, project: str) -> int:
+        return self.alias_store.proposal_offset(project)
+
+    def set_proposal_offset(self, project: str, offset: int) -> None:
+        self.alias_store.set_proposal_offset(project, offset)
 
     # -- MessageStore ------------------------------------------------------------------
 

@@ -31,6 +31,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from ..domain.ports.spans import NO_SPANS, Spans
 from ..domain.recalled import RecallAnswer
 from ..domain.semantic import Semantic
+from .direct_calls import subsegment
 from .logs import logger
 
 SERVICE = "taisce"
@@ -39,8 +40,8 @@ NAMESPACE = os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "Taisce"
 # botocore: every AWS SDK call is a subsegment. Not httplib: X-Ray's patch of it wraps
 # http.client's `_send_request`, which urllib3 2 never calls, so the calls sent on
 # urllib3 directly (the table's direct reads, the OpenSearch collection) would still
-# go unseen. Those are timed instead by the store's and the vector index's
-# subsegments (`traced`), whose calls hold them.
+# go unseen. Those are wrapped by api/direct_calls.py (trace_direct_calls), each a
+# subsegment inside the store's or the vector index's call that made it.
 PATCHED = ("botocore",)
 
 metrics = Metrics(namespace=NAMESPACE, service=SERVICE)
@@ -164,7 +165,9 @@ class XRaySpans:
         self.provider = traced.provider
 
     def span(self, name: str) -> AbstractContextManager[object]:
-        return self.provider.in_subsegment(name=name)
+        # Not the SDK's in_subsegment: it records a failure's message (a store's error
+        # may quote a stored value); here a failure is a fault flag only.
+        return subsegment(self.provider, name)
 
 
 def spans() -> Spans:
@@ -203,6 +206,16 @@ def traced(part: _T, name: str) -> _T:
     if tracer is None:
         return part
     return Traced(part, name, XRaySpans(tracer))  # type: ignore[return-value]
+
+
+def trace_direct_calls() -> None:
+    """While tracing, each call sent on urllib3 directly a subsegment of its own
+    (api/direct_calls.py); called once the store and the vector index are open."""
+    if tracer is None:
+        return
+    from .direct_calls import patch
+
+    patch(tracer.provider)
 
 
 def traced_semantic(semantic: Semantic | None) -> Semantic | None:

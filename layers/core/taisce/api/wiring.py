@@ -21,7 +21,7 @@ from ..domain.semantic import Semantic
 from ..service.memory import EXTRACTION_RETRY_WAIT, Memory
 from ..service.work import extraction_seconds
 from ..settings import Settings, SettingsError, load_settings
-from .observe import spans, traced, traced_semantic
+from .observe import spans, trace_direct_calls, traced, traced_semantic
 
 if TYPE_CHECKING:
     from ..adapters.dynamodb.store import DynamoDbStore
@@ -205,8 +205,10 @@ def build_services(settings: Settings) -> Services:
     extractor = open_extractor(settings)
     store = open_store(settings)
     semantic = open_semantic(settings, store)
-    # While tracing (on Lambda), each call of the store, the vector index and the model
-    # and each recall step is a subsegment (the worker's setup keeps the index as is).
+    # While tracing (on Lambda), each call of the store, the vector index and the model,
+    # each HTTP call they send and each recall step is a subsegment (the worker's setup
+    # keeps the index as is).
+    trace_direct_calls()
     memory = Memory(
         traced(store, "store"),
         settings.limits,

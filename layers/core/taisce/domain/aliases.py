@@ -9,7 +9,8 @@ look-up resolves any name.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+import hashlib
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
@@ -41,6 +42,36 @@ PROPOSALS = 100
 # Names read (or embedded) and searched per task, and tasks run at once.
 PROPOSAL_CHUNK = 16
 PROPOSAL_WORKERS = 8
+
+
+def proposal_offset_key(partition: str) -> str:
+    """The key the store keeps a partition's proposals offset under: a hash, so that
+    no user id is written beside it; a user's erasure deletes it."""
+    return "proposals:" + hashlib.sha256(str(partition).encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class ProposalWindow:
+    """The names one proposals request compares (at most PROPOSAL_NAMES, from the
+    offset the last request left, wrapping to the start) and where the next starts."""
+
+    names: list[EntityName]
+    following: int
+
+
+def proposal_window(
+    names_from: Callable[[int, int], list[EntityName]], offset: int, size: int = PROPOSAL_NAMES
+) -> ProposalWindow:
+    """The window of `size` names from `offset` over the names sorted by key
+    (`names_from(limit, offset)` reads them), wrapping past the last name to the first:
+    successive requests compare every name, ceil(N / size) requests for N names."""
+    names = names_from(size, offset) if offset > 0 else []
+    if len(names) == size:
+        return ProposalWindow(names, offset + size)
+    # Past the end: the rest from the start, not reaching the names just read.
+    wrapped = names_from(min(size - len(names), offset) if offset > 0 else size, 0)
+    following = len(wrapped) if len(names) + len(wrapped) == size else 0
+    return ProposalWindow(names + wrapped, following)
 
 
 class MergeRequest(BaseModel):

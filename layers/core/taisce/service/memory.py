@@ -15,10 +15,10 @@ from typing import TypeVar
 
 from ..domain.aliases import (
     PROPOSAL_FLOOR,
-    PROPOSAL_NAMES,
     MergeProposals,
     MergeRequest,
     merge_keys,
+    proposal_window,
     propose_merges,
 )
 from ..domain.controls import Limits, RecallControls, RecallRequest, resolve
@@ -470,15 +470,26 @@ class Memory(ErasureCases, BackgroundWork):
         found so far when the deadline came before every name was compared."""
         if self.semantic is None:
             return MergeProposals(PROPOSAL_FLOOR, [], ["proposals"])
-        names = self._as_seen(
-            project, lambda p, _: self.store.entity_names(p, PROPOSAL_NAMES), hides=False
+        # A window of the names that moves with each request (domain/aliases.py,
+        # proposal_window): successive requests compare every name. While the asking
+        # user is being erased, the window is read from the shared names only.
+        window = self._as_seen(
+            project,
+            lambda p, _: proposal_window(
+                lambda limit, offset: self.store.entity_names(p, limit, offset),
+                self.store.proposal_offset(p),
+            ),
+            hides=False,
         )
         semantic = self.semantic
         try:
             found, complete = propose_merges(
-                project, names, semantic.embedder, semantic.index, deadline=deadline
+                project, window.names, semantic.embedder, semantic.index, deadline=deadline
             )
         except Exception:  # a model or index failure degrades the answer, never fails it
             logger.exception("proposing merges failed")
             return MergeProposals(PROPOSAL_FLOOR, [], ["proposals"])
-        return MergeProposals(PROPOSAL_FLOOR, found, [] if complete else ["proposals"])
+        if not complete:  # the next request compares this window again
+            return MergeProposals(PROPOSAL_FLOOR, found, ["proposals"])
+        self.store.set_proposal_offset(project, window.following)
+        return MergeProposals(PROPOSAL_FLOOR, found, [])

@@ -71,12 +71,14 @@ class StepDone:
 @dataclass(frozen=True, slots=True)
 class PassContext:
     """What a step is given besides the memory: the project, the message ids a queue
-    message announced, the pass's time and the queue to continue on."""
+    message announced, the pass's time and the queue to continue on. `held`: the
+    erasures this pass found held by another worker (not asked again in the pass)."""
 
     project: str
     message_ids: Sequence[str] = ()
     allowance: TimeAllowance | None = None
     queue: WorkQueue | None = None
+    held: set[str] = field(default_factory=set)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,11 +118,27 @@ class WorkStep:
 
 
 def _erasures(memory: Memory, context: PassContext) -> StepDone:
-    return StepDone(*complete_erasures(memory, context.project, context.allowance, context.queue))
+    return StepDone(
+        *complete_erasures(memory, context.project, context.allowance, context.queue, context.held)
+    )
 
 
 def _extractions(memory: Memory, context: PassContext) -> StepDone:
-    return StepDone(*extract_facts(memory, context.project, context.message_ids, context.allowance))
+    def ready() -> bool:
+        """Room for one more extraction, and no erasure accepted since the pass began
+        left pending: one is completed first (a consistent read of the project's
+        pending erasures, then its steps), so the model is never sent what an
+        accepted erasure takes, and the erasure waits one extraction at most, not
+        the rest of the pass. False when there is no time left for either."""
+        allowance = context.allowance
+        if allowance is not None and not allowance.room_for_extraction():
+            return False
+        _, stopped = complete_erasures(
+            memory, context.project, allowance, context.queue, context.held
+        )
+        return not stopped
+
+    return StepDone(*extract_facts(memory, context.project, context.message_ids, ready))
 
 
 def _vector_marks(memory: Memory, project: str) -> set[tuple[str, ...]]:
@@ -137,14 +155,17 @@ def _report_marks(memory: Memory, project: str) -> set[tuple[str, ...]]:
 ALL_KINDS: frozenset[WorkKind] = frozenset(get_args(WorkKind))
 
 # A pass's steps in the order it takes them: erasures first (an extraction then finds
-# their tombstones), extraction before vectors and reports (the facts it stores are
-# indexed and reported in the same pass). Every pass indexes and rebuilds reports:
-# marks found are done, whichever write left them.
+# their tombstones and the messages they masked), extraction before vectors and reports
+# (the facts it stores are indexed and reported in the same pass). Every pass, whatever
+# message asked for it, completes the project's pending erasures first (a retried
+# `messages` or `facts` message included: an erasure queued behind it in the project's
+# message group is not left waiting for its own message), indexes and rebuilds
+# reports: marks found are done, whichever write left them.
 STEPS: tuple[WorkStep, ...] = (
     WorkStep(
         name="erasures",
         counted_as="erasures",
-        asked_by=frozenset({"sweep", "erasure"}),
+        asked_by=ALL_KINDS,
         projects=lambda store: store.erasing_projects(),
         pending_in=lambda store, project: bool(store.pending_erasures(project)),
         run=_erasures,
@@ -368,20 +389,26 @@ def complete_erasures(
     project: str,
     allowance: TimeAllowance | None = None,
     queue: WorkQueue | None = None,
+    held: set[str] | None = None,
 ) -> tuple[int, bool]:
     """Complete the project's pending erasures, oldest first, before any other work (an
     extraction then finds their tombstones). Returns (how many finished, whether it
     stopped for time): an erasure not finished keeps its pending record, and a message
-    is queued to go on with it (the sweep finds it too, through erasing_projects)."""
+    is queued to go on with it (the sweep finds it too, through erasing_projects).
+    `held`: ids found held by another holder, skipped, and added to when found."""
     finished = 0
     seconds_left = allowance.seconds_left if allowance is not None else None
+    skipped = held if held is not None else set()
     for pending in memory.store.pending_erasures(project):
+        if pending.id in skipped:
+            continue
         try:
             status = memory.complete_erasure(project, pending.id, seconds_left)
         except ErasureHeld:
             # Its holder finishes it; if the holder died, a later pass (a message, the
             # sweep) takes it over once the holder's time ends.
             logger.info("erasure held by another worker or request: left to it")
+            skipped.add(pending.id)
             continue
         if status is not None and status.status == "pending":
             logger.info("erasure deferred for time: a message is queued to go on")
@@ -393,21 +420,21 @@ def complete_erasures(
 
 
 def extract_facts(
-    memory: Memory, project: str, message_ids: Sequence[str], allowance: TimeAllowance | None = None
+    memory: Memory,
+    project: str,
+    message_ids: Sequence[str],
+    room: Callable[[], bool] = lambda: True,
 ) -> tuple[int, bool]:
     """Extract the facts of these messages, then of any other message of the project
     still marked (one whose work message was lost). Idempotent: a message already
     extracted (or recorded as failed) is skipped without a model call.
 
-    Returns (messages handled, whether it stopped for time): with an allowance, no
-    extraction starts that could outlast the invocation; the rest keep their marks."""
+    Returns (messages handled, whether it stopped for time): `room` is asked before
+    each extraction (the pass's: time left for its worst case, erasures accepted since
+    completed first); when it says no, the rest keep their marks."""
     if memory.extractor is None:
         return 0, False
     done = 0
-
-    def room() -> bool:
-        return allowance is None or allowance.room_for_extraction()
-
     for message_id in message_ids:
         if not room():
             return done, True

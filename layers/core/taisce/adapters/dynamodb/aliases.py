@@ -15,12 +15,12 @@ from collections.abc import Collection, Iterable, Sequence
 from itertools import islice
 from typing import Any
 
-from ...domain.aliases import MergePlan, NameState, plan_merge, rekeyed
+from ...domain.aliases import MergePlan, NameState, plan_merge, proposal_offset_key, rekeyed
 from ...domain.entity_counts import moved_counts, new_to_role
 from ...domain.errors import InvalidRequest
 from ...domain.model import ROLES, Alias, EntityName, Fact, MergeResult, Role
 from ...domain.names import normalize_name
-from ...domain.scope import partitions, project_of_partition
+from ...domain.scope import as_scope, partitions, project_of_partition
 from ..composed_store import MarkSwitches
 from .client import (
     ATTEMPTS,
@@ -46,6 +46,7 @@ from .keys import (
     key_of,
     listing_key,
     name_key,
+    project_prefix,
 )
 from .names import alias_of_seen, listed_keys, names_seen
 from .units import Unit, mark_dirty, mark_vector, name_update, work_ops
@@ -99,6 +100,13 @@ def _seen_aliases(listed: Sequence[list[Item]], limit: int | None = None) -> lis
         by_key[item["k"]["S"]] = item
     found = list(by_key.values())
     return found if limit is None else found[:limit]
+
+
+def proposal_offset_item(partition: str) -> Item:
+    """Where the partition's next proposals request starts: under its project, keyed by
+    a hash of the partition (docs/dynamodb.md)."""
+    pk = f"{project_prefix(project_of_partition(as_scope(partition)))}PROPOSALS"
+    return item_key(pk, proposal_offset_key(partition))
 
 
 class DynamoDbAliasStore:
@@ -398,7 +406,7 @@ class DynamoDbAliasStore:
             for i in listed
         ]
 
-    def entity_names(self, project: str, limit: int) -> list[EntityName]:
+    def entity_names(self, project: str, limit: int, offset: int = 0) -> list[EntityName]:
         """The live entities (not aliases) the request sees: the listings, then the name
         items (BatchGetItem, in parallel chunks), a key's facts summed over the
         partitions, with the shared partition's name. Never a Scan of the table."""
@@ -409,4 +417,14 @@ class DynamoDbAliasStore:
             if facts > 0:
                 name = named[0]["n"]["S"]
                 found.append(EntityName(normalize_name(name), name, facts))
-        return sorted(found, key=lambda e: e.key)[:limit]
+        return sorted(found, key=lambda e: e.key)[offset : offset + limit]
+
+    def proposal_offset(self, project: str) -> int:
+        item = self.table._get(proposal_offset_item(project))
+        return int(item["o"]["N"]) if item else 0
+
+    def set_proposal_offset(self, project: str, offset: int) -> None:
+        self.table.client.put_item(
+            TableName=self.table.table_name,
+            Item={**proposal_offset_item(project), "o": {"N": str(offset)}},
+        )

@@ -13,6 +13,7 @@ project-scoped key starts with ``P#<project>#``, nothing is shared between proje
     P#<p>#M#<id>              M                a message
     P#<p>#M#<id>              S#<start>        its passages, in order of start
     P#<p>#POSITIONS           POSITIONS        the project's storing-position counter
+    P#<p>#PROPOSALS           proposals:<hash> where a partition's next proposals request starts
     P#<p>#L#<F|E|M>#<shard>   <id> / <key> / <recorded_at>#<id>   the project's listings
     P#<p>#WORK                D#<role>#<key> / V#<kind>#<id>      the worker's marks
     P#<p>#ALIAS               A#<alias key>    the project's aliases

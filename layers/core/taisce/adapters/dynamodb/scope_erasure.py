@@ -21,6 +21,7 @@ from dataclasses import replace
 
 from ...domain.fact_identity import fact_identity
 from ...domain.model import ROLES, zero_counts
+from .aliases import proposal_offset_item
 from .client import TableClient, parallel
 from .codec import ALIAS_OF, fact_of
 from .fact_identities import identity_marker
@@ -225,4 +226,5 @@ class DynamoDbScopeErasure:
         document ids of the partition."""
         pks = [erased_vectors_pk(partition)]
         pks += [document_pk(partition, kind) for kind in _VECTOR_KINDS]
-        self._delete(key_of(i) for i in self._partitions(pks))
+        # With where its merge proposals stood (under the project, a hash of the partition).
+        self._delete([*(key_of(i) for i in self._partitions(pks)), proposal_offset_item(partition)])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 import uuid
 
-from ...domain.aliases import NameState, plan_merge
+from ...domain.aliases import NameState, plan_merge, proposal_offset_key
 from ...domain.entity_counts import moved_counts, new_to_role
 from ...domain.model import ROLES, Alias, EntityName, MergeResult
 from ...domain.scope import seen
@@ -142,13 +142,28 @@ class SqliteAliasStore(SqlitePart):
         # A user's own alias of a key over the shared one (read after it).
         return list({r[1]: Alias(*r) for r in rows}.values())[:limit]
 
-    def entity_names(self, project: str, limit: int) -> list[EntityName]:
+    def entity_names(self, project: str, limit: int, offset: int = 0) -> list[EntityName]:
         rows = self._db().execute(
             # MIN(e.project): the name of the shared row where both partitions hold one.
             "SELECT e.key, e.name, SUM(r.facts), MIN(e.project) FROM entities e "
             "JOIN entity_roles r ON r.project = e.project AND r.key = e.key "
             "WHERE e.project IN (?, ?) "
-            "GROUP BY e.key HAVING SUM(r.facts) > 0 ORDER BY e.key LIMIT ?",
-            (*seen(project), limit),
+            "GROUP BY e.key HAVING SUM(r.facts) > 0 ORDER BY e.key LIMIT ? OFFSET ?",
+            (*seen(project), limit, offset),
         )
         return [EntityName(*r[:3]) for r in rows]
+
+    def proposal_offset(self, project: str) -> int:
+        row = (
+            self._db()
+            .execute("SELECT value FROM meta WHERE key = ?", (proposal_offset_key(project),))
+            .fetchone()
+        )
+        return int(row[0]) if row else 0
+
+    def set_proposal_offset(self, project: str, offset: int) -> None:
+        with self._write() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                (proposal_offset_key(project), str(offset)),
+            )

@@ -5,6 +5,7 @@ user only by a hash; then what SQLite keeps of deleted rows is purged."""
 
 from __future__ import annotations
 
+from ...domain.aliases import proposal_offset_key
 from ...domain.model import COUNTS, ErasureRecord
 from . import vectors as sqlite_vectors
 from .base import SqlitePart
@@ -45,6 +46,8 @@ class SqliteScopeErasure(SqlitePart):
                 ).rowcount
             for table in _ALSO:
                 db.execute(f"DELETE FROM {table} WHERE project = ?", (partition,))
+            # Where its merge proposals stood (a hash of the partition, and a number).
+            db.execute("DELETE FROM meta WHERE key = ?", (proposal_offset_key(partition),))
             if sqlite_vectors.held_in(db):
                 held = db.execute(
                     "SELECT kind, id FROM vectors WHERE project = ?", (partition,)

@@ -32,6 +32,17 @@ class AliasStore(Protocol):
         DynamoDB by its key's sort key), those after the alias key `after` only."""
         ...
 
-    def entity_names(self, project: str, limit: int) -> list[EntityName]:
-        """Up to `limit` entities named by a live fact (not aliases), by key."""
+    def entity_names(self, project: str, limit: int, offset: int = 0) -> list[EntityName]:
+        """Up to `limit` entities named by a live fact (not aliases), by key, from the
+        `offset`-th."""
+        ...
+
+    def proposal_offset(self, project: str) -> int:
+        """Where the next proposals request starts comparing this partition's names
+        (an offset into entity_names; 0 when none was kept)."""
+        ...
+
+    def set_proposal_offset(self, project: str, offset: int) -> None:
+        """Keep it, under the partition's project and a hash of the partition (no name
+        and no user id is written)."""
         ...
