@@ -530,7 +530,7 @@ export interface components {
              * Code
              * @enum {string}
              */
-            code: "invalid_request" | "invalid_recall_controls" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "payload_too_large" | "insufficient_storage" | "internal";
+            code: "invalid_request" | "invalid_recall_controls" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "payload_too_large" | "answer_too_large" | "rate_limited" | "internal" | "unavailable" | "http_version_not_supported" | "insufficient_storage";
             /**
              * Message
              * @description What was wrong, in plain words; never a trace.
@@ -1310,7 +1310,14 @@ export interface components {
     responses: never;
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description Seconds to wait before sending the request again */
+        "Retry-After": number;
+        /** @description The credential's project, percent-encoded UTF-8 */
+        "Taisce-Project": string;
+        /** @description The end user of a user credential, percent-encoded UTF-8 (absent for other credentials) */
+        "Taisce-User": string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -1330,6 +1337,8 @@ export interface operations {
             /** @description A page of credentials (next_cursor: the next) */
             200: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1339,6 +1348,8 @@ export interface operations {
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
             400: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1357,13 +1368,24 @@ export interface operations {
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1372,8 +1394,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1399,6 +1452,8 @@ export interface operations {
             /** @description Minted: the secret is shown this once */
             201: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1408,6 +1463,8 @@ export interface operations {
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
             400: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1426,13 +1483,24 @@ export interface operations {
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1441,8 +1509,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1453,6 +1552,8 @@ export interface operations {
             /** @description insufficient_storage: the disk is full; nothing was written (reads still work) */
             507: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1475,6 +1576,8 @@ export interface operations {
             /** @description Revoked */
             204: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1482,6 +1585,8 @@ export interface operations {
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
             400: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1500,6 +1605,8 @@ export interface operations {
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1509,13 +1616,24 @@ export interface operations {
             /** @description not_found: no such id in the project */
             404: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1524,8 +1642,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1536,6 +1685,8 @@ export interface operations {
             /** @description insufficient_storage: the disk is full; nothing was written (reads still work) */
             507: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1562,6 +1713,8 @@ export interface operations {
             /** @description A page of entities by key (next_cursor: the next page) */
             200: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1571,6 +1724,8 @@ export interface operations {
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
             400: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1589,13 +1744,24 @@ export interface operations {
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1604,8 +1770,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1632,6 +1829,8 @@ export interface operations {
             /** @description A page of the aliases, by normalised alias */
             200: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1641,6 +1840,8 @@ export interface operations {
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
             400: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1659,13 +1860,24 @@ export interface operations {
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1674,8 +1886,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1701,6 +1944,8 @@ export interface operations {
             /** @description Merged (or already merged) */
             200: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1710,6 +1955,8 @@ export interface operations {
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
             400: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1728,13 +1975,24 @@ export interface operations {
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1743,8 +2001,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1755,6 +2044,8 @@ export interface operations {
             /** @description insufficient_storage: the disk is full; nothing was written (reads still work) */
             507: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1780,6 +2071,8 @@ export interface operations {
             /** @description Nodes and edges (at most 200 facts) */
             200: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1789,6 +2082,8 @@ export interface operations {
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
             400: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1807,13 +2102,24 @@ export interface operations {
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1822,8 +2128,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1848,6 +2185,8 @@ export interface operations {
             /** @description Proposed merges, most similar first */
             200: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1857,6 +2196,8 @@ export interface operations {
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
             400: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1875,13 +2216,24 @@ export interface operations {
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1890,8 +2242,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1917,6 +2300,8 @@ export interface operations {
             /** @description Erased now (zero counts when nothing was held); with "dry_run": true, what it would take (nothing removed) */
             200: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1926,6 +2311,8 @@ export interface operations {
             /** @description Accepted: the worker erases it; see status_url */
             202: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1935,6 +2322,8 @@ export interface operations {
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
             400: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1953,13 +2342,24 @@ export interface operations {
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1968,8 +2368,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1980,6 +2411,8 @@ export interface operations {
             /** @description insufficient_storage: the disk is full; nothing was written (reads still work) */
             507: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2005,6 +2438,8 @@ export interface operations {
             /** @description Pending or done, with counts */
             200: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2014,6 +2449,8 @@ export interface operations {
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
             400: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2032,6 +2469,8 @@ export interface operations {
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2041,13 +2480,24 @@ export interface operations {
             /** @description not_found: no such id in the project */
             404: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2056,8 +2506,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2085,6 +2566,8 @@ export interface operations {
             /** @description A page of the facts whose subject is that entity */
             200: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2094,6 +2577,8 @@ export interface operations {
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
             400: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2112,13 +2597,24 @@ export interface operations {
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2127,8 +2623,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2154,6 +2681,8 @@ export interface operations {
             /** @description Stored (or already stored) */
             201: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2163,6 +2692,8 @@ export interface operations {
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
             400: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2181,13 +2712,24 @@ export interface operations {
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2196,8 +2738,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2208,6 +2781,8 @@ export interface operations {
             /** @description insufficient_storage: the disk is full; nothing was written (reads still work) */
             507: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2233,6 +2808,8 @@ export interface operations {
             /** @description Deleted */
             204: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2240,6 +2817,8 @@ export interface operations {
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
             400: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2258,6 +2837,8 @@ export interface operations {
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2267,13 +2848,24 @@ export interface operations {
             /** @description not_found: no such id in the project */
             404: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2282,8 +2874,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2294,6 +2917,8 @@ export interface operations {
             /** @description insufficient_storage: the disk is full; nothing was written (reads still work) */
             507: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2329,7 +2954,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2340,6 +2974,25 @@ export interface operations {
             };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2370,6 +3023,8 @@ export interface operations {
             /** @description A page of messages (next_cursor: the next page) */
             200: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2379,6 +3034,8 @@ export interface operations {
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
             400: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2397,13 +3054,24 @@ export interface operations {
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2412,8 +3080,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2439,6 +3138,8 @@ export interface operations {
             /** @description Stored (or already stored) */
             202: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2448,6 +3149,8 @@ export interface operations {
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
             400: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2466,13 +3169,24 @@ export interface operations {
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2481,8 +3195,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2493,6 +3238,8 @@ export interface operations {
             /** @description insufficient_storage: the disk is full; nothing was written (reads still work) */
             507: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2518,6 +3265,8 @@ export interface operations {
             /** @description The message and its passages */
             200: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2527,6 +3276,8 @@ export interface operations {
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
             400: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2545,6 +3296,8 @@ export interface operations {
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2554,13 +3307,24 @@ export interface operations {
             /** @description not_found: no such id in the project */
             404: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2569,8 +3333,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2607,7 +3402,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2618,6 +3422,25 @@ export interface operations {
             };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2643,6 +3466,8 @@ export interface operations {
             /** @description The bundle, with the controls it used */
             200: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2652,6 +3477,8 @@ export interface operations {
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
             400: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2670,13 +3497,24 @@ export interface operations {
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2685,8 +3523,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2708,6 +3577,8 @@ export interface operations {
             /** @description The deploy's settings (no secrets), for this project */
             200: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2717,6 +3588,8 @@ export interface operations {
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
             400: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2735,13 +3608,24 @@ export interface operations {
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2750,8 +3634,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
