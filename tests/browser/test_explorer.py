@@ -341,11 +341,15 @@ def test_long_lists_are_read_a_page_at_a_time(page: Any, demo_server: Demo) -> N
     open_with(page, demo_server, secret)
     rows = page.locator("#entities tbody tr")
     expect(rows).to_have_count(50)
+    # No total while pages remain (the listing counts none); exact once all are in.
+    counted = page.locator("#entities-shown")
+    expect(counted).to_have_text("50 entities shown; more to load.")
     page.click("text=Show more")
     expect(rows).to_have_count(100)
     page.click("text=Show more")
     expect(rows).to_have_count(120)
     expect(page.locator("button.more")).to_be_hidden()
+    expect(counted).to_have_text("120 entities in all.")
     shown = [rows.nth(i).get_attribute("data-key") for i in range(120)]
     assert shown == sorted(
         {f"person {i:03}" for i in range(60)} | {f"town {i:03}" for i in range(60)}
