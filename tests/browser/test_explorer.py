@@ -282,6 +282,9 @@ def test_erasing_a_subject_from_its_page(page: Any, demo_server: Demo) -> None:
     dialog = page.locator("#erase-dialog")
     dialog.wait_for(state="visible")
     assert "Liam Walsh" in dialog.inner_text() and "cannot be undone" in dialog.inner_text()
+    # No User set: the erasure acts on the shared memory only, and the dialog says so.
+    scope = page.locator("#erase-scope").inner_text()
+    assert scope.startswith("The shared memory only.") and "set the User field" in scope
     # The dialog says what the erasure's preview says it would take.
     with demo_server.server.client(secret) as http:
         preview = http.post("/v1/erasures", json={"subject": "Liam Walsh", "dry_run": True})

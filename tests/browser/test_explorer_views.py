@@ -187,3 +187,12 @@ def test_the_project_and_the_user_read_are_shown(page: Any, demo_server: Demo) -
     page.click("#recall-form button[type=submit]")
     expect(page.locator("#bundle-facts li")).to_have_count(1)
     assert "Mom likes green tea" in page.inner_text("#bundle-facts")
+    # Erasing with the User set acts in u-1's memory only, and the dialog says so.
+    page.evaluate("location.hash = '#/entity?name=Mom'")
+    page.locator("#entity-title", has_text="Mom").wait_for()
+    page.click("#erase")
+    scope = page.locator("#erase-scope")
+    expect(scope).to_contain_text("User u-1's memory only.")
+    expect(scope).to_contain_text("The shared memory is not changed")
+    expect(page.locator("#erase-preview")).to_contain_text("in this user's memory")
+    page.locator("#erase-dialog button", has_text="Cancel").click()
