@@ -239,6 +239,7 @@ def test_a_recall_with_controls_shows_what_the_api_answers(page: Any, demo_serve
     with demo_server.api() as http:
         answer = http.post("/v1/recalls", json=body).json()
     assert answer["facts"], "the demo recall should find facts"
+    assert answer["passages"], "the demo recall should find passages"
     for kind in ("facts", "reports", "passages"):
         items = page.locator(f"#bundle-{kind} > li")
         assert [items.nth(i).get_attribute("data-id") for i in range(items.count())] == [
@@ -257,6 +258,14 @@ def test_a_recall_with_controls_shows_what_the_api_answers(page: Any, demo_serve
     item = page.locator(f"#bundle-facts > li[data-id='{hop2[0]['id']}'] .why")
     assert " → ".join(hop2[0]["path"]) in item.inner_text()
     assert json.loads(page.text_content("#controls-used")) == answer["controls"]
+    # Each passage shows when its message was said and stored, to the second, in UTC.
+    for passage in answer["passages"]:
+        said, stored = (
+            re.sub(r"\.\d+Z$", "Z", passage[k].replace("T", " "))
+            for k in ("occurred_at", "recorded_at")
+        )
+        item = page.locator(f"#bundle-passages > li[data-id='{passage['id']}'] .passage-time")
+        expect(item).to_have_text(f"said {said} · stored {stored}")
     assert_secret_kept(page, demo_server.secret)
 
 

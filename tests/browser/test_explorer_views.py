@@ -132,14 +132,15 @@ def test_a_fact_without_a_quote_links_to_its_message(page: Any, demo_server: Dem
     note = page.inner_text("#fact-note")
     assert note == f"Fact {bare['id']} cites this message; it has no quote."
     assert page.locator("mark.quote").count() == 0
-    # In a recall every fact citing a message links to it, quoted or not.
+    # In a recall every fact citing a message links to it, quoted or not. (A question
+    # about Atlas as a whole: every fact of Atlas, whatever the model's cosines.)
     page.evaluate("location.hash = '#/recall'")
-    page.fill("#question", "What does Atlas prefer?")
+    page.fill("#question", "Tell me about Atlas.")
     page.uncheck("#roles_default")
     page.check("#role-assistant")
     page.click("#recall-form button[type=submit]")
     page.locator("#bundle").wait_for()
-    body = {"question": "What does Atlas prefer?", "source_roles": ["user", "assistant"]}
+    body = {"question": "Tell me about Atlas.", "source_roles": ["user", "assistant"]}
     with demo_server.api() as http:
         answer = http.post("/v1/recalls", json=body).json()
     cited = [f for f in answer["facts"] if f.get("message_id")]
