@@ -144,9 +144,11 @@ def test_an_entity_page_and_a_link_followed_in_the_graph(page: Any, demo_server:
 
 
 def click_node(page: Any, name: str) -> None:
-    """Click where the graph draws the node named `name`, as a person would."""
-    page.locator("#graph").scroll_into_view_if_needed()
-    box = page.locator("#graph").bounding_box()
+    """Click where the graph draws the node named `name`, as a person would: the page
+    scrolled to the graph, the pointer moved onto the node, then pressed. A click sent
+    in the same moment as the scroll reaches the graph library before the scroll event
+    that tells it where its box now is; it finds the click outside its old box and
+    drops it (the test then waited for a page that never came)."""
     where = page.evaluate(
         """(name) => {
             const cy = document.getElementById('graph').taisceGraph;
@@ -155,7 +157,10 @@ def click_node(page: Any, name: str) -> None:
         }""",
         name,
     )
-    page.mouse.click(box["x"] + where["x"], box["y"] + where["y"])
+    graph, at = page.locator("#graph"), {"x": where["x"], "y": where["y"]}
+    graph.hover(position={"x": 1, "y": 1})
+    graph.hover(position=at)
+    graph.click(position=at)
 
 
 def test_a_quote_links_to_its_message_with_the_span_highlighted(
