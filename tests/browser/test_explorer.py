@@ -305,6 +305,7 @@ def test_erasing_a_subject_from_its_page(page: Any, demo_server: Demo) -> None:
     would = preview.json()["would_erase"]
     shown = page.locator("#erase-preview").inner_text()
     assert f"{would['facts']} fact" in shown and f"{would['messages']} message" in shown
+    assert "passages naming it masked" in shown  # whole passages go, not just the name
     # Cancel changes nothing.
     dialog.locator("button", has_text="Cancel").click()
     with demo_server.server.client(secret) as http:

@@ -208,7 +208,7 @@ export async function entityView(params, { showError }) {
     h(
       "p",
       {},
-      "Erasing removes every fact naming this entity, its aliases, and rewrites the messages that name it.",
+      "Erasing removes every fact naming this entity and its aliases, and in each message that names it masks the whole passages that do (█ for each character).",
     ),
     eraseButton,
     dialog,
@@ -354,7 +354,7 @@ function fillEraseDialog(dialog, title, preview, aliases) {
       h(
         "li",
         {},
-        `${plural(would.messages, "message", "messages")} rewritten, ` +
+        `${plural(would.messages, "message", "messages")} with the passages naming it masked (█), ` +
           `${plural(would.passages, "passage", "passages")} removed (of ${preview.messages} messages in ` +
           `${answeredBy.user || user() ? "this user's" : "the shared"} memory)`,
       ),
