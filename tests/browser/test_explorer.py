@@ -296,6 +296,7 @@ def test_erasing_a_subject_from_its_page(page: Any, demo_server: Demo) -> None:
     dialog = page.locator("#erase-dialog")
     dialog.wait_for(state="visible")
     assert "Liam Walsh" in dialog.inner_text() and "cannot be undone" in dialog.inner_text()
+    assert "null" not in dialog.inner_text()  # no other entity's name holds it: nothing there
     # No User set: the erasure acts on the shared memory only, and the dialog says so.
     scope = page.locator("#erase-scope").inner_text()
     assert scope.startswith("The shared memory only.") and "set the User field" in scope

@@ -374,7 +374,7 @@ function fillEraseDialog(dialog, title, preview, aliases) {
           h("legend", {}, "Other entities whose names hold “", bdi(title), "”: kept unless ticked"),
           spared.map((n) => h("label", {}, h("input", { type: "checkbox", name: "also", value: n.key }), " ", bdi(n.key))),
         )
-      : null,
+      : "", // the DOM's own append writes a null as the text "null"
     h("p", { class: "warning" }, "This cannot be undone."),
     h(
       "form",
