@@ -197,3 +197,14 @@ def test_the_project_and_the_user_read_are_shown(page: Any, demo_server: Demo) -
     expect(scope).to_contain_text("The shared memory is not changed")
     expect(page.locator("#erase-preview")).to_contain_text("in this user's memory")
     page.locator("#erase-dialog button", has_text="Cancel").click()
+    # A user credential acts as its user whatever the User field says (here empty): the
+    # dialog names that user from the answers' Taisce-User, in the same tab.
+    page.fill("#user", "")
+    page.press("#user", "Enter")
+    page.fill("#credential", demo_server.server.new_credential(project, "user", "u-1"))
+    page.click("#use-credential")
+    expect(page.locator("#user-scope")).to_have_text("User u-1 and the shared memory")
+    page.click("#erase")
+    expect(scope).to_contain_text("User u-1's memory only.")
+    expect(scope).to_contain_text("This credential acts for that user only")
+    page.locator("#erase-dialog button", has_text="Cancel").click()
