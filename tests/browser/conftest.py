@@ -67,8 +67,11 @@ class Demo:
 # stops, and the async tests of the files after these could not run their own.
 @pytest.fixture(scope="package")
 def demo_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
-    """`taisce serve` with the demo memory (as `make run` loads it) in a project."""
-    server = start_server(Path(tmp_path_factory.mktemp("browser-data")))
+    """`taisce serve` with the demo memory (as `make run` loads it) in a project, and the
+    local embedding model (as `make run` has it), so that recalls find passages too."""
+    server = start_server(
+        Path(tmp_path_factory.mktemp("browser-data")), {"TAISCE_EMBEDDINGS": "local"}
+    )
     drain(server)
     secret = server.new_credential("demo")
     with server.client(secret) as http:

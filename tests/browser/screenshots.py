@@ -23,7 +23,8 @@ def main() -> int:
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory() as data:
-        server = start_server(Path(data))
+        # The local model, as `make run` has it: the recall shows passages too.
+        server = start_server(Path(data), {"TAISCE_EMBEDDINGS": "local"})
         drain(server)
         try:
             secret = server.new_credential("demo")

@@ -144,9 +144,11 @@ def test_an_entity_page_and_a_link_followed_in_the_graph(page: Any, demo_server:
 
 
 def click_node(page: Any, name: str) -> None:
-    """Click where the graph draws the node named `name`, as a person would."""
-    page.locator("#graph").scroll_into_view_if_needed()
-    box = page.locator("#graph").bounding_box()
+    """Click where the graph draws the node named `name`, as a person would: the page
+    scrolled to the graph, the pointer moved onto the node, then pressed. A click sent
+    in the same moment as the scroll reaches the graph library before the scroll event
+    that tells it where its box now is; it finds the click outside its old box and
+    drops it (the test then waited for a page that never came)."""
     where = page.evaluate(
         """(name) => {
             const cy = document.getElementById('graph').taisceGraph;
@@ -155,7 +157,10 @@ def click_node(page: Any, name: str) -> None:
         }""",
         name,
     )
-    page.mouse.click(box["x"] + where["x"], box["y"] + where["y"])
+    graph, at = page.locator("#graph"), {"x": where["x"], "y": where["y"]}
+    graph.hover(position={"x": 1, "y": 1})
+    graph.hover(position=at)
+    graph.click(position=at)
 
 
 def test_a_quote_links_to_its_message_with_the_span_highlighted(
@@ -239,6 +244,7 @@ def test_a_recall_with_controls_shows_what_the_api_answers(page: Any, demo_serve
     with demo_server.api() as http:
         answer = http.post("/v1/recalls", json=body).json()
     assert answer["facts"], "the demo recall should find facts"
+    assert answer["passages"], "the demo recall should find passages"
     for kind in ("facts", "reports", "passages"):
         items = page.locator(f"#bundle-{kind} > li")
         assert [items.nth(i).get_attribute("data-id") for i in range(items.count())] == [
@@ -257,6 +263,14 @@ def test_a_recall_with_controls_shows_what_the_api_answers(page: Any, demo_serve
     item = page.locator(f"#bundle-facts > li[data-id='{hop2[0]['id']}'] .why")
     assert " → ".join(hop2[0]["path"]) in item.inner_text()
     assert json.loads(page.text_content("#controls-used")) == answer["controls"]
+    # Each passage shows when its message was said and stored, to the second, in UTC.
+    for passage in answer["passages"]:
+        said, stored = (
+            re.sub(r"\.\d+Z$", "Z", passage[k].replace("T", " "))
+            for k in ("occurred_at", "recorded_at")
+        )
+        item = page.locator(f"#bundle-passages > li[data-id='{passage['id']}'] .passage-time")
+        expect(item).to_have_text(f"said {said} · stored {stored}")
     assert_secret_kept(page, demo_server.secret)
 
 
@@ -282,12 +296,17 @@ def test_erasing_a_subject_from_its_page(page: Any, demo_server: Demo) -> None:
     dialog = page.locator("#erase-dialog")
     dialog.wait_for(state="visible")
     assert "Liam Walsh" in dialog.inner_text() and "cannot be undone" in dialog.inner_text()
+    assert "null" not in dialog.inner_text()  # no other entity's name holds it: nothing there
+    # No User set: the erasure acts on the shared memory only, and the dialog says so.
+    scope = page.locator("#erase-scope").inner_text()
+    assert scope.startswith("The shared memory only.") and "set the User field" in scope
     # The dialog says what the erasure's preview says it would take.
     with demo_server.server.client(secret) as http:
         preview = http.post("/v1/erasures", json={"subject": "Liam Walsh", "dry_run": True})
     would = preview.json()["would_erase"]
     shown = page.locator("#erase-preview").inner_text()
     assert f"{would['facts']} fact" in shown and f"{would['messages']} message" in shown
+    assert "passages naming it masked" in shown  # whole passages go, not just the name
     # Cancel changes nothing.
     dialog.locator("button", has_text="Cancel").click()
     with demo_server.server.client(secret) as http:
@@ -341,11 +360,15 @@ def test_long_lists_are_read_a_page_at_a_time(page: Any, demo_server: Demo) -> N
     open_with(page, demo_server, secret)
     rows = page.locator("#entities tbody tr")
     expect(rows).to_have_count(50)
+    # No total while pages remain (the listing counts none); exact once all are in.
+    counted = page.locator("#entities-shown")
+    expect(counted).to_have_text("50 entities shown; more to load.")
     page.click("text=Show more")
     expect(rows).to_have_count(100)
     page.click("text=Show more")
     expect(rows).to_have_count(120)
     expect(page.locator("button.more")).to_be_hidden()
+    expect(counted).to_have_text("120 entities in all.")
     shown = [rows.nth(i).get_attribute("data-key") for i in range(120)]
     assert shown == sorted(
         {f"person {i:03}" for i in range(60)} | {f"town {i:03}" for i in range(60)}

@@ -132,14 +132,15 @@ def test_a_fact_without_a_quote_links_to_its_message(page: Any, demo_server: Dem
     note = page.inner_text("#fact-note")
     assert note == f"Fact {bare['id']} cites this message; it has no quote."
     assert page.locator("mark.quote").count() == 0
-    # In a recall every fact citing a message links to it, quoted or not.
+    # In a recall every fact citing a message links to it, quoted or not. (A question
+    # about Atlas as a whole: every fact of Atlas, whatever the model's cosines.)
     page.evaluate("location.hash = '#/recall'")
-    page.fill("#question", "What does Atlas prefer?")
+    page.fill("#question", "Tell me about Atlas.")
     page.uncheck("#roles_default")
     page.check("#role-assistant")
     page.click("#recall-form button[type=submit]")
     page.locator("#bundle").wait_for()
-    body = {"question": "What does Atlas prefer?", "source_roles": ["user", "assistant"]}
+    body = {"question": "Tell me about Atlas.", "source_roles": ["user", "assistant"]}
     with demo_server.api() as http:
         answer = http.post("/v1/recalls", json=body).json()
     cited = [f for f in answer["facts"] if f.get("message_id")]
@@ -187,3 +188,23 @@ def test_the_project_and_the_user_read_are_shown(page: Any, demo_server: Demo) -
     page.click("#recall-form button[type=submit]")
     expect(page.locator("#bundle-facts li")).to_have_count(1)
     assert "Mom likes green tea" in page.inner_text("#bundle-facts")
+    # Erasing with the User set acts in u-1's memory only, and the dialog says so.
+    page.evaluate("location.hash = '#/entity?name=Mom'")
+    page.locator("#entity-title", has_text="Mom").wait_for()
+    page.click("#erase")
+    scope = page.locator("#erase-scope")
+    expect(scope).to_contain_text("User u-1's memory only.")
+    expect(scope).to_contain_text("The shared memory is not changed")
+    expect(page.locator("#erase-preview")).to_contain_text("in this user's memory")
+    page.locator("#erase-dialog button", has_text="Cancel").click()
+    # A user credential acts as its user whatever the User field says (here empty): the
+    # dialog names that user from the answers' Taisce-User, in the same tab.
+    page.fill("#user", "")
+    page.press("#user", "Enter")
+    page.fill("#credential", demo_server.server.new_credential(project, "user", "u-1"))
+    page.click("#use-credential")
+    expect(page.locator("#user-scope")).to_have_text("User u-1 and the shared memory")
+    page.click("#erase")
+    expect(scope).to_contain_text("User u-1's memory only.")
+    expect(scope).to_contain_text("This credential acts for that user only")
+    page.locator("#erase-dialog button", has_text="Cancel").click()

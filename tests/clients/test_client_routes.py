@@ -26,6 +26,7 @@ from taisce_client import (
     NewMessage,
     NotFound,
     RateLimited,
+    RequestTimeout,
     ServerError,
     TaisceConnectionError,
     Unauthorized,
@@ -375,6 +376,24 @@ def test_retries_stop_and_raise_the_last_error(scripted: Any) -> None:
 
     limited = scripted((429, {}, {"Retry-After": "0"}))
     with Client(limited.url, "tsk_x", retries=0) as client, pytest.raises(RateLimited):
+        client.store_messages([{"role": "user", "content": "hello"}])
+
+
+def test_a_slow_request_is_retried_and_an_unserved_http_version_is_not(scripted: Any) -> None:
+    slow = {"error": {"code": "request_timeout", "message": "the body did not arrive"}}
+    fake = scripted((408, slow, {}), (503, FAILED, {"Retry-After": "0"}), (202, None, {}))
+    with Client(fake.url, "tsk_x", backoff=0.01) as client:
+        client.store_messages([{"role": "user", "content": "hello"}])
+    assert len(fake.bodies) == 3
+
+    version = {"error": {"code": "http_version_not_supported", "message": "use HTTP/1.1"}}
+    fake = scripted((505, version, {}), (202, None, {}))
+    with Client(fake.url, "tsk_x", backoff=0.01) as client, pytest.raises(ServerError) as refused:
+        client.store_messages([{"role": "user", "content": "hello"}])
+    assert refused.value.code == "http_version_not_supported" and len(fake.bodies) == 1
+
+    fake = scripted((408, slow, {}))
+    with Client(fake.url, "tsk_x", retries=0) as client, pytest.raises(RequestTimeout):
         client.store_messages([{"role": "user", "content": "hello"}])
 
 

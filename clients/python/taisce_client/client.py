@@ -49,8 +49,9 @@ class Client:
     `user=` instead. Without one, calls see and store the shared memory only.
 
     `url` defaults to $TAISCE_URL (else http://127.0.0.1:8080), `api_key` to
-    $TAISCE_API_KEY. A 429 or 5xx is retried up to `retries` times with exponential
-    backoff (or the server's Retry-After); any other refusal raises at once. Errors
+    $TAISCE_API_KEY. A 408, 429 or 5xx (not 505 or 507) is retried up to `retries`
+    times with exponential backoff (or the server's Retry-After); any other refusal
+    raises at once. Errors
     raise subclasses of `taisce_client.TaisceError`.
     """
 

@@ -72,12 +72,19 @@ class InsufficientStorage(ApiError):
     retried: it helps only once space is freed."""
 
 
+class RequestTimeout(ApiError):
+    """408: the request did not arrive in time, so it was not run; raised once the
+    retries are used up."""
+
+
 class RateLimited(ApiError):
     """429: too many requests; raised once the retries are used up."""
 
 
 class ServerError(ApiError):
-    """5xx: the server failed; raised once the retries are used up."""
+    """5xx: the server failed, or is unavailable (503: too many connections, or
+    stopping); raised once the retries are used up. 505 (an HTTP version it does not
+    serve) is not retried."""
 
 
 _BY_CODE: dict[str, type[ApiError]] = {
@@ -89,6 +96,8 @@ _BY_CODE: dict[str, type[ApiError]] = {
     "erasure_pending": ErasurePending,
     "payload_too_large": PayloadTooLarge,
     "insufficient_storage": InsufficientStorage,
+    "request_timeout": RequestTimeout,
+    "rate_limited": RateLimited,
 }
 
 

@@ -57,11 +57,17 @@ def headers(config: Settings, call: Call[Any]) -> dict[str, str]:
     return {"Authorization": f"Bearer {config.api_key}"}
 
 
+# Refused the same way however often sent: an HTTP version the server does not serve
+# (505), and a full disk (507) until space is freed.
+_NOT_AGAIN = frozenset({505, 507})
+
+
 def retryable(status: int) -> bool:
-    """Only these are worth trying again: the server asked us to slow down, or it
-    failed. Any other refusal would be refused again, and so would a full disk (507)
-    until space is freed."""
-    return status == 429 or (status >= 500 and status != 507)
+    """Only these are worth trying again: the server asked us to slow down (429, or 503
+    with too many connections, both with Retry-After), the request arrived too slowly
+    to run (408: nothing of it ran), or the server failed. Any other refusal would be
+    refused again."""
+    return status in (408, 429) or (status >= 500 and status not in _NOT_AGAIN)
 
 
 def delay(config: Settings, attempt: int, response: httpx.Response) -> float:

@@ -76,7 +76,8 @@ export interface TaisceOptions {
   apiKey?: string;
   /** Per request, including reading the body (default 30,000 ms). */
   timeoutMs?: number;
-  /** How often a 429 or 5xx is sent again (default 3); nothing else is retried. */
+  /** How often a 408, 429 or 5xx (not 505 or 507) is sent again (default 3); nothing else
+   * is retried. */
   retries?: number;
   /** The first retry waits up to this, doubling each time, unless Retry-After says (500 ms). */
   backoffMs?: number;
@@ -102,6 +103,14 @@ function given<T extends object>(options: T): T {
   return Object.fromEntries(
     Object.entries(options).filter(([, value]) => value !== undefined && value !== null),
   ) as T;
+}
+
+/** Worth sending again: the server asked for a pause (429, or 503 with too many
+ * connections, both with Retry-After), the request arrived too slowly to run (408), or it
+ * failed. An HTTP version it does not serve (505) and a full disk (507, until space is
+ * freed) are refused again, as is every other refusal. */
+function retryable(status: number): boolean {
+  return status === 408 || status === 429 || (status >= 500 && status !== 505 && status !== 507);
 }
 
 function sleep(ms: number): Promise<void> {
@@ -157,10 +166,9 @@ export class Taisce {
       }
       const { data, error, response } = result;
       if (response.ok) return data as T;
-      // A full disk (507) is refused again until space is freed: not retried.
-      const retryable =
-        response.status === 429 || (response.status >= 500 && response.status !== 507);
-      if (!retryable || attempt >= this.retries) throw apiError(response.status, error);
+      if (!retryable(response.status) || attempt >= this.retries) {
+        throw apiError(response.status, error);
+      }
       await sleep(this.delay(attempt, response));
     }
   }

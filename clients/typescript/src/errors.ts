@@ -5,8 +5,8 @@ import type { components } from "./schema.js";
 /** The API's error object, `{"error": {"code", "message"[, "control"][, "request_id"]}}`. */
 export type ErrorDetail = components["schemas"]["ErrorDetail"];
 
-/** The API's codes, plus two the client gives answers that are not in the API's shape:
- * `rate_limited` (API Gateway's 429) and `http_error` (a body that is not the API's). */
+/** The API's codes, plus `http_error`, which the client gives an answer that is not in
+ * the API's shape (API Gateway's own 429 becomes `rate_limited`, as `taisce serve`'s is). */
 export type ErrorCode = ErrorDetail["code"] | "rate_limited" | "http_error";
 
 /** The API refused a request. `details` is the body exactly as it came (parsed JSON when

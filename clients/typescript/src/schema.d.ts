@@ -530,7 +530,7 @@ export interface components {
              * Code
              * @enum {string}
              */
-            code: "invalid_request" | "invalid_recall_controls" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "erasure_pending" | "payload_too_large" | "insufficient_storage" | "internal";
+            code: "invalid_request" | "invalid_recall_controls" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "erasure_pending" | "request_timeout" | "payload_too_large" | "answer_too_large" | "rate_limited" | "internal" | "unavailable" | "http_version_not_supported" | "insufficient_storage";
             /**
              * Message
              * @description What was wrong, in plain words; never a trace.
@@ -1310,7 +1310,14 @@ export interface components {
     responses: never;
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description Seconds to wait before sending the request again */
+        "Retry-After": number;
+        /** @description The credential's project, percent-encoded UTF-8 */
+        "Taisce-Project": string;
+        /** @description The end user of a user credential, percent-encoded UTF-8 (absent for other credentials) */
+        "Taisce-User": string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -1330,6 +1337,8 @@ export interface operations {
             /** @description A page of credentials (next_cursor: the next) */
             200: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1339,6 +1348,8 @@ export interface operations {
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
             400: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1357,13 +1368,24 @@ export interface operations {
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1372,8 +1394,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1399,6 +1452,8 @@ export interface operations {
             /** @description Minted: the secret is shown this once */
             201: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1408,6 +1463,8 @@ export interface operations {
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
             400: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1426,13 +1483,24 @@ export interface operations {
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1441,8 +1509,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1453,6 +1552,8 @@ export interface operations {
             /** @description insufficient_storage: the disk is full; nothing was written (reads still work) */
             507: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1475,6 +1576,8 @@ export interface operations {
             /** @description Revoked */
             204: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1482,6 +1585,8 @@ export interface operations {
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
             400: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1500,6 +1605,8 @@ export interface operations {
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1509,13 +1616,24 @@ export interface operations {
             /** @description not_found: no such id in the project */
             404: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1524,8 +1642,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1536,6 +1685,8 @@ export interface operations {
             /** @description insufficient_storage: the disk is full; nothing was written (reads still work) */
             507: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1562,6 +1713,8 @@ export interface operations {
             /** @description A page of entities by key (next_cursor: the next page) */
             200: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1571,6 +1724,8 @@ export interface operations {
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
             400: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1589,13 +1744,24 @@ export interface operations {
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1604,8 +1770,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1632,6 +1829,8 @@ export interface operations {
             /** @description A page of the aliases, by normalised alias */
             200: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1641,6 +1840,8 @@ export interface operations {
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
             400: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1659,13 +1860,24 @@ export interface operations {
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1674,8 +1886,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1701,6 +1944,8 @@ export interface operations {
             /** @description Merged (or already merged) */
             200: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1710,6 +1955,8 @@ export interface operations {
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
             400: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1728,6 +1975,17 @@ export interface operations {
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -1737,13 +1995,15 @@ export interface operations {
             /** @description erasure_pending: the request's user is being erased; nothing was written (send it again once the erasure is done) */
             409: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1752,8 +2012,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1764,6 +2055,8 @@ export interface operations {
             /** @description insufficient_storage: the disk is full; nothing was written (reads still work) */
             507: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1789,6 +2082,8 @@ export interface operations {
             /** @description Nodes and edges (at most 200 facts) */
             200: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1798,6 +2093,8 @@ export interface operations {
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
             400: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1816,13 +2113,24 @@ export interface operations {
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1831,8 +2139,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1857,6 +2196,8 @@ export interface operations {
             /** @description Proposed merges, most similar first */
             200: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1866,6 +2207,8 @@ export interface operations {
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
             400: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1884,13 +2227,24 @@ export interface operations {
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1899,8 +2253,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1926,6 +2311,8 @@ export interface operations {
             /** @description Erased now (zero counts when nothing was held); with "dry_run": true, what it would take (nothing removed) */
             200: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1935,6 +2322,8 @@ export interface operations {
             /** @description Accepted: the worker erases it; see status_url */
             202: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1944,6 +2333,8 @@ export interface operations {
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
             400: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1962,6 +2353,17 @@ export interface operations {
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -1971,13 +2373,15 @@ export interface operations {
             /** @description erasure_pending: the request's user is being erased; nothing was written (send it again once the erasure is done) */
             409: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1986,8 +2390,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1998,6 +2433,8 @@ export interface operations {
             /** @description insufficient_storage: the disk is full; nothing was written (reads still work) */
             507: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2023,6 +2460,8 @@ export interface operations {
             /** @description Pending or done, with counts */
             200: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2032,6 +2471,8 @@ export interface operations {
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
             400: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2050,6 +2491,8 @@ export interface operations {
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2059,13 +2502,24 @@ export interface operations {
             /** @description not_found: no such id in the project */
             404: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2074,8 +2528,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2103,6 +2588,8 @@ export interface operations {
             /** @description A page of the facts whose subject is that entity */
             200: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2112,6 +2599,8 @@ export interface operations {
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
             400: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2130,13 +2619,24 @@ export interface operations {
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2145,8 +2645,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2172,6 +2703,8 @@ export interface operations {
             /** @description Stored (or already stored) */
             201: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2181,6 +2714,8 @@ export interface operations {
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
             400: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2199,6 +2734,17 @@ export interface operations {
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -2208,13 +2754,15 @@ export interface operations {
             /** @description erasure_pending: the request's user is being erased; nothing was written (send it again once the erasure is done) */
             409: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2223,8 +2771,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2235,6 +2814,8 @@ export interface operations {
             /** @description insufficient_storage: the disk is full; nothing was written (reads still work) */
             507: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2260,6 +2841,8 @@ export interface operations {
             /** @description Deleted */
             204: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2267,6 +2850,8 @@ export interface operations {
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
             400: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2285,6 +2870,8 @@ export interface operations {
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2294,13 +2881,24 @@ export interface operations {
             /** @description not_found: no such id in the project */
             404: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2309,8 +2907,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2321,6 +2950,8 @@ export interface operations {
             /** @description insufficient_storage: the disk is full; nothing was written (reads still work) */
             507: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2356,7 +2987,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2367,6 +3007,25 @@ export interface operations {
             };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2397,6 +3056,8 @@ export interface operations {
             /** @description A page of messages (next_cursor: the next page) */
             200: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2406,6 +3067,8 @@ export interface operations {
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
             400: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2424,13 +3087,24 @@ export interface operations {
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2439,8 +3113,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2466,6 +3171,8 @@ export interface operations {
             /** @description Stored (or already stored) */
             202: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2475,6 +3182,8 @@ export interface operations {
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
             400: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2493,6 +3202,17 @@ export interface operations {
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -2502,13 +3222,15 @@ export interface operations {
             /** @description erasure_pending: the request's user is being erased; nothing was written (send it again once the erasure is done) */
             409: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2517,8 +3239,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2529,6 +3282,8 @@ export interface operations {
             /** @description insufficient_storage: the disk is full; nothing was written (reads still work) */
             507: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2554,6 +3309,8 @@ export interface operations {
             /** @description The message and its passages */
             200: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2563,6 +3320,8 @@ export interface operations {
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
             400: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2581,6 +3340,8 @@ export interface operations {
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2590,13 +3351,24 @@ export interface operations {
             /** @description not_found: no such id in the project */
             404: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2605,8 +3377,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2643,7 +3446,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2654,6 +3466,25 @@ export interface operations {
             };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2679,6 +3510,8 @@ export interface operations {
             /** @description The bundle, with the controls it used */
             200: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2688,6 +3521,8 @@ export interface operations {
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
             400: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2706,13 +3541,24 @@ export interface operations {
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2721,8 +3567,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2744,6 +3621,8 @@ export interface operations {
             /** @description The deploy's settings (no secrets), for this project */
             200: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2753,6 +3632,8 @@ export interface operations {
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
             400: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2771,13 +3652,24 @@ export interface operations {
             /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
             403: {
                 headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description payload_too_large: the body is over 1 MiB */
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2786,8 +3678,39 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description internal, with a request id for the logs */
             500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };

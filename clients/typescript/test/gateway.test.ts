@@ -109,6 +109,19 @@ test("the retries end: the last refusal is thrown; a 400 is never retried", asyn
   answers = [{ status: 400, body: '{"error": {"code": "invalid_request", "message": "no"}}' }];
   assert.equal((await refusal(taisce.recall(" "))).code, "invalid_request");
   assert.equal(received.length, 1);
+
+  // taisce serve's own: a slow request (408, not run) and too many connections (503 with
+  // Retry-After) are sent again; an HTTP version it does not serve (505) is not.
+  received.length = 0;
+  const slow = '{"error": {"code": "request_timeout", "message": "the body was slow"}}';
+  const busy = '{"error": {"code": "unavailable", "message": "too many connections"}}';
+  answers = [
+    { status: 408, body: slow },
+    { status: 503, body: busy, headers: { "Retry-After": "0" } },
+    { status: 505, body: '{"error": {"code": "http_version_not_supported", "message": "1.1"}}' },
+  ];
+  assert.equal((await refusal(taisce.recall("Where?"))).code, "http_version_not_supported");
+  assert.equal(received.length, 3);
 });
 
 test("a request that outlives timeoutMs, head or body, is a network error", async () => {

@@ -33,15 +33,32 @@ TITLE = "Taisce API"
 DESCRIPTION = (
     "Memory for AI agents. Every route but health and this description needs "
     "`Authorization: Bearer <credential>`; the credential decides the project. "
-    'Every error body is {"error": {"code", "message"[, "control"][, "request_id"]}}.'
+    'Every error body is {"error": {"code", "message"[, "control"][, "request_id"]}}. '
+    "A path that is not served is `404 not_found`; a served path with a method it does "
+    "not take is `405 method_not_allowed` with an `Allow` header (`taisce serve`; on AWS, "
+    "API Gateway answers both 404 in its own shape)."
 )
 
-# Any route can answer these (taisce.api.resolver, the gateway): a body that is not
-# JSON, a body over 1 MiB, a failure. Keys are strings, as in the document.
+# Any route can answer these (taisce.api.resolver, the gateway, the local HTTP server):
+# a body that is not JSON, a body or an answer too large, a failure; and from `taisce
+# serve`, a request too slow to arrive, too many connections, an HTTP version it does
+# not serve. Keys are strings, as in the document.
 COMMON_ERRORS = {
     "400": "invalid_request; in a recall, invalid_recall_controls naming the refused control",
-    "413": "payload_too_large: the body is over 1 MiB",
+    "408": (
+        "request_timeout: the request head or body did not arrive in time; the "
+        "request was not run (taisce serve)"
+    ),
+    "413": (
+        "payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be "
+        "over 6 MB, ask for less"
+    ),
     "500": "internal, with a request id for the logs",
+    "503": (
+        "unavailable: too many connections from this client or in all, or the server is "
+        "stopping; retry after Retry-After seconds (taisce serve)"
+    ),
+    "505": "http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve)",
 }
 # A route that writes can find the disk full (the embedded store): nothing is written.
 STORAGE_FULL = "insufficient_storage: the disk is full; nothing was written (reads still work)"
@@ -59,6 +76,30 @@ FORBIDDEN = (
     "forbidden: a user credential naming another user (or on a route for the whole "
     "project), or a credential that is not an admin's on the credentials routes"
 )
+THROTTLED = (
+    "rate_limited: too many refused credentials from this address; the credential was "
+    "not checked; retry after Retry-After seconds (taisce serve)"
+)
+RETRY_AFTER = {
+    "description": "Seconds to wait before sending the request again",
+    "schema": {"type": "integer", "minimum": 0},
+}
+_RETRY_AFTER_STATUSES = ("429", "503")
+# Who answered, on every answer the route's handler gives behind an accepted credential
+# (taisce.api.resolver): a client such as the explorer shows whose memory it reads.
+CALLER_HEADERS = {
+    "Taisce-Project": {
+        "description": "The credential's project, percent-encoded UTF-8",
+        "schema": {"type": "string"},
+    },
+    "Taisce-User": {
+        "description": "The end user of a user credential, percent-encoded UTF-8 "
+        "(absent for other credentials)",
+        "schema": {"type": "string"},
+    },
+}
+# Answered before the credential is accepted: no caller to name.
+_BEFORE_THE_CREDENTIAL = frozenset({"401", "408", "413", "429", "503", "505"})
 
 
 @functools.cache
@@ -86,6 +127,33 @@ def _referenced(paths: dict[str, Any], schemas: dict[str, Any]) -> set[str]:
                 used.add(name)
                 todo.append(schemas[name])
     return used
+
+
+def _add_errors(responses: dict[str, Any], method: str, key: str, *, protected: bool) -> None:
+    """The errors every route (and every protected or writing route) can answer, and
+    the headers that go with them."""
+    for status, text in COMMON_ERRORS.items():
+        responses.setdefault(status, error_response(text))
+    if method in ("post", "put", "patch", "delete") and key not in _READ_ONLY_POSTS:
+        responses.setdefault("507", error_response(STORAGE_FULL))
+    if key in _USER_WRITES:
+        responses.setdefault("409", error_response(ERASURE_PENDING))
+    if protected:
+        responses.setdefault("401", error_response(UNAUTHORIZED))
+        responses.setdefault("403", error_response(FORBIDDEN))
+        responses.setdefault("429", error_response(THROTTLED))
+    for status, response in responses.items():
+        if not response.get("content"):
+            response.pop("content", None)  # 204: no body at all
+        headers = dict(response.get("headers") or {})
+        if status in _RETRY_AFTER_STATUSES:
+            headers["Retry-After"] = {"$ref": "#/components/headers/Retry-After"}
+        if protected and status not in _BEFORE_THE_CREDENTIAL:
+            headers.update(
+                {name: {"$ref": f"#/components/headers/{name}"} for name in CALLER_HEADERS}
+            )
+        if headers:
+            response["headers"] = headers
 
 
 def build_document(template: Path) -> dict[str, Any]:
@@ -129,19 +197,9 @@ def build_document(template: Path) -> dict[str, Any]:
             responses = operation["responses"]
             # Refused input is answered 400 in the API's error shape (taisce.api.resolver).
             responses.pop("422", None)
-            for status, text in COMMON_ERRORS.items():
-                responses.setdefault(status, error_response(text))
-            if method in ("post", "put", "patch", "delete") and key not in _READ_ONLY_POSTS:
-                responses.setdefault("507", error_response(STORAGE_FULL))
-            if key in _USER_WRITES:
-                responses.setdefault("409", error_response(ERASURE_PENDING))
+            _add_errors(responses, method, key, protected=protected[key])
             if protected[key]:
                 operation["security"] = [{SECURITY_SCHEME: []}]
-                responses.setdefault("401", error_response(UNAUTHORIZED))
-                responses.setdefault("403", error_response(FORBIDDEN))
-            for response in responses.values():
-                if not response.get("content"):
-                    response.pop("content", None)  # 204: no body at all
             operation["responses"] = dict(sorted(responses.items()))
     missing = set(protected) - seen
     if missing:
@@ -149,6 +207,7 @@ def build_document(template: Path) -> dict[str, Any]:
     schemas = document["components"]["schemas"]
     used = _referenced(document["paths"], schemas)
     document["components"]["schemas"] = {k: schemas[k] for k in sorted(used)}
+    document["components"]["headers"] = {"Retry-After": RETRY_AFTER, **CALLER_HEADERS}
     document["paths"] = dict(sorted(document["paths"].items()))
     return document
 

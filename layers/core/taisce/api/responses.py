@@ -21,6 +21,8 @@ from pydantic.json_schema import SkipJsonSchema
 
 from ..domain.model import ObjectKind, Role, Surface
 
+# Every code the server answers with (tests/unit/test_openapi_errors.py finds each one
+# the code can send and checks it is here and described under its status).
 ErrorCode = Literal[
     "invalid_request",
     "invalid_recall_controls",
@@ -29,9 +31,14 @@ ErrorCode = Literal[
     "not_found",
     "method_not_allowed",
     "erasure_pending",
+    "request_timeout",
     "payload_too_large",
-    "insufficient_storage",
+    "answer_too_large",
+    "rate_limited",
     "internal",
+    "unavailable",
+    "http_version_not_supported",
+    "insufficient_storage",
 ]
 
 

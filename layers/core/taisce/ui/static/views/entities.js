@@ -6,11 +6,20 @@ import { entityLink, h, pagesWanted, rememberPages, scrollBox } from "../dom.js"
 
 const ROLES = ["user", "assistant", "system", "tool"];
 
+// The listing has no total: on DynamoDB one would read every entity of the project on
+// each page. So the count is of what is loaded, and exact once the last page is in.
+function counted(shown, cursor, search) {
+  const count = `${shown.toLocaleString("en")} entit${shown === 1 ? "y" : "ies"}`;
+  const matching = search ? ` matching "${search}"` : "";
+  if (cursor) return `${count}${matching} shown; more to load.`;
+  return `${count}${matching} in all.`;
+}
+
 export async function entitiesView(params, { showError }) {
   const search = params.get("search") || "";
   const body = h("tbody");
   const more = h("button", { type: "button", class: "more", hidden: true }, "Show more");
-  const summary = h("p", { class: "muted", "aria-live": "polite" });
+  const summary = h("p", { class: "muted", id: "entities-shown", "aria-live": "polite" });
   let cursor = null;
   let shown = 0;
   let pages = 0;
@@ -33,7 +42,7 @@ export async function entitiesView(params, { showError }) {
     shown += page.entities.length;
     cursor = page.next_cursor;
     more.hidden = !cursor;
-    summary.textContent = `${shown} entit${shown === 1 ? "y" : "ies"} shown${cursor ? ", more to load" : ""}.`;
+    summary.textContent = counted(shown, cursor, search);
   }
 
   const moreError = h("div", { class: "action-error" });

@@ -1,7 +1,7 @@
 // One entity: its facts (statement, role, quote linked to its message, validity,
 // recorded at), its aliases, its neighbourhood as a graph, and erasure.
 
-import { api } from "../api.js";
+import { answeredBy, api, user } from "../api.js";
 import { bdi, clear, entityLink, h, messageLink, normalName, rememberFact, roleBadge, scrollBox, when } from "../dom.js";
 
 // Facts are read a page at a time: a hub can hold hundreds.
@@ -208,7 +208,7 @@ export async function entityView(params, { showError }) {
     h(
       "p",
       {},
-      "Erasing removes every fact naming this entity, its aliases, and rewrites the messages that name it.",
+      "Erasing removes every fact naming this entity and its aliases, and in each message that names it masks the whole passages that do (█ for each character).",
     ),
     eraseButton,
     dialog,
@@ -303,6 +303,41 @@ function eraseDialog(onConfirm) {
   return dialog;
 }
 
+// Whose memory the erasure acts on, as the API does: a name's erasure sent with a user
+// acts in that user's memory only, one without in the shared memory only; never both.
+// A user credential always acts as its user (the server fills it in).
+function eraseScope(title) {
+  const byCredential = answeredBy.user;
+  const scoped = byCredential || user();
+  if (!scoped) {
+    return h(
+      "p",
+      { id: "erase-scope" },
+      h("strong", {}, "The shared memory only."),
+      " No User is set, so this erases “",
+      bdi(title),
+      "” from the project's shared memory. What end users stored about it under their own user id is not changed: set the User field to erase it from a user's memory.",
+    );
+  }
+  return h(
+    "p",
+    { id: "erase-scope" },
+    h("strong", {}, "User ", bdi(scoped), "'s memory only."),
+    " This erases “",
+    bdi(title),
+    "” from what was stored for user ",
+    bdi(scoped),
+    ". The shared memory is not changed: what it holds about “",
+    bdi(title),
+    "” stays, and ",
+    bdi(scoped),
+    "'s reads still show it. ",
+    byCredential
+      ? "This credential acts for that user only; a project credential erases from the shared memory."
+      : "To erase it from the shared memory, clear the User field and erase again.",
+  );
+}
+
 // What the preview says the erasure takes; other entities whose names hold this one are
 // kept unless ticked.
 function fillEraseDialog(dialog, title, preview, aliases) {
@@ -310,6 +345,7 @@ function fillEraseDialog(dialog, title, preview, aliases) {
   const spared = preview.names.filter((n) => !n.taken);
   clear(dialog).append(
     h("h3", { id: "erase-title" }, "Erase everything held about “", bdi(title), "”?"),
+    eraseScope(title),
     h(
       "ul",
       { id: "erase-preview" },
@@ -318,8 +354,9 @@ function fillEraseDialog(dialog, title, preview, aliases) {
       h(
         "li",
         {},
-        `${plural(would.messages, "message", "messages")} rewritten, ` +
-          `${plural(would.passages, "passage", "passages")} removed (of ${preview.messages} messages)`,
+        `${plural(would.messages, "message", "messages")} with the passages naming it masked (█), ` +
+          `${plural(would.passages, "passage", "passages")} removed (of ${preview.messages} messages in ` +
+          `${answeredBy.user || user() ? "this user's" : "the shared"} memory)`,
       ),
       h(
         "li",
@@ -337,7 +374,7 @@ function fillEraseDialog(dialog, title, preview, aliases) {
           h("legend", {}, "Other entities whose names hold “", bdi(title), "”: kept unless ticked"),
           spared.map((n) => h("label", {}, h("input", { type: "checkbox", name: "also", value: n.key }), " ", bdi(n.key))),
         )
-      : null,
+      : "", // the DOM's own append writes a null as the text "null"
     h("p", { class: "warning" }, "This cannot be undone."),
     h(
       "form",
