@@ -136,12 +136,19 @@ def _read(store: DynamoDbStore, project: str) -> tuple[Any, ...]:
     )
 
 
+@pytest.fixture(scope="module")
+def own_table(moto_dynamodb: MotoDynamoDb) -> MotoDynamoDb:
+    """A table of this file's own on the session's server: the test looks at its
+    projects by Scan, and a Scan of the shared table reads every other test's items
+    (it made this file take a minute and a half late in the session)."""
+    return moto_dynamodb.table_named("taisce-batch-faults")
+
+
 @pytest.mark.parametrize("case", CASES)
-def test_a_batch_failing_at_any_call_is_all_or_nothing(
-    dynamo: DynamoDbStore, moto_dynamodb: MotoDynamoDb, case: str
-) -> None:
+def test_a_batch_failing_at_any_call_is_all_or_nothing(own_table: MotoDynamoDb, case: str) -> None:
+    dynamo = DynamoDbStore(own_table.table, client=own_table.client(), direct_reads=False)
     # Its Scans are the test's look at the table, recorded apart (tests/conftest.py).
-    observer = DynamoDbStore(moto_dynamodb.table, client=moto_dynamodb.observer_client())
+    observer = DynamoDbStore(own_table.table, client=own_table.observer_client())
     faults = FailNth(dynamo.client)
 
     clean = unique("clean")

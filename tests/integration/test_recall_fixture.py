@@ -1,7 +1,8 @@
 """testdata/recall-controls.json run over real HTTP against `taisce serve`.
 
-Each suite gets its own server (started with the suite's settings, on first use,
-and stopped when the module ends) and its own fresh project. Every case is one
+Each suite gets its own fresh project on a server started with the suite's settings
+(on first use, shared by the suites with the same settings, stopped when the module
+ends). Every case is one
 test, named after the case. See testdata/README.md for the format.
 
 Every suite that runs without an embedding model runs twice: on the embedded store,
@@ -93,23 +94,32 @@ def _new_credential(server: LocalServer, store: str, project: str) -> str:
 
 
 class Servers:
-    """One running server per suite and store, started on first use."""
+    """One running server per store and server settings, started on first use; each
+    suite loads its memory into a project of its own on the server with its settings
+    (suites with the same settings share a server: each start costs seconds)."""
 
     def __init__(self, base: Path) -> None:
         self.base = base
+        self.servers: dict[tuple[str, str], LocalServer] = {}
         self.running: dict[tuple[str, str], Loaded] = {}
         self.others: list[httpx.Client] = []
+
+    def _server(self, suite: Mapping[str, Any], store: str) -> LocalServer:
+        settings = json.dumps(suite["server"], sort_keys=True)
+        if (store, settings) not in self.servers:
+            env = dict(suite["server"])
+            if store == "dynamodb":
+                env.update(fixture_moto().env)
+            place = self.base / f"{store}-{len(self.servers)}"
+            self.servers[store, settings] = start_server(place, env)
+        return self.servers[store, settings]
 
     def get(self, name: str, store: str = "embedded") -> Loaded:
         if (store, name) not in self.running:
             suite = SUITES[name]
-            env = dict(suite["server"])
-            # The table is shared by the session: each run has projects of its own.
-            project = f"fixture-{name}"
-            if store == "dynamodb":
-                env.update(fixture_moto().env)
-                project += f"-{uuid.uuid4().hex[:8]}"
-            server = start_server(self.base / f"{store}-{name}", env)
+            server = self._server(suite, store)
+            # The table and the servers are shared: each run has projects of its own.
+            project = f"fixture-{name}-{uuid.uuid4().hex[:8]}"
             http = server.client(_new_credential(server, store, project))
             memory = suite["memory"]
             self.running[store, name] = Loaded(server, http, Memory.of(suite))
@@ -129,7 +139,8 @@ class Servers:
             client.close()
         for loaded in self.running.values():
             loaded.http.close()
-            loaded.server.stop()
+        for server in self.servers.values():
+            server.stop()
 
 
 @pytest.fixture(scope="module")
