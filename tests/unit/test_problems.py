@@ -166,16 +166,16 @@ def test_each_problem_is_a_plain_sentence_naming_its_path(
         (RecallRequest, "subject", "did you mean 'subjects'?"),
         (RecallRequest, "top_k", "max_characters"),
         (RecallRequest, "limit", "max_rows"),
-        (RecallRequest, "user_id", "user scopes are not supported yet"),
+        (RecallRequest, "user_id", "did you mean 'user'?"),
         (MessageIn, "text", "did you mean 'content'?"),
         (MessageIn, "role_type", "did you mean 'role'?"),
-        (MessageIn, "user_id", "user scopes are not supported yet"),
+        (MessageIn, "user_id", "did you mean 'user'?"),
         (FactIn, "relationship", "did you mean 'predicate'?"),
         (FactIn, "source", "did you mean 'subject'?"),
         (FactIn, "objcet", "did you mean 'object'?"),
         (MergeRequest, "alais", "did you mean 'alias'?"),
         (ErasureRequest, "name", "did you mean 'subject'?"),
-        (FactsRequest, "user_id", "user scopes are not supported yet"),
+        (FactsRequest, "user_id", "did you mean 'user'?"),
         (MessagesRequest, "session_id", "a project per agent or session"),
     ],
 )
@@ -206,8 +206,8 @@ def test_every_problem_is_listed_up_to_a_count() -> None:
     said = joined([sentence(e, FactsRequest) for e in errors])
     assert said == (
         "facts[0].predicate is required; facts[0].object is required; "
-        "unknown field 'user_id' (a credential is one project's memory, "
-        "and user scopes are not supported yet)"
+        "unknown field 'user_id' (did you mean 'user'? It is one per request, "
+        "never per item)"
     )
     many = [f"problem {i}" for i in range(MAX_PROBLEMS + 5)]
     assert joined(many).endswith(f"problem {MAX_PROBLEMS - 1}; and 5 more")

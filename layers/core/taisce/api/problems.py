@@ -31,7 +31,7 @@ MAX_NAME = 64
 # Names other memory APIs use, per model, and what to say instead of a guess. Only
 # where the meaning is the same; a name with no counterpart here is said as unknown.
 # No hint holds "; ", which separates the problems of one message.
-_NO_USERS = "a credential is one project's memory, and user scopes are not supported yet"
+_END_USER = "did you mean 'user'? It is one per request, never per item"
 HABITS: dict[type[BaseModel], dict[str, str]] = {
     RecallRequest: {
         "query": "did you mean 'question'?",
@@ -61,7 +61,7 @@ HABITS: dict[type[BaseModel], dict[str, str]] = {
 # Scopes other APIs take in any body; here the credential is the scope.
 _ONE_PROJECT = "a credential is one project's memory: use a project per agent or session"
 ANY_MODEL = {
-    "user_id": _NO_USERS,
+    "user_id": _END_USER,
     "agent_id": _ONE_PROJECT,
     "run_id": _ONE_PROJECT,
     "session_id": _ONE_PROJECT,
