@@ -149,8 +149,7 @@ def test_every_problem_is_listed_and_the_first_decides_the_code(project: Project
     assert parts[0].startswith("hops must be a JSON integer")
     assert set(parts[1:]) == {
         "unknown field 'top_k' (a recall is bounded by max_characters, and by max_rows items)",
-        "unknown field 'user_id' (did you mean 'user'? It is one per request, "
-        "never per item)",
+        "unknown field 'user_id' (did you mean 'user'? It is one per request, never per item)",
         "unknown field 'max_char' (did you mean 'max_characters'?)",
     }
     only_unknown = project.http.post("/v1/recalls", json={"question": "x", "top_k": 5})
