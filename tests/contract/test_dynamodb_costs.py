@@ -702,7 +702,7 @@ def figures(
 
 def test_figures_on_a_small_graph(moto: MotoDynamoDb) -> None:
     # 20 ms a call keeps the calls of one wave overlapping on a loaded machine.
-    result = figures(moto, n_facts=300, n_recalls=20, latency=0.02)
+    result = figures(moto, n_facts=200, n_recalls=10, latency=0.02)
     hop1, hop2 = result["rows"]
     assert hop1["per_operation_mean"]["BatchGetItem"] == 1
     # Questions name 1 or 2 entities; and the pending erasures' Query.
