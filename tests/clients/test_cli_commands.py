@@ -298,26 +298,71 @@ def test_import_draws_a_progress_bar_on_a_terminal(server: LocalServer, tmp_path
 
 def test_export_and_import_carry_a_user(server: LocalServer, tmp_path: Path) -> None:
     secret = server.new_credential("cli-users")
+    with Client(server.url, secret) as shared_client:
+        shared_client.store_facts(FACTS[1:])
     with Client(server.url, secret, user="ana") as ana:
         ana.store_facts(FACTS[:1])
+        ana.store_messages([{"id": "m1", "role": "user", "content": "I started at Acme."}])
     mine = taisce(
         "export", "--project", "cli-users", "--user", "ana", "--data", str(server.data_dir)
     )
     assert mine.returncode == 0, mine.stderr
     assert mine.stderr.strip().endswith("for user 'ana'")
-    assert [json.loads(line)["id"] for line in mine.stdout.splitlines()] == ["c1"]
+    # What ana sees: the shared fact unmarked, her own records marked as hers.
+    owners = {r["id"]: r.get("user") for r in map(json.loads, mine.stdout.splitlines())}
+    assert owners == {"m1": "ana", "c1": "ana", "c2": None}
     shared = taisce("export", "--project", "cli-users", "--data", str(server.data_dir))
-    assert shared.stdout == ""
+    assert [json.loads(line)["id"] for line in shared.stdout.splitlines()] == ["c2"]
+    assert "user" not in shared.stdout
 
     copy = tmp_path / "ana.jsonl"
     copy.write_text(mine.stdout, encoding="utf-8")
+    # Without --user, each record goes back where it was: ana's to ana, the rest shared.
+    env = connection(server, server.new_credential("cli-users-moved"))
+    moved = taisce("import", str(copy), env=env)
+    assert moved.returncode == 0, moved.stdout + moved.stderr
+    assert "1 messages and 2 facts stored, 0 lines refused" in moved.stdout
+    with Client(server.url, env["TAISCE_API_KEY"]) as back:
+        assert [f.id for f in back.facts_about("Atlas", user="ana")] == ["c1"]
+        assert back.facts_about("Atlas") == []
+        assert [f.id for f in back.facts_about("Acme Corp")] == ["c2"]
+        assert back.facts_about("Atlas", user="bo") == []
+    # With --user bo, every record is bo's.
     env = connection(server, server.new_credential("cli-users-copy"))
     assert taisce("import", str(copy), "--user", "bo", env=env).returncode == 0
     with Client(server.url, env["TAISCE_API_KEY"]) as copied:
         assert [f.id for f in copied.facts_about("Atlas", user="bo")] == ["c1"]
-        assert copied.facts_about("Atlas") == []
+        assert [f.id for f in copied.facts_about("Acme Corp", user="bo")] == ["c2"]
+        assert copied.facts_about("Atlas") == [] and copied.facts_about("Acme Corp") == []
     told = taisce("recall", "Where does Atlas work?", "--user", "bo", "--json", env=env)
     assert [f["id"] for f in json.loads(told.stdout)["facts"]] == ["c1"]
+
+
+def test_import_refuses_a_user_that_is_not_a_string_or_not_an_id(
+    server: LocalServer, tmp_path: Path
+) -> None:
+    source = tmp_path / "owners.jsonl"
+    source.write_text(
+        "".join(
+            json.dumps(line) + "\n"
+            for line in [
+                {"id": "o1", "role": "user", "content": "Kept.", "user": "cara"},
+                {"id": "o2", "role": "user", "content": "Refused.", "user": 7},
+                {"id": "o3", "role": "user", "content": "Refused.", "user": "no spaces allowed"},
+                {"id": "o4", "role": "user", "content": "Shared."},
+            ]
+        ),
+        encoding="utf-8",
+    )
+    env = connection(server, server.new_credential("cli-owners"))
+    done = taisce("import", str(source), env=env)
+    assert done.returncode == 1
+    assert "2 messages and 0 facts stored, 2 lines refused" in done.stdout
+    assert "line 2: user must be a string" in done.stdout
+    assert "line 3: " in done.stdout
+    with Client(server.url, env["TAISCE_API_KEY"]) as client:
+        assert [m.id for m in client.messages(user="cara").messages] == ["o4", "o1"]
+        assert [m.id for m in client.messages().messages] == ["o4"]
 
 
 def test_an_export_after_an_erasure_holds_no_masked_text_and_import_refuses_it(

@@ -3,8 +3,10 @@ sent in batches of 100, safe to run again.
 
 A line is a message object (`role`, `content`, optional `id`, `source`, `occurred_at`), or
 any record with `"kind": "message"` or `"kind": "fact"`; `recorded_at` is dropped (the
-server sets it). A line without an `id` gets one made from its content, so a rerun sends
-the same ids and the API, which keeps an id once, stores nothing twice.
+server sets it). A record's `user` (as an export writes it on an end user's own records)
+stores it as that user's, and a record without one goes to the shared memory, unless
+`as_user` names one user for every record. A line without an `id` gets one made from its
+content, so a rerun sends the same ids and the API, which keeps an id once, stores nothing twice.
 
 The rule for errors: a bad line (not JSON, not UTF-8 or a lone surrogate, NaN or
 Infinity, nested too deeply, holding erased text, or refused by the API) is reported
@@ -119,6 +121,15 @@ def _record(line: str) -> tuple[str, dict[str, Any]]:
     return kind, record
 
 
+def _owner(record: dict[str, Any], as_user: str | None) -> str | None:
+    """Whose memory the record goes to (None: the shared memory); takes `user` off it,
+    since a request, not an item, names the user."""
+    user = record.pop("user", None)
+    if user is not None and not isinstance(user, str):
+        raise ValueError("user must be a string (an end user's id)")
+    return as_user if as_user is not None else user
+
+
 class _Stopped(Exception):
     """An error not about one line: the import stops."""
 
@@ -132,31 +143,39 @@ class _Sender:
         self.client = client
         self.summary = summary
         self.progress = progress
-        self.pending: dict[str, list[tuple[int, dict[str, Any]]]] = {"message": [], "fact": []}
+        # A batch per kind and owner: a request acts for one user (None: the shared memory).
+        self.pending: dict[tuple[str, str | None], list[tuple[int, dict[str, Any]]]] = {}
 
-    def add(self, kind: str, number: int, record: dict[str, Any]) -> None:
-        self.pending[kind].append((number, record))
-        if len(self.pending[kind]) >= BATCH:
-            self.flush(kind)
+    def add(self, kind: str, user: str | None, number: int, record: dict[str, Any]) -> None:
+        batch = self.pending.setdefault((kind, user), [])
+        batch.append((number, record))
+        if len(batch) >= BATCH:
+            self.flush((kind, user))
 
-    def _store(self, kind: str, records: list[dict[str, Any]]) -> None:
+    def _store(self, key: tuple[str, str | None], records: list[dict[str, Any]]) -> None:
+        kind, user = key
         if kind == "message":
-            self.client.store_messages(records)
+            self.client.store_messages(records, user=user)
         else:
-            self.client.store_facts(records)
+            self.client.store_facts(records, user=user)
 
-    def flush(self, kind: str) -> None:
-        batch, self.pending[kind] = self.pending[kind], []
+    def flush_all(self) -> None:
+        for key in list(self.pending):
+            self.flush(key)
+
+    def flush(self, key: tuple[str, str | None]) -> None:
+        kind = key[0]
+        batch = self.pending.pop(key, [])
         if not batch:
             return
         try:
-            self._store(kind, [record for _, record in batch])
+            self._store(key, [record for _, record in batch])
             self.summary.stored[kind] += len(batch)
         except (InvalidRequest, PayloadTooLarge):
             # A batch is all or nothing: send its lines one by one to find the bad ones.
             for at, (number, record) in enumerate(batch):
                 try:
-                    self._store(kind, [record])
+                    self._store(key, [record])
                     self.summary.stored[kind] += 1
                 except (InvalidRequest, PayloadTooLarge) as error:
                     self.summary.refused.append((number, str(error)))
@@ -172,13 +191,18 @@ class _Sender:
 
 
 def import_lines(
-    client: Client, lines: Iterable[str], progress: Callable[[int], None] = lambda n: None
+    client: Client,
+    lines: Iterable[str],
+    progress: Callable[[int], None] = lambda n: None,
+    *,
+    as_user: str | None = None,
 ) -> ImportSummary:
-    """Send every line; `progress(n)` is told as each n lines are done."""
+    """Send every line, each record to its own `user`'s memory (or the shared memory),
+    or every one to `as_user`'s; `progress(n)` is told as each n lines are done."""
     summary = ImportSummary()
     sender = _Sender(client, summary, progress)
     try:
-        _read(lines, summary, sender, progress)
+        _read(lines, summary, sender, progress, as_user)
     except _Stopped as stop:
         summary.stopped = str(stop)
         summary.unconfirmed = stop.unconfirmed
@@ -191,6 +215,7 @@ def _read(
     summary: ImportSummary,
     sender: _Sender,
     progress: Callable[[int], None],
+    as_user: str | None,
 ) -> None:
     seen: dict[str, int] = {}
     made: Counter[str] = Counter()
@@ -200,6 +225,7 @@ def _read(
             continue
         try:
             kind, record = _record(line)
+            user = _owner(record, as_user)
         except ValueError as error:
             summary.refused.append((number, str(error)))
             progress(1)
@@ -210,12 +236,11 @@ def _read(
             copies = made[digest]
             made[digest] += 1
             record["id"] = f"imp_{digest}" + (f"-{copies}" if copies else "")
-        key = f"{kind}:{record['id']}"
+        key = f"{kind}:{user or ''}:{record['id']}"
         if key in seen:
             summary.repeated.append(number)
             progress(1)
             continue
         seen[key] = number
-        sender.add(kind, number, record)
-    sender.flush("message")
-    sender.flush("fact")
+        sender.add(kind, user, number, record)
+    sender.flush_all()

@@ -78,13 +78,12 @@ def cmd_import(args: argparse.Namespace) -> int:
         path.open(encoding="utf-8", errors="surrogateescape") as lines,
         tqdm(total=total, unit="line", desc="importing", disable=None, file=sys.stderr) as bar,
     ):
-        summary = import_lines(client, lines, bar.update)
+        summary = import_lines(client, lines, bar.update, as_user=args.user)
     print("\n".join(summary.lines(str(path))))
     return 1 if summary.refused or summary.stopped else 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from .domain.scope import scope
     from .local.export import ExportError, export_records
     from .settings import load_settings
 
@@ -96,7 +95,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     counts = {"message": 0, "fact": 0}
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout  # noqa: SIM115
     try:
-        for record in export_records(settings.sqlite_path, scope(args.project, args.user)):
+        for record in export_records(settings.sqlite_path, args.project, args.user):
             out.write(json.dumps(record, ensure_ascii=False) + "\n")
             counts[record["kind"]] += 1
     except ExportError as exc:
@@ -137,7 +136,11 @@ def add_client_parsers(sub: Any) -> None:
 
     imports = sub.add_parser("import", help="send JSON lines of messages (or an export)")
     imports.add_argument("file")
-    imports.add_argument("--user", help="store everything as this end user's (default: shared)")
+    imports.add_argument(
+        "--user",
+        help="store every record as this end user's (default: a record's own `user`, "
+        "as an export marks it, else the shared memory)",
+    )
     connection(imports)
     imports.set_defaults(run=cmd_import)
 
@@ -145,7 +148,11 @@ def add_client_parsers(sub: Any) -> None:
     export.add_argument("--project", required=True)
     export.add_argument("--data", help="data folder (default: $TAISCE_DATA_DIR or ./taisce-data)")
     export.add_argument("--output", "-o", help="file to write (default: standard output)")
-    export.add_argument("--user", help="this end user's own memory (default: the shared memory)")
+    export.add_argument(
+        "--user",
+        help="what this end user sees: the shared memory and theirs, their records marked "
+        "with `user` (default: the shared memory only)",
+    )
     export.set_defaults(run=cmd_export)
 
 
