@@ -6,7 +6,7 @@ DATA ?= data
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: install run test test-ts lint audit browser screenshots openapi bench bench-quick bench-quality bench-extraction bench-erasure bench-secure-delete bench-load bench-load-quick bench-recall-speed bench-fact-replay bench-recall-ab bench-users bench-fairness clean sam-install sam-validate sam cold-start
+.PHONY: install run test test-ts lint audit browser screenshots openapi bench bench-quick bench-quality bench-extraction bench-erasure bench-secure-delete bench-load bench-load-quick bench-recall-speed bench-fact-replay bench-recall-ab bench-users bench-fairness bench-erasure-repeats clean sam-install sam-validate sam cold-start
 
 # Two steps, each with its stamp: .venv/.runtime is what `make run` needs (the two
 # packages, editable, with their runtime dependencies at the pinned versions, no AWS SDK
@@ -155,6 +155,10 @@ bench-load: install
 # Another project's recall while one project erases through four credentials (about 2 min).
 bench-fairness: install
 	$(BIN)/python -m bench.fairness_bench
+
+# Erasing a name of repeated words from messages of 10,000-40,000 of them: linear in the text.
+bench-erasure-repeats: install
+	$(BIN)/python -m bench.erasure_repeats
 
 # The same in about 20 s, for CI.
 bench-load-quick: install

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from taisce.domain import erasure
 from taisce.domain.erasure import (
     MASK,
     ErasureRequest,
@@ -97,6 +98,47 @@ def test_redaction_keeps_other_passages_and_their_offsets() -> None:
     assert all(r.content[p.start : p.end] == p.quote and p.source == r.source for p in r.kept)
     assert "Acme" not in r.content  # the whole deleted passage is masked, not just the name
     assert redact(message("Nothing to see"), [], "atlas") is None
+
+
+def _mask_one_by_one(text: str, spans: list[tuple[int, int]], mark: str) -> str:
+    """The mask as it was first written: each span in turn (quadratic in overlapping
+    spans), the reference the merged spans must agree with."""
+    for start, end in spans:
+        text = (
+            text[:start] + "".join(c if c.isspace() else mark for c in text[start:end]) + text[end:]
+        )
+    return text
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab \n", max_size=40), st.data())
+def test_masking_merged_spans_is_masking_each_span(text: str, data) -> None:
+    spans = data.draw(
+        st.lists(
+            st.tuples(st.integers(0, len(text)), st.integers(0, len(text))).map(sorted).map(tuple),
+            max_size=8,
+        )
+    )
+    assert erasure._mask(text, spans, MASK) == _mask_one_by_one(text, spans, MASK)
+    merged = erasure._union(spans)
+    ends = [e for _, e in merged]
+    for start in range(len(text) + 1):
+        for end in range(start + 1, len(text) + 1):
+            expected = any(s < end and start < e for s, e in spans)
+            assert erasure._overlaps(merged, ends, start, end) == expected
+
+
+def test_a_name_of_repeated_words_is_masked_whole_and_its_passages_dropped() -> None:
+    # The name occurs at every word of the run (thousands of overlapping spans): the
+    # run is masked whole, the passages inside it dropped, the one after it kept.
+    m = message(" ".join(["xy"] * 3000) + ". Maya lives in Galway.")
+    passages = split_passages(m)
+    r = redact(m, passages, normalize_name(" ".join(["xy"] * 40)))
+    assert r is not None
+    # (a dropped passage is masked whole, its full stop too)
+    assert "xy" not in r.content and r.content.endswith(f"{MASK} Maya lives in Galway.")
+    assert [p.quote for p in r.kept] == ["Maya lives in Galway."]
+    assert len(r.dropped) == len(passages) - 1
 
 
 def test_the_mask_is_never_the_name() -> None:

@@ -280,12 +280,37 @@ def occurrences(text: str, key: str, spared: Spared = ()) -> list[tuple[int, int
     return [(origin[s][0], origin[e - 1][1]) for s, e in _found(normalised, key, spared)]
 
 
+def _union(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The spans merged where they overlap or touch, in order: disjoint, so their
+    starts and ends both increase. A name of repeated words ("xy xy xy") occurs at
+    every word of a run of them; merged, the run is one span, and masking or testing a
+    passage against it costs the same whatever the repeats (not their number times
+    the text's length)."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            if end > merged[-1][1]:
+                merged[-1] = (merged[-1][0], end)
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _overlaps(merged: list[tuple[int, int]], ends: list[int], start: int, end: int) -> bool:
+    """Whether [start, end) overlaps one of the merged spans (`ends`: their ends)."""
+    k = bisect.bisect_right(ends, start)  # the first span ending after `start`
+    return k < len(merged) and merged[k][0] < end
+
+
 def _mask(text: str, spans: Iterable[tuple[int, int]], mark: str) -> str:
     """Every character but white space inside the spans replaced by `mark`."""
-    masked = text
-    for start, end in spans:
-        masked = masked[:start] + _NOT_SPACE.sub(mark, masked[start:end]) + masked[end:]
-    return masked
+    pieces: list[str] = []
+    at = 0
+    for start, end in _union(spans):
+        pieces += [text[at:start], _NOT_SPACE.sub(mark, text[start:end])]
+        at = end
+    pieces.append(text[at:])
+    return "".join(pieces)
 
 
 def _masked(text: str, key: str, spans: list[tuple[int, int]], mark: str, spared: Spared) -> str:
@@ -301,12 +326,12 @@ def redact(
     """The message without the name, or None if it does not name it."""
     mark = ALT_MASK if MASK in key else MASK
     found = occurrences(message.content, key, spared)
-    if found is None:
-        found = [(0, len(message.content))]
+    found = _union([(0, len(message.content))] if found is None else found)
+    ends = [e for _, e in found]
     dropped = [
         p
         for p in passages
-        if names_it(p.quote, key, spared) or any(s < p.end and p.start < e for s, e in found)
+        if _overlaps(found, ends, p.start, p.end) or names_it(p.quote, key, spared)
     ]
     source = message.source
     if source is not None and names_it(source, key, spared):
