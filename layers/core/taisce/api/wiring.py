@@ -13,6 +13,7 @@ from ..adapters.embedders import make_embedder
 from ..adapters.extractors import BEDROCK_CALL_ATTEMPTS, make_extractor
 from ..adapters.sqlite.store import SqliteStore
 from ..adapters.sqlite.vectors import SqliteVectorIndex
+from ..domain.floors import floors_of
 from ..domain.ports.credentials import CredentialStore
 from ..domain.ports.extractor import Extractor
 from ..domain.ports.queue import WorkQueue
@@ -120,7 +121,14 @@ def _semantic(settings: Settings, embedder: Embedder, index: VectorIndex) -> Sem
     # A model across the network is never waited on by storing; a local one is, unless
     # TAISCE_EMBED_ON_WRITE=false leaves it to the worker.
     inline = settings.embed_on_write and not remote
-    return Semantic(embedder=embedder, index=index, early_vector=remote, embed_on_write=inline)
+    return Semantic(
+        embedder=embedder,
+        index=index,
+        early_vector=remote,
+        embed_on_write=inline,
+        any_language=bool(getattr(embedder, "any_language", False)),
+        floors=floors_of(embedder),
+    )
 
 
 def _across_network(settings: Settings) -> bool:

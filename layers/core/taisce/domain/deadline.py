@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from .model import Hit, Role, VectorKind
-from .ports.vectors import Embedder, VectorIndex
+from .ports.vectors import Embedder, VectorIndex, embed_questions
 
 T = TypeVar("T")
 
@@ -73,6 +73,9 @@ class DeadlineEmbedder:
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         return self._deadline.call("embedding", lambda: self._embedder.embed(texts))
+
+    def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
+        return self._deadline.call("embedding", lambda: embed_questions(self._embedder, texts))
 
 
 class DeadlineIndex:

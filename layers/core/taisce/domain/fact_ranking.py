@@ -23,7 +23,10 @@ it, and the words the two share add nothing the vector missed.
 A fact is kept when its score reaches its floor (`FLOOR` for a cosine, `WORDS_FLOOR`
 for words) and, with a model, is within `DROP` of the best one's; at most `MAX_FACTS`
 are kept, best first (ties: hop, then storing order), because later steps (reports,
-passages) need the budget. A fact of a matched entity that has no vector yet (stored
+passages) need the budget. `FLOOR` and `DROP` are MiniLM's; another model brings its
+own (domain/floors.py). A model that reads every language ranks a question that does
+not read as English without the cosine floor (chosen on English questions), by `DROP`
+alone. A fact of a matched entity that has no vector yet (stored
 a moment ago, the worker not yet by) is not dropped for lack of one: after the kept
 facts come up to `MAX_FACTS` such facts, by their words (read your writes). Without
 a model no later step runs, so every fact over `NO_MODEL_FLOOR` comes back. The pool,
@@ -53,6 +56,7 @@ import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from .floors import MINILM_FLOORS, CosineFloors
 from .model import Fact, FactPointer
 from .words import words
 
@@ -60,15 +64,17 @@ K1 = 1.2
 B = 0.75
 # Share of its score a fact reached at hop 2 keeps.
 HOP2 = 0.9
-# The cosine a fact's statement vector must reach with the question's.
-FLOOR = 0.65
+# The cosine a fact's statement vector must reach with the question's: the model's
+# (domain/floors.py), MiniLM's by default.
+FLOOR = MINILM_FLOORS.fact
 # The words score a fact without a vector must reach, when a model is configured.
 WORDS_FLOOR = 0.7
 # At most this many facts are kept when a model is configured (later steps use the
 # budget). Without one only step 1 runs: no cap, and this words floor.
 MAX_FACTS = 3
-# With a model, a fact whose score is more than this below the best kept one is left out.
-DROP = 0.08
+# With a model, a fact whose score is more than this below the best kept one is left out
+# (the model's, MiniLM's by default).
+DROP = MINILM_FLOORS.drop
 NO_MODEL_FLOOR = 0.1
 # Paths (hops 2, with a model): the linked entities followed, and the facts of each
 # returned after its link.
@@ -180,6 +186,8 @@ def rank_facts(
     neutral: Mapping[str, float] | None = None,
     explain: bool = True,
     readable: bool = True,
+    floors: CosineFloors = MINILM_FLOORS,
+    floored: bool = True,
 ) -> list[Scored]:
     """The candidates that bear on the question, best first (see the module's rule).
     `similarities` maps fact ids to their cosine with the question (None: no model, or
@@ -190,7 +198,12 @@ def rank_facts(
     paths follow the facts kept. Without `explain`, the words scores are computed only
     where they decide (then `Scored.words` is 0 where they were not). `readable` False:
     the model cannot read the question's language (domain/languages.py), so no cosine
-    and no floor decides (`_unread`)."""
+    and no floor decides (`_unread`). `floors` are the model's (`fact` and `drop`).
+    `floored` False: a model that reads every language ranks a question that does not
+    read as English, and the cosine floor, chosen on English questions, does not hold
+    (a model's cosines sit lower in some languages than in others: e5 puts "Was
+    kommandiert Picard?" at 0.83 with "Picard commands the USS Enterprise", "Que
+    commande Picard ?" at 0.87): the best fact and those within `drop` of it come back."""
     asked = asked_words(question, names)
     if not asked:
         # The question asks about the entities as a whole ("Tell me about Atlas"): every
@@ -209,12 +222,14 @@ def rank_facts(
         # Every candidate has a cosine (and each hop-2 one a neutral cosine): words
         # would change nothing, so they are not computed.
         lexical = [0.0] * len(candidates)
-    every, kept = _scored(candidates, lexical, similarities, model)
+    every, kept = _scored(
+        candidates, lexical, similarities, model, floors.fact if floored else -1.0
+    )
     if not model:
         return kept
     if kept:
         # A fact well below the best says less than the passages the budget would hold.
-        kept = [s for s in kept if s.score >= kept[0].score - DROP][:MAX_FACTS]
+        kept = [s for s in kept if s.score >= kept[0].score - floors.drop][:MAX_FACTS]
     kept += _not_embedded(every, similarities, {s.candidate.fact.id for s in kept})
     if neutral is None:
         return kept
@@ -226,6 +241,7 @@ def _scored(
     lexical: Sequence[float],
     similarities: Mapping[str, float] | None,
     model: bool,
+    cosine_floor: float = FLOOR,
 ) -> tuple[list[Scored], list[Scored]]:
     """Every candidate scored (in the candidates' order), and those that reach their
     floor, best first (then hop 1 first, then the candidates' order)."""
@@ -234,7 +250,7 @@ def _scored(
     for position, (candidate, w) in enumerate(zip(candidates, lexical, strict=True)):
         sim = similarities.get(candidate.fact.id) if similarities is not None else None
         base = w if sim is None else sim
-        floor = FLOOR if sim is not None else WORDS_FLOOR if model else NO_MODEL_FLOOR
+        floor = cosine_floor if sim is not None else WORDS_FLOOR if model else NO_MODEL_FLOOR
         score = base * (HOP2 if candidate.hop > 1 else 1.0)
         every.append(Scored(candidate, w, sim, score))
         if score >= floor:

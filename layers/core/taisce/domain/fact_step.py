@@ -126,6 +126,7 @@ def fill_facts(ctx: RecallContext, ask: FactAsk) -> None:
     if not pool.candidates:
         return
     similarities, neutral = _similarities(ctx, ask.meaning, pool)
+    english = reads_as_english(ask.question, said)
     ranked = rank_facts(
         ask.question,
         pool.candidates,
@@ -134,7 +135,9 @@ def fill_facts(ctx: RecallContext, ask: FactAsk) -> None:
         model=ask.meaning is not None,
         neutral=neutral,
         explain=bool(ctx.controls.explain),  # None: not sent, so no `why`
-        readable=ctx.any_language or reads_as_english(ask.question, said),
+        readable=ctx.any_language or english,
+        floors=ctx.floors,
+        floored=english,
     )
     _add(ctx, ask.step, ranked)
 

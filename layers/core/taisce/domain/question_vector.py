@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .model import Hit, Role, VectorKind
-from .ports.vectors import Embedder, VectorIndex
+from .ports.vectors import Embedder, VectorIndex, embed_questions
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ class Question:
 
     def _embed(self) -> None:
         try:
-            self._vector = self.embedder.embed([self.text])[0]
+            self._vector = embed_questions(self.embedder, [self.text])[0]
         except Exception:  # any model failure degrades the recall, never fails it
             logger.exception("embedding the question failed")
             self.failed = True

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from .budget import Bundle
 from .controls import RecallControls
 from .filters import FactFilter
+from .floors import MINILM_FLOORS, CosineFloors
 from .model import Fact, Role, Surface
 from .ports.store import Store
 from .question_vector import Meaning, Question
@@ -32,6 +33,8 @@ class RecallContext:
     # Whether the model reads every language (Semantic.any_language): if not, a question
     # that does not read as English is not ranked by its cosines (domain/languages.py).
     any_language: bool = False
+    # The model's cosine floors (domain/floors.py).
+    floors: CosineFloors = MINILM_FLOORS
 
     @classmethod
     def open(
@@ -48,14 +51,23 @@ class RecallContext:
         the question's vector here, beside the store's first reads (Question)."""
         meaning = None
         any_language = False
+        floors = MINILM_FLOORS
         if semantic is not None:
-            any_language = semantic.any_language
+            any_language, floors = semantic.any_language, semantic.floors
             q = Question(question, semantic.embedder, early=semantic.early_vector)
             meaning = Meaning(q, semantic.index)
         bundle = Bundle(controls.max_characters, controls.max_rows)
         filters = controls.fact_filter(now)
         return cls(
-            store, project, question, controls, filters, bundle, meaning, any_language=any_language
+            store,
+            project,
+            question,
+            controls,
+            filters,
+            bundle,
+            meaning,
+            any_language=any_language,
+            floors=floors,
         )
 
     @property

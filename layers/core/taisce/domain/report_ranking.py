@@ -82,7 +82,10 @@ def score_reports(
 
 
 def nearest_reports(
-    question: str, candidates: Sequence[Report], similarities: Mapping[str, float] | None
+    question: str,
+    candidates: Sequence[Report],
+    similarities: Mapping[str, float] | None,
+    floor: float = REPORT_FLOOR,
 ) -> list[ScoredReport]:
     """Step 3 when nothing matched: the `REPORTS` best candidates that reach the floor.
     Candidates are taken in id order first, so that ties never depend on which search
@@ -91,7 +94,7 @@ def nearest_reports(
     kept = [
         s
         for s in score_reports(question, ordered, similarities)
-        if (s.similarity >= REPORT_FLOOR if s.similarity is not None else s.words > 0)
+        if (s.similarity >= floor if s.similarity is not None else s.words > 0)
     ]
     return kept[:REPORTS]
 

@@ -75,4 +75,4 @@ def _nearest(ctx: RecallContext, meaning: Meaning, lost: set[str]) -> list[Score
         unscored = [r.id for r in held if r.id not in similarities]
         if unscored:
             similarities.update(meaning.similarities(project, "report", unscored) or {})
-    return nearest_reports(ctx.question, held, similarities)
+    return nearest_reports(ctx.question, held, similarities, ctx.floors.report)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from .deadline import Deadline, DeadlineEmbedder, DeadlineIndex
+from .floors import MINILM_FLOORS, CosineFloors
 from .ports.vectors import Embedder, VectorIndex
 
 
@@ -24,10 +25,12 @@ class Semantic:
     # after finds it by meaning (read your writes); a model across the network leaves
     # it to the worker, and recall ranks a fact not yet embedded by its words.
     embed_on_write: bool = False
-    # Whether the model reads every language alike (no configured model does yet). If not, a
-    # question that does not read as English is not ranked by its cosines
-    # (domain/languages.py): the named entities' facts come back by their words.
+    # Whether the model reads every language alike (multilingual-e5). If not, a question
+    # that does not read as English is not ranked by its cosines (domain/languages.py):
+    # the named entities' facts come back by their words.
     any_language: bool = False
+    # The model's cosine floors (domain/floors.py): each model has its own scale.
+    floors: CosineFloors = MINILM_FLOORS
 
     def within(self, deadline: Deadline | None) -> Semantic:
         """The same model and index, each call bounded by the deadline (domain/deadline.py)."""

@@ -156,13 +156,15 @@ def by_meaning(
     roles: Collection[Role],
     embedder: Embedder,
     index: VectorIndex,
+    floor: float = SPAN_VECTOR_FLOOR,
 ) -> list[SimilarName]:
-    """Entities whose name vectors are near a span's vector (one model call)."""
+    """Entities whose name vectors reach `floor` (the model's) with a span's vector (one
+    model call)."""
     found: list[SimilarName] = []
     vectors = embedder.embed(list(spans))
     for span, vector in zip(spans, vectors, strict=True):
         for hit in index.search(project, "entity", vector, SPAN_NEIGHBOURS, roles):
-            if hit.score >= SPAN_VECTOR_FLOOR:
+            if hit.score >= floor:
                 # Entity vectors are kept per role: "<role>:<key>".
                 found.append(SimilarName(hit.id.partition(":")[2], span, hit.score, "meaning"))
     return found
@@ -189,6 +191,7 @@ def similar_names(
     *,
     embedder: Embedder,
     index: VectorIndex,
+    floor: float = SPAN_VECTOR_FLOOR,
 ) -> SimilarNames:
     """The entities (at most SIMILAR_NAMES, named by live facts of `roles`) the
     question's name-like spans are similar to, most similar first."""
@@ -204,7 +207,7 @@ def similar_names(
     matches = by_spelling(spans, keys)
     failed = False
     try:
-        matches += by_meaning(spans, project, roles, embedder, index)
+        matches += by_meaning(spans, project, roles, embedder, index, floor)
     except Exception:  # a model or index failure degrades the recall, never fails it
         logger.exception("similar names by meaning failed during a recall")
         failed = True

@@ -25,7 +25,13 @@ def similar_step(ctx: RecallContext, meaning: Meaning) -> Similar:
     """Step 2: the entities the question's spans are similar to, and their facts."""
     q = meaning.question
     similar = similar_names(
-        ctx.store, ctx.project, ctx.question, ctx.roles, embedder=q.embedder, index=meaning.index
+        ctx.store,
+        ctx.project,
+        ctx.question,
+        ctx.roles,
+        embedder=q.embedder,
+        index=meaning.index,
+        floor=ctx.floors.span,
     )
     lost = {"facts"} if similar.failed and ctx.wants("facts") else set()
     matched = [m.key for m in similar.matches]

@@ -145,7 +145,7 @@ def add_bench_parser(subparsers: Any) -> None:
     quality.add_argument("--json", metavar="OUT", help="also write the figures to this file")
     quality.add_argument(
         "--embeddings",
-        choices=("local", "none"),
+        choices=("local", "multilingual", "none"),
         help="TAISCE_EMBEDDINGS for this run, and the embedder of the dense and hybrid "
         "baselines (default: $TAISCE_EMBEDDINGS, else Taisce's default); with none, Taisce "
         "runs step 1 only and those two baselines are skipped",

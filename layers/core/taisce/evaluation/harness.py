@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ..domain.ports.vectors import embed_questions
 from .dataset import Conversation, stored_facts, stored_messages
 
 BATCH = 100
@@ -118,7 +119,7 @@ class Session:
 
 def embed_question(embedder: Any) -> Callable[[str], np.ndarray]:
     def embed(question: str) -> np.ndarray:
-        return np.asarray(embedder.embed([question])[0], dtype=np.float32)
+        return np.asarray(embed_questions(embedder, [question])[0], dtype=np.float32)
 
     return embed
 

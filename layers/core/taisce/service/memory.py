@@ -470,6 +470,7 @@ class Memory(ErasureCases, BackgroundWork):
         found so far when the deadline came before every name was compared."""
         if self.semantic is None:
             return MergeProposals(PROPOSAL_FLOOR, [], ["proposals"])
+        floor = self.semantic.floors.proposal
         # A window of the names that moves with each request (domain/aliases.py,
         # proposal_window): successive requests compare every name. While the asking
         # user is being erased, the window is read from the shared names only.
@@ -484,12 +485,17 @@ class Memory(ErasureCases, BackgroundWork):
         semantic = self.semantic
         try:
             found, complete = propose_merges(
-                project, window.names, semantic.embedder, semantic.index, deadline=deadline
+                project,
+                window.names,
+                semantic.embedder,
+                semantic.index,
+                floor=floor,
+                deadline=deadline,
             )
         except Exception:  # a model or index failure degrades the answer, never fails it
             logger.exception("proposing merges failed")
-            return MergeProposals(PROPOSAL_FLOOR, [], ["proposals"])
+            return MergeProposals(floor, [], ["proposals"])
         if not complete:  # the next request compares this window again
-            return MergeProposals(PROPOSAL_FLOOR, found, ["proposals"])
+            return MergeProposals(floor, found, ["proposals"])
         self.store.set_proposal_offset(project, window.following)
-        return MergeProposals(PROPOSAL_FLOOR, found, [])
+        return MergeProposals(floor, found, [])

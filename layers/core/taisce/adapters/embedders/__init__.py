@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ...domain.ports.vectors import Embedder
 
-EMBEDDER_NAMES = ("none", "local", "bedrock")
+EMBEDDER_NAMES = ("none", "local", "multilingual", "bedrock")
 
 
 def make_embedder(name: str) -> Embedder | None:
@@ -19,6 +19,10 @@ def make_embedder(name: str) -> Embedder | None:
         from .local_minilm import LocalMiniLM
 
         return LocalMiniLM()
+    if name == "multilingual":
+        from .multilingual_e5 import MultilingualE5
+
+        return MultilingualE5()
     if name == "bedrock":
         import boto3
         from botocore.config import Config

@@ -34,6 +34,15 @@ class Embedder(Protocol):
         ...
 
 
+def embed_questions(embedder: Embedder, texts: Sequence[str]) -> list[list[float]]:
+    """Questions' vectors. A model trained with two sides (e5: "query: " for what is
+    asked, "passage: " for what is searched) has `embed_queries` for the asking side;
+    `embed` is the searched side, which every stored text goes through. A model with one
+    side (MiniLM, Titan) embeds questions as anything else."""
+    queries = getattr(embedder, "embed_queries", None)
+    return queries(texts) if callable(queries) else embedder.embed(texts)
+
+
 class VectorIndex(Protocol):
     """Nearest neighbours by cosine, per project and kind, filtered by role.
 
