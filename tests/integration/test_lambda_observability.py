@@ -230,6 +230,12 @@ def subsegments(document: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def traced() -> dict[str, Any]:
+    return run_traced(TRACED)
+
+
+def run_traced(script: str) -> dict[str, Any]:
+    """`script` run as Lambda runs a function with tracing on: what it printed and the
+    documents X-Ray's SDK sent the daemon."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.bind(("127.0.0.1", 0))
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 * 1024 * 1024)
@@ -247,7 +253,7 @@ def traced() -> dict[str, Any]:
     }
     env.pop("POWERTOOLS_TRACE_DISABLED", None)
     done = subprocess.run(
-        [sys.executable, "-c", TRACED], cwd=ROOT, env=env, capture_output=True, text=True
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr[-3000:]
     documents = daemon_documents(sock)
@@ -305,3 +311,45 @@ def test_no_event_answer_or_credential_is_traced(traced: dict[str, Any]) -> None
     assert question not in sent
     # Powertools' capture_response and capture_error would put these in the metadata.
     assert "lambda_handler response" not in sent and "lambda_handler error" not in sent
+
+
+# A failed SDK call inside a traced invocation: DynamoDB's error message quotes the
+# expression sent, which holds a stored value.
+FAILED_CALL = """
+import os, boto3
+from botocore.exceptions import ClientError
+from taisce.api import observe
+from aws_xray_sdk.core import xray_recorder
+client = boto3.client("dynamodb", endpoint_url=os.environ["TAISCE_DYNAMODB_ENDPOINT"])
+xray_recorder.begin_subsegment("probe")
+try:
+    client.update_item(
+        TableName=os.environ["TAISCE_DYNAMODB_TABLE"],
+        Key={"PK": {"S": "x"}, "SK": {"S": "y"}},
+        UpdateExpression="SET a = :v Dana_lives_in_Cork",
+        ExpressionAttributeValues={":v": {"S": "v"}},
+    )
+except ClientError as exc:
+    print(exc.response["Error"]["Code"], str(exc))
+xray_recorder.end_subsegment()
+"""
+
+
+def test_a_failed_sdk_call_is_traced_without_its_error_message() -> None:
+    run = run_traced(FAILED_CALL)
+    # The service's message quoted the stored value (so this test can fail)...
+    assert "ValidationException" in run["out"] and "Dana_lives_in_Cork" in run["out"]
+    calls = [
+        s
+        for d in run["documents"]
+        for s in subsegments(d)
+        if s.get("aws", {}).get("operation") == "UpdateItem"
+    ]
+    assert len(calls) == 1
+    call = calls[0]
+    # ...and the trace has the failure without it: the status (an error), the request
+    # id and the error code; no exception, no message.
+    assert call["error"] is True and call["http"]["response"]["status"] == 400
+    assert call["aws"]["error_code"] == "ValidationException" and call["aws"]["request_id"]
+    assert "cause" not in call
+    assert "Dana_lives_in_Cork" not in json.dumps(run["documents"])

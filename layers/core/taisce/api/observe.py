@@ -18,6 +18,7 @@ only in the template's environment.
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -52,7 +53,55 @@ def _tracer() -> Tracer | None:
     # X-Ray's SDK, and so botocore, even to be disabled).
     if Tracer._is_tracer_disabled():
         return None
-    return Tracer(service=SERVICE, patch_modules=PATCHED)
+    made = Tracer(service=SERVICE, patch_modules=PATCHED)
+    _sdk_errors_without_messages()
+    return made
+
+
+def _sdk_errors_without_messages() -> None:
+    """X-Ray's botocore patch records a failed call's exception with its message, and a
+    service's message may quote what was sent (DynamoDB's "Invalid UpdateExpression:
+    ... near: ..." quotes the expression; a validation error may name a value). Its
+    processor runs here as if the call had not failed (operation, region, the SDK's
+    listed parameters), and the failure is recorded without a message: the HTTP status
+    (which flags the subsegment an error, a throttle or a fault), the request id and
+    the service's error code."""
+    # The module, not the package's `patch` function of the same name.
+    botocore_patch = importlib.import_module("aws_xray_sdk.ext.botocore.patch")
+
+    recorded = botocore_patch.aws_meta_processor
+    if getattr(recorded, "without_messages", False):
+        return
+
+    def processor(
+        wrapped: Any,
+        instance: Any,
+        args: Any,
+        kwargs: Any,
+        return_value: Any,
+        exception: BaseException | None,
+        subsegment: Any,
+        stack: Any,
+    ) -> None:
+        recorded(wrapped, instance, args, kwargs, return_value, None, subsegment, stack)
+        if exception is None:
+            return
+        response = getattr(exception, "response", None) or {}
+        meta = response.get("ResponseMetadata") or {}
+        status = meta.get("HTTPStatusCode")
+        aws = dict(subsegment.aws or {})
+        if meta.get("RequestId"):
+            aws["request_id"] = meta["RequestId"]
+        code = (response.get("Error") or {}).get("Code")
+        aws["error_code"] = code or type(exception).__name__
+        subsegment.set_aws(aws)
+        if status:
+            subsegment.put_http_meta("status", status)
+        else:  # no answer (a connection or a client-side failure)
+            subsegment.add_fault_flag()
+
+    processor.without_messages = True  # type: ignore[attr-defined]
+    botocore_patch.aws_meta_processor = processor
 
 
 tracer = _tracer()
