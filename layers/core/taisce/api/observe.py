@@ -67,7 +67,7 @@ def _sdk_errors_without_messages() -> None:
     (which flags the subsegment an error, a throttle or a fault), the request id and
     the service's error code."""
     # The module, not the package's `patch` function of the same name.
-    botocore_patch = importlib.import_module("aws_xray_sdk.ext.botocore.patch")
+    botocore_patch: Any = importlib.import_module("aws_xray_sdk.ext.botocore.patch")
 
     recorded = botocore_patch.aws_meta_processor
     if getattr(recorded, "without_messages", False):
