@@ -183,6 +183,10 @@ def test_stored_vectors_are_read_newest_copy_first_and_missing_ones_left_out(
 
 def test_the_default_index_is_named_for_the_model_dimensions() -> None:
     assert index_for(384) == "taisce-vectors-384" and index_for(1024) == "taisce-vectors-1024"
+    assert index_for(1024, "bedrock") == "taisce-vectors-1024"
+    # The multilingual model has MiniLM's dimensions: an index of its own, so a switch
+    # between the two never mixes their vectors.
+    assert index_for(384, "multilingual") == "taisce-vectors-multilingual-384"
 
 
 def test_upsert_replaces_stored_copies_in_one_bulk(

@@ -50,6 +50,7 @@ def test_on_aws_the_worker_creates_the_index_and_shares_the_store_client(
     [
         ("", "bedrock", "taisce-vectors-1024"),  # the template's default: empty
         (None, "local", "taisce-vectors-384"),
+        (None, "multilingual", "taisce-vectors-multilingual-384"),
         ("memory-vectors", "bedrock", "memory-vectors"),
     ],
 )

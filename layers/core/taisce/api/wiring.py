@@ -107,7 +107,7 @@ def open_opensearch_semantic(settings: Settings, store: object = None) -> Semant
     # recall's function (a recall also stops waiting at its deadline: domain/deadline.py).
     index = OpenSearchVectorIndex(
         client,
-        settings.opensearch_index or index_for(embedder.dimensions),
+        settings.opensearch_index or index_for(embedder.dimensions, settings.embeddings),
         embedder.dimensions,
         ledger=ledger,
         max_attempts=2,

@@ -72,10 +72,20 @@ def _stored_vector(hit: Any) -> tuple[str, int, list[float]]:
         raise VectorIndexError("OpenSearch vector read returned an unexpected response") from None
 
 
-def index_for(dimensions: int) -> str:
+# Models whose index is named for its dimensions alone (they were first, and their
+# dimensions differ: 384 MiniLM, 1,024 Titan). Another model of the same dimensions
+# makes vectors that do not compare with theirs, so its index carries its name too.
+NAMED_BY_DIMENSIONS = ("local", "bedrock")
+
+
+def index_for(dimensions: int, model: str = "local") -> str:
     """The index a deploy uses unless told another: named for its vectors' dimensions,
-    since an index keeps the dimension it was created with."""
-    return f"{DEFAULT_INDEX}-{dimensions}"
+    since an index keeps the dimension it was created with, and for the model (its
+    TAISCE_EMBEDDINGS) unless it is one of the first two: multilingual-e5 has MiniLM's
+    384 dimensions, and a switch from one to the other must not mix their vectors."""
+    if model in NAMED_BY_DIMENSIONS:
+        return f"{DEFAULT_INDEX}-{dimensions}"
+    return f"{DEFAULT_INDEX}-{model}-{dimensions}"
 
 
 class OpenSearchVectorIndex:
