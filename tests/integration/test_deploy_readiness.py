@@ -182,7 +182,7 @@ def test_the_credentials_routes_reach_credential_items_and_nothing_else() -> Non
     assert s.allows(
         "AuthorizerFunction", "dynamodb:UpdateItem", table, {"dynamodb:LeadingKeys": ["CRED#ab"]}
     )
-    for key in ("CRED#ab12", "CREDS"):
+    for key in ("CRED#ab12", "CREDS", "CREDS#demo"):
         for action in ("dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:GetItem"):
             assert s.allows("CredentialsFunction", action, table, {"dynamodb:LeadingKeys": [key]})
     for action in ("dynamodb:GetItem", "dynamodb:Query", "dynamodb:PutItem", "dynamodb:DeleteItem"):

@@ -1,5 +1,10 @@
 """Credentials (the CredentialStore port): one item by the secret's hash (the
-authorizer's one GetItem) and one in the listing, written in one transaction.
+authorizer's one GetItem), one in the listing of every credential (revoke by id, the
+CLI's list of all) and a copy in the project's own partition (the API's listing, which
+so reads one project's credentials whatever the number of others), written in one
+transaction. Credentials stored before the copies existed are copied the first time
+their project is listed (`_backfill`), once per project. A listing reads revocations
+and last uses from the items by hash, so a copy is never updated after it is written.
 
 The last use is written on the item by hash only, by the authorizer (whose rights are
 CRED# keys alone), and at most once a minute: a listing reads it from there.
@@ -14,7 +19,15 @@ from typing import Any
 from ...domain.model import Credential
 from .client import RESEND, TableClient, cancellation, error_code
 from .codec import credential_attributes, credential_of
-from .keys import CREDENTIALS_PK, credential_key, credential_listing_key
+from .keys import (
+    CREDENTIALS_BACKFILLED_SK,
+    CREDENTIALS_PK,
+    credential_key,
+    credential_listing_key,
+    item_key,
+    project_credential_key,
+    project_credentials_pk,
+)
 
 
 class DynamoDbCredentialStore:
@@ -32,6 +45,7 @@ class DynamoDbCredentialStore:
             **attributes,
             "hash": {"S": secret_hash},
         }
+        copy = {**listed, **project_credential_key(credential.project, credential.id)}
         ops = [
             {
                 "Put": {
@@ -40,7 +54,7 @@ class DynamoDbCredentialStore:
                     "ConditionExpression": "attribute_not_exists(PK)",
                 }
             }
-            for item in (by_hash, listed)
+            for item in (by_hash, listed, copy)
         ]
         try:
             self.table._transact(ops, RESEND, consumed=False)
@@ -76,31 +90,64 @@ class DynamoDbCredentialStore:
                 raise
 
     def _listed(self, project: str | None, after: str | None = None) -> Any:
-        params: dict[str, Any] = {
-            "KeyConditionExpression": "PK = :pk",
-            "ExpressionAttributeValues": {":pk": {"S": CREDENTIALS_PK}},
-        }
-        if after is not None:
-            params["KeyConditionExpression"] += " AND SK > :after"
-            params["ExpressionAttributeValues"][":after"] = credential_listing_key(after)["SK"]
-        if project is not None:
-            params["FilterExpression"] = "#p = :p"
-            params["ExpressionAttributeNames"] = {"#p": "project"}
-            params["ExpressionAttributeValues"][":p"] = {"S": project}
-        return self.table._query(**params)
+        """Every credential (no project), or the project's from its own partition."""
+        if project is None:
+            pk = CREDENTIALS_PK
+        else:
+            self._backfill(project)
+            pk = project_credentials_pk(project)
+        # "C#" sorts after the partition's marker and before every "C#<id>".
+        start = credential_listing_key(after)["SK"]["S"] if after is not None else "C#"
+        return self.table._query(
+            KeyConditionExpression="PK = :pk AND SK > :after",
+            ExpressionAttributeValues={":pk": {"S": pk}, ":after": {"S": start}},
+        )
+
+    def _backfill(self, project: str) -> None:
+        """Copies into the project's partition of its credentials stored before the
+        copies existed (read from the listing of all by a filter, once per project),
+        then the marker that says so. A copy already there is kept."""
+        marker = item_key(project_credentials_pk(project), CREDENTIALS_BACKFILLED_SK)
+        if self.table._get(marker) is not None:
+            return
+        older = self.table._query(
+            KeyConditionExpression="PK = :pk",
+            FilterExpression="#p = :p",
+            ExpressionAttributeNames={"#p": "project"},
+            ExpressionAttributeValues={":pk": {"S": CREDENTIALS_PK}, ":p": {"S": project}},
+        )
+        for item in older:
+            self._put_new({**item, **project_credential_key(project, item["id"]["S"])})
+        self._put_new(marker)
+
+    def _put_new(self, item: dict[str, Any]) -> None:
+        try:
+            self.table.client.put_item(
+                TableName=self.table.table_name,
+                Item=item,
+                ConditionExpression="attribute_not_exists(PK)",
+            )
+        except Exception as error:
+            if error_code(error) != "ConditionalCheckFailedException":
+                raise
 
     def _with_last_use(self, items: list[dict[str, Any]]) -> list[Credential]:
-        """The listed credentials with their last use, read from their items by hash."""
+        """The listed credentials with their last use and revocation, read from their
+        items by hash (the ones the authorizer reads and revocation writes)."""
         keys = [credential_key(i["hash"]["S"]) for i in items if "hash" in i]
-        used = {
-            i["PK"]["S"]: i["last_used_at"]["S"]
-            for i in self.table._batch_get(keys, "PK, last_used_at")
-            if "last_used_at" in i
+        held = {
+            i["PK"]["S"]: i for i in self.table._batch_get(keys, "PK, last_used_at, revoked_at")
         }
         found = []
         for item in items:
-            at = used.get(credential_key(item["hash"]["S"])["PK"]["S"]) if "hash" in item else None
-            found.append(replace(credential_of(item), last_used_at=at))
+            listed = credential_of(item)
+            if "hash" not in item:
+                found.append(replace(listed, last_used_at=None))
+                continue
+            by_hash = held.get(credential_key(item["hash"]["S"])["PK"]["S"], {})
+            used = by_hash.get("last_used_at", {}).get("S")
+            revoked = by_hash.get("revoked_at", {}).get("S") or listed.revoked_at
+            found.append(replace(listed, last_used_at=used, revoked_at=revoked))
         return found
 
     def list_credentials(self, project: str | None = None) -> list[Credential]:

@@ -26,7 +26,9 @@ project-scoped key starts with ``P#<project>#``, nothing is shared between proje
     P#<p>#VDOC#<kind>         <item id>        OpenSearch's document ids of an item
     WORK                      D#<p>#<n> / V#<p>#<n> / ER#<p>#<id>  projects with work
     CRED#<hash>               CRED             a credential by hash (the authorizer's GetItem)
-    CREDS                     C#<id>           the credential listing (list, revoke by id)
+    CREDS                     C#<id>           every credential by id (revoke by id, list all)
+    CREDS#<p>                 C#<id> / B       the project's credential listing (a copy), and
+                                               B: the copies of older credentials were made
     XQ / XF                   <p>#<message id> extraction marks / failures, every project
     ERASURES                  <erased_at>#<id> the audit records of every project
     IDEMPOTENCY#worker        <hash>           the worker's Powertools records (functions/worker)
@@ -269,6 +271,23 @@ def credential_key(secret_hash: str) -> Item:
 
 def credential_listing_key(credential_id: str) -> Item:
     return item_key(CREDENTIALS_PK, f"C#{credential_id}")
+
+
+def project_credentials_pk(project: str) -> str:
+    """Not under P#<project>#: the credentials function's rights are the CRED and CREDS
+    keys alone (template.yaml), and no memory partition starts with CREDS#."""
+    return f"CREDS#{key_part(project)}"
+
+
+def project_credential_key(project: str, credential_id: str) -> Item:
+    """A project's copy of its credential's listing item: a project's listing reads its
+    own partition, whatever the number of credentials of other projects."""
+    return item_key(project_credentials_pk(project), f"C#{credential_id}")
+
+
+# The marker, in a project's credentials partition, that the copies of its credentials
+# stored before the copies existed were made ("B" sorts before every "C#<id>").
+CREDENTIALS_BACKFILLED_SK = "B"
 
 
 # -- extraction marks and failures ------------------------------------------------------
