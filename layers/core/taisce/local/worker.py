@@ -11,19 +11,39 @@ import time
 
 from ..api.logs import logger
 from ..service.memory import Memory
-from ..service.work import MODEL_STEPS, STEP_NAMES, has_work, one_pass, projects_with_work
+from ..service.work import (
+    MODEL_STEPS,
+    STEP_NAMES,
+    VECTOR_BATCH,
+    has_work,
+    one_pass,
+    projects_with_work,
+)
 
 # The steps of a pass between two report rebuilds (run() paces those).
 WITHOUT_REPORTS: tuple[str, ...] = tuple(s for s in STEP_NAMES if s != "reports")
 # The loop waits this many times the last rebuild's duration before the next one.
 REPORT_DUTY = 19
+# Batches of vectors one project gets in a pass (4 x 256 items: a few seconds of the
+# local model) before the next project's turn: one thread serves every project, and a
+# bulk load of one must not hold another's writes unembedded until it is all done.
+VECTOR_TURN = 4
 
 
 class Worker(threading.Thread):
-    def __init__(self, memory: Memory, interval: float = 0.2, report_interval: float = 1.0) -> None:
+    def __init__(
+        self,
+        memory: Memory,
+        interval: float = 0.2,
+        report_interval: float = 1.0,
+        vector_turn: int | None = VECTOR_TURN,
+    ) -> None:
         super().__init__(name="taisce-worker", daemon=True)
         self.memory = memory
         self.interval = interval
+        # Batches of vectors per project per pass (None: all of them, for a command
+        # that runs passes until nothing is left: `taisce reindex`).
+        self.vector_turn = vector_turn
         # A rebuild costs what the changed components hold (thousands of facts in a
         # big project), however many writes marked them. Under steady writes the loop
         # rebuilds at most every `report_interval` seconds, and waits REPORT_DUTY
@@ -57,16 +77,19 @@ class Worker(threading.Thread):
             logger.exception("the worker could not read pending work")
             return False
         report_seconds = 0.0
+        turn_ended = False  # a project had more vectors than its turn: come back soon
         for project, needs in work.items():
             if reports and "extractions" in needs:
                 # Extracted facts mark their entities' reports: rebuilt in this pass.
                 needs.add("reports")
-            done = one_pass(memory, project, needs, best_effort=True)
+            turn = self.vector_turn
+            done = one_pass(memory, project, needs, best_effort=True, vector_batches=turn)
             report_seconds += done.seconds.get("reports", 0.0)
+            turn_ended |= turn is not None and done.done.get("vectors", 0) >= turn * VECTOR_BATCH
         if reports:
             self.report_seconds = report_seconds
         try:
-            if not any(needs - {"erasures"} for needs in work.values()):
+            if turn_ended or not any(needs - {"erasures"} for needs in work.values()):
                 return True
             # Without reports, they wait for their turn: only work left by a model counts.
             return not has_work(memory, STEP_NAMES if reports else MODEL_STEPS)

@@ -105,13 +105,20 @@ class BackgroundWork:
         except Exception:
             logger.exception("embedding on write failed; the worker will embed the items")
 
-    def index_pending(self, project: str, batch: int = VECTOR_BATCH) -> int:
-        """Embed and index what storing left pending, a batch at a time. Returns how
-        many were indexed; what fails stays pending for the next pass."""
+    def index_pending(
+        self, project: str, batch: int = VECTOR_BATCH, max_batches: int | None = None
+    ) -> int:
+        """Embed and index what storing left pending, a batch at a time (at most
+        `max_batches` of them, if given). Returns how many were indexed; what fails, or
+        is past the batches allowed, stays pending for the next pass."""
         if self.semantic is None:
             return 0
         done = 0
-        while pending := self.store.pending_vectors(project, batch):
+        batches = 0
+        while (max_batches is None or batches < max_batches) and (
+            pending := self.store.pending_vectors(project, batch)
+        ):
+            batches += 1
             try:
                 self._index(project, pending)
                 self._unindex_vanished(project, pending)

@@ -79,6 +79,9 @@ class PassContext:
     allowance: TimeAllowance | None = None
     queue: WorkQueue | None = None
     held: set[str] = field(default_factory=set)
+    # At most this many batches of vectors in the pass (None: all): the local worker
+    # takes the projects in turn, so one project's bulk load does not hold the others'.
+    vector_batches: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +192,9 @@ STEPS: tuple[WorkStep, ...] = (
         asked_by=ALL_KINDS,
         projects=lambda store: store.vector_projects(),
         pending_in=lambda store, project: bool(store.pending_vectors(project, 1)),
-        run=lambda memory, context: StepDone(memory.index_pending(context.project)),
+        run=lambda memory, context: StepDone(
+            memory.index_pending(context.project, max_batches=context.vector_batches)
+        ),
         failed="indexing vectors failed",
         available=lambda memory: memory.semantic is not None,
         uses_model=True,
@@ -304,6 +309,7 @@ def one_pass(
     allowance: TimeAllowance | None = None,
     queue: WorkQueue | None = None,
     best_effort: bool = False,
+    vector_batches: int | None = None,
 ) -> Pass:
     """One pass over a project's work: these steps, in the order of STEPS, extracting
     `message_ids` first. Each step reads its own marks, so a step with none costs a
@@ -324,7 +330,7 @@ def one_pass(
         # written meanwhile, behind the erasure's cursor, would outlive it.
         logger.info("the partition's user is being erased: its work is left to the erasure")
         return done
-    context = PassContext(project, message_ids, allowance, queue)
+    context = PassContext(project, message_ids, allowance, queue, vector_batches=vector_batches)
     before: set[tuple[str, ...]] | None = None
     for step in STEPS:
         if step.finishing and before is None:

@@ -1,0 +1,71 @@
+"""The local worker serves every project from one thread: a project's vectors are
+embedded a turn at a time (Worker.vector_turn batches a pass), so a bulk load in one
+project does not hold another project's writes unembedded until it is all done."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from taisce.adapters.sqlite.store import SqliteStore
+from taisce.adapters.sqlite.vectors import SqliteVectorIndex
+from taisce.domain.controls import Limits
+from taisce.domain.ingest import FactsRequest
+from taisce.domain.recall import Semantic
+from taisce.local.worker import Worker
+from taisce.service.memory import Memory
+from taisce.service.work import VECTOR_BATCH
+
+
+class Embedder:
+    """A stand-in model (the schedule is under test, not the vectors)."""
+
+    name, dimensions = "stand-in", 2
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [[1.0, 0.0] for _ in texts]
+
+
+def store(memory: Memory, project: str, count: int, prefix: str) -> None:
+    """`count` facts (each a statement and a name to embed), 100 a request."""
+    for start in range(0, count, 100):
+        batch = [
+            {
+                "subject": f"{prefix} {n}",
+                "predicate": "likes",
+                "object": "tea",
+                "source_role": "user",
+            }
+            for n in range(start, min(count, start + 100))
+        ]
+        memory.store_facts(project, FactsRequest.model_validate({"facts": batch}))
+
+
+def pending(memory: Memory, project: str) -> int:
+    return len(memory.store.pending_vectors(project, 100_000))
+
+
+def test_a_bulk_load_does_not_hold_another_project_s_vectors(tmp_path: Path) -> None:
+    path = tmp_path / "m.sqlite3"
+    index = SqliteVectorIndex(path, 2)
+    semantic = Semantic(Embedder(), index, embed_on_write=False)
+    memory = Memory(SqliteStore(path), Limits(), semantic=semantic)
+    # "a-bulk" sorts first: without turns its whole load is embedded before "b-chat".
+    store(memory, "a-bulk", 800, "Bulk")
+    store(memory, "b-chat", 1, "Chat")
+    bulk = pending(memory, "a-bulk")
+    assert bulk > 2 * VECTOR_BATCH and pending(memory, "b-chat") > 0
+
+    worker = Worker(memory, vector_turn=2)
+    assert worker.run_once(reports=False) is True  # work left by its turn: no back-off
+    assert pending(memory, "b-chat") == 0
+    assert pending(memory, "a-bulk") == bulk - 2 * VECTOR_BATCH
+    for _ in range(bulk // (2 * VECTOR_BATCH) + 1):
+        worker.run_once(reports=False)
+    assert pending(memory, "a-bulk") == 0
+
+    # A command that settles everything (taisce reindex) takes it all in one pass.
+    store(memory, "a-bulk", 400, "More")
+    assert pending(memory, "a-bulk") > 2 * VECTOR_BATCH
+    Worker(memory, vector_turn=None).run_once(reports=False)
+    assert pending(memory, "a-bulk") == 0
