@@ -1,6 +1,7 @@
 """The local worker serves every project from one thread: a project's vectors are
-embedded a turn at a time (Worker.vector_turn batches a pass), so a bulk load in one
-project does not hold another project's writes unembedded until it is all done."""
+embedded, and its messages extracted, a turn at a time (Worker.vector_turn batches and
+Worker.extraction_turn messages a pass), so a bulk load in one project does not hold
+another project's writes until it is all done."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 from taisce.adapters.sqlite.store import SqliteStore
 from taisce.adapters.sqlite.vectors import SqliteVectorIndex
 from taisce.domain.controls import Limits
-from taisce.domain.ingest import FactsRequest
+from taisce.domain.ingest import FactsRequest, MessagesRequest
 from taisce.domain.recall import Semantic
 from taisce.local.worker import Worker
 from taisce.service.memory import Memory
@@ -69,3 +70,43 @@ def test_a_bulk_load_does_not_hold_another_project_s_vectors(tmp_path: Path) -> 
     assert pending(memory, "a-bulk") > 2 * VECTOR_BATCH
     Worker(memory, vector_turn=None).run_once(reports=False)
     assert pending(memory, "a-bulk") == 0
+
+
+class Extractor:
+    """A stand-in model that finds no fact (the schedule is under test)."""
+
+    name = "stand-in"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def extract(self, prompt: object) -> str:
+        self.calls += 1
+        return '{"facts": []}'
+
+
+def messages(memory: Memory, project: str, count: int) -> None:
+    for start in range(0, count, 10):
+        batch = [
+            {"role": "user", "content": f"Message {n} of {project}."}
+            for n in range(start, min(count, start + 10))
+        ]
+        memory.store_messages(project, MessagesRequest.model_validate({"messages": batch}))
+
+
+def test_a_backlog_of_extractions_does_not_hold_another_project_s(tmp_path: Path) -> None:
+    path = tmp_path / "m.sqlite3"
+    store = SqliteStore(path, mark_vectors=False, mark_extractions=True)
+    extractor = Extractor()
+    memory = Memory(store, Limits(), extractor=extractor, retry_wait=0)
+    messages(memory, "a-bulk", 30)
+    messages(memory, "b-chat", 1)
+
+    worker = Worker(memory, extraction_turn=10)
+    assert worker.run_once(reports=False) is True  # work left by its turn: no back-off
+    assert len(store.pending_extractions("b-chat", 100)) == 0
+    assert len(store.pending_extractions("a-bulk", 100)) == 20
+    assert extractor.calls == 11
+    worker.run_once(reports=False)
+    worker.run_once(reports=False)
+    assert len(store.pending_extractions("a-bulk", 100)) == 0 and extractor.calls == 31

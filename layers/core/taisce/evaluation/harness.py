@@ -175,7 +175,8 @@ def settler(memory: Any) -> Callable[[], None]:
     """Passes of the local server's background worker until no work is pending."""
     from taisce.local.worker import Worker
 
-    worker = Worker(memory, vector_turn=None)  # settled means everything embedded
+    # Settled means everything embedded and extracted.
+    worker = Worker(memory, vector_turn=None, extraction_turn=None)
 
     def settle() -> None:
         for _ in range(10):

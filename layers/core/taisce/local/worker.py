@@ -28,6 +28,9 @@ REPORT_DUTY = 19
 # local model) before the next project's turn: one thread serves every project, and a
 # bulk load of one must not hold another's writes unembedded until it is all done.
 VECTOR_TURN = 4
+# Messages one project gets extracted in a pass, for the same reason (an extraction is
+# a model call of a second or more).
+EXTRACTION_TURN = 20
 
 
 class Worker(threading.Thread):
@@ -37,6 +40,7 @@ class Worker(threading.Thread):
         interval: float = 0.2,
         report_interval: float = 1.0,
         vector_turn: int | None = VECTOR_TURN,
+        extraction_turn: int | None = EXTRACTION_TURN,
     ) -> None:
         super().__init__(name="taisce-worker", daemon=True)
         self.memory = memory
@@ -44,6 +48,7 @@ class Worker(threading.Thread):
         # Batches of vectors per project per pass (None: all of them, for a command
         # that runs passes until nothing is left: `taisce reindex`).
         self.vector_turn = vector_turn
+        self.extraction_turn = extraction_turn
         # A rebuild costs what the changed components hold (thousands of facts in a
         # big project), however many writes marked them. Under steady writes the loop
         # rebuilds at most every `report_interval` seconds, and waits REPORT_DUTY
@@ -82,10 +87,18 @@ class Worker(threading.Thread):
             if reports and "extractions" in needs:
                 # Extracted facts mark their entities' reports: rebuilt in this pass.
                 needs.add("reports")
-            turn = self.vector_turn
-            done = one_pass(memory, project, needs, best_effort=True, vector_batches=turn)
+            turn, extractions = self.vector_turn, self.extraction_turn
+            done = one_pass(
+                memory,
+                project,
+                needs,
+                best_effort=True,
+                vector_batches=turn,
+                extractions=extractions,
+            )
             report_seconds += done.seconds.get("reports", 0.0)
             turn_ended |= turn is not None and done.done.get("vectors", 0) >= turn * VECTOR_BATCH
+            turn_ended |= extractions is not None and done.done.get("extractions", 0) >= extractions
         if reports:
             self.report_seconds = report_seconds
         try:

@@ -79,9 +79,11 @@ class PassContext:
     allowance: TimeAllowance | None = None
     queue: WorkQueue | None = None
     held: set[str] = field(default_factory=set)
-    # At most this many batches of vectors in the pass (None: all): the local worker
-    # takes the projects in turn, so one project's bulk load does not hold the others'.
+    # At most this many batches of vectors, and this many extractions, in the pass
+    # (None: all): the local worker takes the projects in turns, so one project's bulk
+    # load does not hold the others'.
     vector_batches: int | None = None
+    extractions: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +129,9 @@ def _erasures(memory: Memory, context: PassContext) -> StepDone:
 
 
 def _extractions(memory: Memory, context: PassContext) -> StepDone:
+    turn = context.extractions
+    started: list[None] = []  # one per extraction this pass began
+
     def ready() -> bool:
         """Room for one more extraction, and no erasure accepted since the pass began
         left pending: one is completed first (a consistent read of the project's
@@ -134,14 +139,20 @@ def _extractions(memory: Memory, context: PassContext) -> StepDone:
         accepted erasure takes, and the erasure waits one extraction at most, not
         the rest of the pass. False when there is no time left for either."""
         allowance = context.allowance
+        if turn is not None and len(started) >= turn:
+            return False
         if allowance is not None and not allowance.room_for_extraction():
             return False
         _, stopped = complete_erasures(
             memory, context.project, allowance, context.queue, context.held
         )
+        if not stopped:
+            started.append(None)
         return not stopped
 
-    return StepDone(*extract_facts(memory, context.project, context.message_ids, ready))
+    count, stopped = extract_facts(memory, context.project, context.message_ids, ready)
+    # The end of a turn is no shortage of time: the next pass goes on.
+    return StepDone(count, stopped and not (turn is not None and count >= turn))
 
 
 def _vector_marks(memory: Memory, project: str) -> set[tuple[str, ...]]:
@@ -310,6 +321,7 @@ def one_pass(
     queue: WorkQueue | None = None,
     best_effort: bool = False,
     vector_batches: int | None = None,
+    extractions: int | None = None,
 ) -> Pass:
     """One pass over a project's work: these steps, in the order of STEPS, extracting
     `message_ids` first. Each step reads its own marks, so a step with none costs a
@@ -330,7 +342,14 @@ def one_pass(
         # written meanwhile, behind the erasure's cursor, would outlive it.
         logger.info("the partition's user is being erased: its work is left to the erasure")
         return done
-    context = PassContext(project, message_ids, allowance, queue, vector_batches=vector_batches)
+    context = PassContext(
+        project,
+        message_ids,
+        allowance,
+        queue,
+        vector_batches=vector_batches,
+        extractions=extractions,
+    )
     before: set[tuple[str, ...]] | None = None
     for step in STEPS:
         if step.finishing and before is None:
