@@ -17,6 +17,7 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from ...domain.ports.vectors import EmbeddingError
+from .texts import checked_texts
 
 DEFAULT_MODEL_ID = "amazon.titan-embed-text-v2:0"
 ALLOWED_DIMENSIONS = (256, 512, 1024)
@@ -53,12 +54,7 @@ class BedrockTitan:
         self._max_workers = max_workers
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        if isinstance(texts, str):
-            raise TypeError("embed takes a sequence of texts, not one string")
-        texts = list(texts)
-        for text in texts:
-            if not isinstance(text, str):
-                raise TypeError(f"texts must be str, not {type(text).__name__}")
+        texts = checked_texts(texts)
         workers = min(self._max_workers, len(texts))
         if workers <= 1:
             return [self._embed_one(text) for text in texts]

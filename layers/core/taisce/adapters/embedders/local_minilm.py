@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ...domain.ports.vectors import EmbeddingError
+from .texts import checked_texts
 
 if TYPE_CHECKING:
     import onnxruntime
@@ -73,14 +74,9 @@ class LocalMiniLM:
         self._loaded: tuple[onnxruntime.InferenceSession, Tokenizer] | None = None
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        if isinstance(texts, str):
-            raise TypeError("embed takes a sequence of texts, not one string")
-        texts = list(texts)
+        texts = checked_texts(texts)
         if not texts:
             return []
-        for text in texts:
-            if not isinstance(text, str):
-                raise TypeError(f"texts must be str, not {type(text).__name__}")
         session, tokenizer = self._load()
         try:
             encodings = tokenizer.encode_batch(texts)

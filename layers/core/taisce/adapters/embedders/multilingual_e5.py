@@ -20,6 +20,7 @@ from typing import Any
 
 from ...domain.floors import CosineFloors
 from ...domain.ports.vectors import EmbeddingError
+from .texts import checked_texts
 
 DEFAULT_THREADS = 2
 # Texts per engine call: the engine pads a batch to its longest text, and a stored
@@ -60,12 +61,7 @@ class MultilingualE5:
         return self._encode(texts, is_query=True)
 
     def _encode(self, texts: Sequence[str], *, is_query: bool) -> list[list[float]]:
-        if isinstance(texts, str):
-            raise TypeError("embed takes a sequence of texts, not one string")
-        texts = list(texts)
-        for text in texts:
-            if not isinstance(text, str):
-                raise TypeError(f"texts must be str, not {type(text).__name__}")
+        texts = checked_texts(texts)
         if not texts:
             return []
         model = self._load()
