@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from .deadline import Deadline, DeadlineEmbedder, DeadlineExceeded, DeadlineIndex
 from .errors import InvalidRequest
+from .floors import MINILM_FLOORS
 from .ingest import Name
 from .model import ROLES, EntityName, Fact, Hit
 from .names import NOT_A_NAME, has_letter_or_digit, normalize_name
@@ -30,8 +31,9 @@ if TYPE_CHECKING:
 # Cosine similarity of two entity names' vectors at or above which a merge is
 # proposed. With all-MiniLM-L6-v2: "Maya Okafor"/"Maya Okafour" 0.95, "Robert Smith"/
 # "Bob Smith" 0.86, but "Dublin"/"Galway" 0.81 and "Robert Smith"/"Rob Smith" 0.85:
-# below this line distinct places and people start to look alike.
-PROPOSAL_FLOOR = 0.85
+# below this line distinct places and people start to look alike. (MiniLM's; another
+# model brings its own: domain/floors.py.)
+PROPOSAL_FLOOR = MINILM_FLOORS.proposal
 # Names compared per proposals request, neighbours looked at per name, pairs returned.
 # Each name compared costs one k-NN search (and a model call if it has no indexed
 # vector yet): 500 names in PROPOSAL_WORKERS threads stay well inside API Gateway's

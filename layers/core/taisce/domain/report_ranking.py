@@ -26,6 +26,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from .fact_ranking import asked_words, word_scores
+from .floors import MINILM_FLOORS
 from .model import Report
 from .recalled import ReportWhy
 from .words import words
@@ -34,8 +35,9 @@ from .words import words
 REPORTS = 5
 # Depth of each of the two rankings (vector, text) that give the candidates.
 REPORT_DEPTH = 20
-# Cosine a report must reach with the question to come back when nothing matched.
-REPORT_FLOOR = 0.0
+# Cosine a report must reach with the question to come back when nothing matched
+# (MiniLM's; another model brings its own: domain/floors.py).
+REPORT_FLOOR = MINILM_FLOORS.report
 # Weight of meaning against words when a report has a vector.
 MEANING = 0.5
 

@@ -31,6 +31,7 @@ import numpy as np
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
+from .floors import MINILM_FLOORS
 from .model import Role
 from .names import normalize_name
 from .words import STOPWORDS
@@ -51,7 +52,8 @@ MAX_SPAN_WORDS = 4
 # Cosine a span's vector must reach with an entity name's vector. all-MiniLM-L6-v2:
 # "Bob Smith"/"Robert Smith" 0.86, "Maya Okafour"/"Maya Okafor" 0.95, but
 # "London"/"Dublin" 0.58 and "Acme"/"Acme Corp" 0.83 (a shorter name is not the name).
-SPAN_VECTOR_FLOOR = 0.85
+# Another model brings its own (domain/floors.py).
+SPAN_VECTOR_FLOOR = MINILM_FLOORS.span
 SPAN_NEIGHBOURS = 3
 
 # A word token, and the characters that may join two capitalised words of one name
