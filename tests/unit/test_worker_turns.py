@@ -110,3 +110,27 @@ def test_a_backlog_of_extractions_does_not_hold_another_project_s(tmp_path: Path
     worker.run_once(reports=False)
     worker.run_once(reports=False)
     assert len(store.pending_extractions("a-bulk", 100)) == 0 and extractor.calls == 31
+
+
+def test_a_project_s_many_changed_reports_do_not_hold_another_s(tmp_path: Path) -> None:
+    store_ = SqliteStore(tmp_path / "m.sqlite3", mark_vectors=False)
+    memory = Memory(store_, Limits())
+    store(memory, "a-bulk", 300, "Bulk")
+    store(memory, "b-chat", 1, "Chat")
+    bulk = len(store_.dirty_entities("a-bulk"))
+    assert bulk > 200 and store_.dirty_entities("b-chat")
+
+    worker = Worker(memory, report_turn=100)
+    assert worker.run_once() is True  # work left by its turn: no back-off
+    assert store_.dirty_entities("b-chat") == []
+    assert len(store_.dirty_entities("a-bulk")) == bulk - 100
+    # The marks taken are the first in key order; the rest wait for the next turns.
+    while store_.dirty_entities("a-bulk"):
+        worker.run_once()
+    assert store_.reports_of_entity("a-bulk", "tea", ["user"])
+    assert store_.reports_of_entity("b-chat", "tea", ["user"])
+
+    # Without a turn every mark goes in one pass.
+    store(memory, "a-bulk", 300, "More")
+    Worker.all_in_a_pass(memory).run_once()
+    assert store_.dirty_entities("a-bulk") == []

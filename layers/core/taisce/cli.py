@@ -265,7 +265,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     marked = store.mark_everything(args.project)
     model = services().settings.embeddings
     print(f"marked {marked} passages, facts and names; indexing with {model}")
-    worker = Worker(memory, vector_turn=None, extraction_turn=None)  # all in a pass
+    worker = Worker.all_in_a_pass(memory)
     for _ in range(100):
         if worker.run_once() and not memory.work_pending():
             print("done")
@@ -295,7 +295,7 @@ def cmd_extractions(args: argparse.Namespace) -> int:
     for project in sorted({f.project for f in replayed}):
         memory.extract_pending(project)
     # The reports of what was extracted.
-    Worker(memory, vector_turn=None, extraction_turn=None).run_once()
+    Worker.all_in_a_pass(memory).run_once()
     keys = {(f.project, f.message_id) for f in replayed}
     still = [
         f

@@ -176,7 +176,7 @@ def settler(memory: Any) -> Callable[[], None]:
     from taisce.local.worker import Worker
 
     # Settled means everything embedded and extracted.
-    worker = Worker(memory, vector_turn=None, extraction_turn=None)
+    worker = Worker.all_in_a_pass(memory)
 
     def settle() -> None:
         for _ in range(10):

@@ -31,6 +31,9 @@ VECTOR_TURN = 4
 # Messages one project gets extracted in a pass, for the same reason (an extraction is
 # a model call of a second or more).
 EXTRACTION_TURN = 20
+# Changed entities one project's reports are rebuilt around in a pass: a rebuild costs
+# what their components hold (and, with a summary model, a model call a report).
+REPORT_TURN = 200
 
 
 class Worker(threading.Thread):
@@ -41,6 +44,7 @@ class Worker(threading.Thread):
         report_interval: float = 1.0,
         vector_turn: int | None = VECTOR_TURN,
         extraction_turn: int | None = EXTRACTION_TURN,
+        report_turn: int | None = REPORT_TURN,
     ) -> None:
         super().__init__(name="taisce-worker", daemon=True)
         self.memory = memory
@@ -49,6 +53,7 @@ class Worker(threading.Thread):
         # that runs passes until nothing is left: `taisce reindex`).
         self.vector_turn = vector_turn
         self.extraction_turn = extraction_turn
+        self.report_turn = report_turn
         # A rebuild costs what the changed components hold (thousands of facts in a
         # big project), however many writes marked them. Under steady writes the loop
         # rebuilds at most every `report_interval` seconds, and waits REPORT_DUTY
@@ -58,6 +63,12 @@ class Worker(threading.Thread):
         self.report_interval = report_interval
         self.report_seconds = 0.0  # how long the last rebuild took
         self._stopping = threading.Event()  # not `_stop`: that is Thread._stop, which join() calls
+
+    @classmethod
+    def all_in_a_pass(cls, memory: Memory) -> Worker:
+        """A worker for a command that runs passes until nothing is left (`taisce
+        reindex`, a benchmark settling its store): no turns."""
+        return cls(memory, vector_turn=None, extraction_turn=None, report_turn=None)
 
     def run(self) -> None:
         wait = self.interval
@@ -95,10 +106,12 @@ class Worker(threading.Thread):
                 best_effort=True,
                 vector_batches=turn,
                 extractions=extractions,
+                report_marks=self.report_turn,
             )
             report_seconds += done.seconds.get("reports", 0.0)
             turn_ended |= turn is not None and done.done.get("vectors", 0) >= turn * VECTOR_BATCH
             turn_ended |= extractions is not None and done.done.get("extractions", 0) >= extractions
+            turn_ended |= "reports" in done.more
         if reports:
             self.report_seconds = report_seconds
         try:

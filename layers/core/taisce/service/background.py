@@ -193,7 +193,17 @@ class BackgroundWork:
     def rebuild_reports(self, project: str) -> int:
         """Rebuild the reports around the entities whose facts changed. Returns how
         many reports were written. Run by a worker after writes, never by a recall."""
+        return self.rebuild_reports_turn(project, None)[0]
+
+    def rebuild_reports_turn(self, project: str, max_marks: int | None) -> tuple[int, bool]:
+        """`rebuild_reports` around at most `max_marks` of the changed entities (None:
+        all), the first in key order: how many reports were written, and whether marks
+        were left for the next turn. A rebuild around the rest may redo a report this
+        one wrote (a component holding entities of both), which costs time, not truth."""
         marks = self.store.dirty_entities(project)
+        more = max_marks is not None and len(marks) > max_marks
+        if more:
+            marks = marks[:max_marks]
         dirty: dict[Role, set[str]] = {}
         for role, key, _ in marks:
             dirty.setdefault(role, set()).add(key)
@@ -227,10 +237,10 @@ class BackgroundWork:
                     # The marks stay, so the next pass rebuilds and indexes them again.
                     logger.exception("indexing reports failed")
                     self._count_summaries(project, writer)
-                    return written
+                    return written, more
         self.store.clear_dirty(project, marks)
         self._count_summaries(project, writer)
-        return written
+        return written, more
 
     def _count_summaries(self, project: str, writer: SummaryWriter | None) -> None:
         if writer is None or not writer.counts:

@@ -66,6 +66,8 @@ class StepDone:
 
     count: int
     deferred: bool = False
+    # It stopped at the end of its turn (PassContext) with work left.
+    more: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +86,8 @@ class PassContext:
     # load does not hold the others'.
     vector_batches: int | None = None
     extractions: int | None = None
+    # And reports rebuilt around at most this many changed entities.
+    report_marks: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +159,11 @@ def _extractions(memory: Memory, context: PassContext) -> StepDone:
     return StepDone(count, stopped and not (turn is not None and count >= turn))
 
 
+def _reports(memory: Memory, context: PassContext) -> StepDone:
+    written, more = memory.rebuild_reports_turn(context.project, context.report_marks)
+    return StepDone(written, more=more)
+
+
 def _vector_marks(memory: Memory, project: str) -> set[tuple[str, ...]]:
     if memory.semantic is None:
         return set()
@@ -218,7 +227,7 @@ STEPS: tuple[WorkStep, ...] = (
         asked_by=ALL_KINDS,
         projects=lambda store: store.dirty_projects(),
         pending_in=lambda store, project: bool(store.dirty_entities(project)),
-        run=lambda memory, context: StepDone(memory.rebuild_reports(context.project)),
+        run=_reports,
         failed="rebuilding reports failed",
         finishing=True,
         marks=_report_marks,
@@ -305,6 +314,8 @@ class Pass:
     done: dict[str, int] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
     deferred: bool = False
+    # The steps that stopped at the end of their turn with work left.
+    more: set[str] = field(default_factory=set)
 
     def counts(self) -> dict[str, int]:
         counted = {s.counted_as: self.done.get(s.name, 0) for s in STEPS}
@@ -322,6 +333,7 @@ def one_pass(
     best_effort: bool = False,
     vector_batches: int | None = None,
     extractions: int | None = None,
+    report_marks: int | None = None,
 ) -> Pass:
     """One pass over a project's work: these steps, in the order of STEPS, extracting
     `message_ids` first. Each step reads its own marks, so a step with none costs a
@@ -349,6 +361,7 @@ def one_pass(
         queue,
         vector_batches=vector_batches,
         extractions=extractions,
+        report_marks=report_marks,
     )
     before: set[tuple[str, ...]] | None = None
     for step in STEPS:
@@ -364,6 +377,8 @@ def one_pass(
         result = _step(best_effort, step.failed, functools.partial(step.run, memory, context))
         done.done[step.name] = result.count
         done.seconds[step.name] = time.monotonic() - started
+        if result.more:
+            done.more.add(step.name)
         if result.deferred:
             done.deferred = True
             if step.ends_pass_when_deferred:
