@@ -99,6 +99,9 @@ class MotoDynamoDb:
             "TAISCE_STORE": "dynamodb",
             "TAISCE_DYNAMODB_TABLE": self.table,
             "TAISCE_DYNAMODB_ENDPOINT": self.endpoint,
+            # A user's erasure scans again this long after it was accepted (the longest
+            # a write may last): the test servers' writes take well under a second.
+            "TAISCE_WRITE_SECONDS": "1",
         }
 
     def client(self, config: Any | None = None) -> Any:

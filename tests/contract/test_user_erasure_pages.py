@@ -20,7 +20,7 @@ from taisce.domain.aliases import MergeRequest
 from taisce.domain.controls import Limits, RecallRequest
 from taisce.domain.errors import ErasurePending, NotFound
 from taisce.domain.fact_identity import fact_identity
-from taisce.domain.ingest import FactsRequest, MessagesRequest
+from taisce.domain.ingest import FactsRequest, MessagesRequest, make_message, split_passages
 from taisce.domain.scope import scope
 from taisce.service.memory import Memory
 from taisce.service.work import one_pass
@@ -178,3 +178,55 @@ def test_a_user_being_erased_sees_only_the_shared_memory(
     assert [f["object"] for f in fresh["facts"]["Mom"]["facts"]] == ["thing 0"]
     assert fresh["facts"]["Ma"] == shared["facts"]["Ma"]
     assert fresh["messages"] == shared["messages"]
+
+
+@pytest.mark.parametrize("late_writes", [0.0, 5.0])
+def test_a_message_landing_after_the_first_scan_goes_with_the_second(
+    dynamo: DynamoDbStore, monkeypatch: pytest.MonkeyPatch, late_writes: float
+) -> None:
+    # A message write checks for the user's pending erasure, then writes (messages
+    # carry no tombstone check in the write itself): one that checked just before the
+    # erasure was accepted lands whenever it lands, possibly behind the first scan.
+    now = [datetime.now(UTC).timestamp()]
+    slept: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        now[0] += seconds
+
+    memory = Memory(
+        dynamo,
+        Limits(),
+        clock=lambda: datetime.fromtimestamp(now[0], UTC),
+        late_writes=late_writes,
+        sleep=sleep,
+    )
+    project = unique("user-late")
+    alice = scope(project, "alice")
+    sent = [{"id": "m0", "role": "user", "content": "Mom rang."}]
+    memory.store_messages(alice, MessagesRequest.model_validate({"messages": sent}))
+    status = memory.erase_user(alice)
+    late_message = MessagesRequest.model_validate(
+        {"messages": [{"id": "late", "role": "user", "content": "Mom rang again."}]}
+    ).messages
+    written = make_message(late_message[0], "2026-01-01T00:00:00Z")
+    scanned = dynamo.erase_scope_page
+    landed: list[str] = []
+
+    def erase_scope_page(partition: str, cursor: str | None) -> Any:
+        done, after = scanned(partition, cursor)
+        if after is None and not landed:  # the first scan's last page
+            dynamo.put_messages(str(alice), [written], split_passages(written))
+            landed.append(written.id)
+        return done, after
+
+    monkeypatch.setattr(dynamo, "erase_scope_page", erase_scope_page)
+    done = memory.complete_erasure(project, status.id, lambda: 1_000.0)
+    assert done is not None and done.status == "done" and landed == ["late"]
+    left = dynamo.message_page(alice, None, 10, None, None)
+    if late_writes:
+        # The second scan began once no write that checked before could still land.
+        assert left == [] and done.counts["messages"] == 2
+        assert sum(slept) == pytest.approx(late_writes)
+    else:
+        assert [m.id for m in left] == ["late"] and slept == []

@@ -118,6 +118,8 @@ def test_every_route_answers_within_api_gateways_30_seconds() -> None:
         if routes_of(function):
             timeout = translated()["Resources"][function]["Properties"]["Timeout"]
             assert timeout <= API_TIMEOUT - 1, f"{function} ({routes_of(function)}): {timeout} s"
+            # A user's erasure scans again once no write that checked before it can land.
+            assert Settings().write_seconds >= timeout, function
 
 
 # -- DynamoDB and SQS: the calls the code made ---------------------------------------------

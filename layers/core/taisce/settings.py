@@ -61,6 +61,10 @@ class Settings(BaseSettings):
     # "llm" (the extraction model, falling back to statements). Unset: "llm" when an
     # extractor is configured, else "statements" (see docs/API.md, "Report summaries").
     report_summaries: Literal["statements", "llm"] | None = None
+    # The longest a write request can last, in seconds (API Gateway ends one at 29 s):
+    # on DynamoDB a user's erasure scans the user's items again once this has passed
+    # since it was accepted, for a write that checked just before it (docs/API.md).
+    write_seconds: Annotated[float, Field(ge=0, le=900)] = 30.0
 
     # -- AWS: vectors, the work queue (see docs/aws.md) --
     # The OpenSearch Serverless collection endpoint that holds vectors beside DynamoDB

@@ -224,6 +224,7 @@ def build_services(settings: Settings) -> Services:
         extractor=extractor,
         summary_model=summary_model(settings, extractor),
         spans=spans(),
+        late_writes=settings.write_seconds,
     )
     return Services(
         settings=settings,

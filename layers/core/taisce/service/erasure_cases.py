@@ -57,7 +57,7 @@ from ..domain.scope import (
     user_of,
 )
 from ..domain.semantic import Semantic
-from ..domain.timestamps import timestamp
+from ..domain.timestamps import parse_timestamp, timestamp
 from ..domain.words import forget_words
 
 # The worker starts an erasure step only with this much of its time left: a step is
@@ -78,6 +78,14 @@ _PENDING = (
 # A paged erasure saves where it stands at least every this many pages read.
 SAVE_EVERY = 20
 
+# A user's paged erasure scans the user's partition a second time, started once this
+# many seconds (Memory.late_writes) have passed since it was accepted: a write into the
+# scope checks for the erasure before it writes, so one that checked just before the
+# erasure was accepted can land after the first scan passed its keys. No write lasts
+# longer than its function's timeout, so none lands after the second scan began. Its
+# cursors carry this prefix.
+RESCAN = "rescan|"
+
 
 class ErasureCases:
     """Memory's erasure use cases; Memory.__init__ sets what it holds."""
@@ -85,6 +93,11 @@ class ErasureCases:
     store: Store
     semantic: Semantic | None
     clock: Callable[[], datetime]
+    # The longest a write request can last (its function's timeout, with a margin): a
+    # user's paged erasure scans again once this has passed since it was accepted (0:
+    # no second scan, for a caller with no concurrent writes).
+    late_writes: float
+    sleep: Callable[[float], None]
 
     def erase_user(self, partition: str) -> ErasureStatus:
         """Erase everything in one user's scope (messages, passages, facts, entities,
@@ -367,18 +380,36 @@ class ErasureCases:
         """A user's scope erased a page at a time from where the erasure stands (the
         store's cursor, saved with each page's counts), then its vectors deleted from
         the index and their record dropped; True if it stopped for time."""
-        cursor = pending.cursor
-        if cursor != USER_ERASURE:  # not every page done yet
-            while True:
-                if out_of_time():
+        saved = pending.cursor
+        while saved != USER_ERASURE:  # not every page of both scans done yet
+            rescan = saved is not None and saved.startswith(RESCAN)
+            cursor = saved
+            if saved is not None and rescan:
+                cursor = saved.removeprefix(RESCAN) or None
+                if cursor is None and not self._late_writes_over(pending, out_of_time):
                     return True
-                done, cursor = self.store.erase_scope_page(str(partition), cursor)  # type: ignore[attr-defined]
-                self._count(pending, counts, done, cursor or USER_ERASURE)
-                if cursor is None:
-                    break
+            if out_of_time():
+                return True
+            done, cursor = self.store.erase_scope_page(str(partition), cursor)  # type: ignore[attr-defined]
+            if cursor is not None:
+                saved = RESCAN + cursor if rescan else cursor
+            else:
+                saved = USER_ERASURE if rescan or self.late_writes <= 0 else RESCAN
+            self._count(pending, counts, done, saved)
         self.flush_erased_vectors(partition)
         self.store.erase_scope_finish(str(partition))  # type: ignore[attr-defined]
         return False
+
+    def _late_writes_over(self, pending: PendingErasure, out_of_time: Callable[[], bool]) -> bool:
+        """Wait until no write that checked before the erasure was accepted can still
+        land (`late_writes` after it was accepted); False if the pass's time ends first
+        (the next pass waits out the rest)."""
+        accepted = parse_timestamp(pending.requested_at).timestamp()
+        while (left := accepted + self.late_writes - self.clock().timestamp()) > 0:
+            if out_of_time():
+                return False
+            self.sleep(min(left, 1.0))
+        return True
 
     def _count(
         self,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -118,8 +119,12 @@ class Memory(ErasureCases, BackgroundWork):
         retry_wait: float = EXTRACTION_RETRY_WAIT,
         summary_model: Extractor | None = None,
         spans: Spans = NO_SPANS,
+        late_writes: float = 0.0,
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.store = store
+        self.late_writes = late_writes
+        self.sleep = sleep
         # Where a recall's steps are timed (the edge's tracer; none by default).
         self.spans = spans
         self.limits = limits
