@@ -230,3 +230,26 @@ def test_a_message_landing_after_the_first_scan_goes_with_the_second(
         assert sum(slept) == pytest.approx(late_writes)
     else:
         assert [m.id for m in left] == ["late"] and slept == []
+
+
+def test_the_local_worker_does_not_wait_for_the_second_scan(dynamo: DynamoDbStore) -> None:
+    # Its one thread serves every project: a pass with no time bound stops before the
+    # second scan while a late write could still land, and a later pass does it.
+    now = [datetime.now(UTC).timestamp()]
+
+    def sleep(seconds: float) -> None:
+        raise AssertionError("the local worker's pass must not sleep")
+
+    clock = lambda: datetime.fromtimestamp(now[0], UTC)  # noqa: E731
+    memory = Memory(dynamo, Limits(), clock=clock, late_writes=5.0, sleep=sleep)
+    project = unique("user-late-local")
+    alice = scope(project, "alice")
+    sent = [{"id": "m0", "role": "user", "content": "Mom rang."}]
+    memory.store_messages(alice, MessagesRequest.model_validate({"messages": sent}))
+    status = memory.erase_user(alice)
+    first = memory.complete_erasure(project, status.id)
+    assert first is not None and first.status == "pending" and first.counts["messages"] == 1
+    assert dynamo.message_page(alice, None, 10, None, None) == []
+    now[0] += 5.0
+    done = memory.complete_erasure(project, status.id)
+    assert done is not None and done.status == "done" and done.counts["messages"] == 1

@@ -294,7 +294,9 @@ class ErasureCases:
         # guarantee (no trace left in the file) was measured on.
         user = erased_user(pending.names)
         if user is not None:
-            stopped = self._erase_user_pages(pending, Scope(project, user), counts, out_of_time)
+            stopped = self._erase_user_pages(
+                pending, Scope(project, user), counts, out_of_time, seconds_left is not None
+            )
         elif self.store.capabilities.defers_erasure:
             stopped = self._erase_in_pages(pending, counts, out_of_time)
         else:
@@ -376,17 +378,19 @@ class ErasureCases:
         partition: Scope,
         counts: dict[str, int],
         out_of_time: Callable[[], bool],
+        waits: bool,
     ) -> bool:
         """A user's scope erased a page at a time from where the erasure stands (the
         store's cursor, saved with each page's counts), then its vectors deleted from
-        the index and their record dropped; True if it stopped for time."""
+        the index and their record dropped; True if it stopped for time (or, without
+        `waits`, before the second scan: see RESCAN)."""
         saved = pending.cursor
         while saved != USER_ERASURE:  # not every page of both scans done yet
             rescan = saved is not None and saved.startswith(RESCAN)
             cursor = saved
             if saved is not None and rescan:
                 cursor = saved.removeprefix(RESCAN) or None
-                if cursor is None and not self._late_writes_over(pending, out_of_time):
+                if cursor is None and not self._late_writes_over(pending, out_of_time, waits):
                     return True
             if out_of_time():
                 return True
@@ -400,13 +404,17 @@ class ErasureCases:
         self.store.erase_scope_finish(str(partition))  # type: ignore[attr-defined]
         return False
 
-    def _late_writes_over(self, pending: PendingErasure, out_of_time: Callable[[], bool]) -> bool:
-        """Wait until no write that checked before the erasure was accepted can still
-        land (`late_writes` after it was accepted); False if the pass's time ends first
-        (the next pass waits out the rest)."""
+    def _late_writes_over(
+        self, pending: PendingErasure, out_of_time: Callable[[], bool], waits: bool
+    ) -> bool:
+        """Whether no write that checked before the erasure was accepted can still land
+        (`late_writes` after it was accepted). A pass bounded in time (`waits`: a queue's,
+        whose continuation would come at once) waits for it; False if its time ends
+        first. The local worker's pass does not hold its one thread: it comes back on
+        its own timer."""
         accepted = parse_timestamp(pending.requested_at).timestamp()
         while (left := accepted + self.late_writes - self.clock().timestamp()) > 0:
-            if out_of_time():
+            if not waits or out_of_time():
                 return False
             self.sleep(min(left, 1.0))
         return True
