@@ -129,6 +129,27 @@ def test_meaning_orders_facts_that_share_the_words() -> None:
     assert rank_facts("Did Caroline take the kids to pottery class?", pool, low, []) == []
 
 
+def test_a_fact_holding_every_asked_word_is_kept_under_the_floor() -> None:
+    pool = candidates(
+        "Atlas works at Acme Corp.",
+        "Atlas prefers email to calls.",
+        "Atlas likes tea.",
+        subject="Atlas",
+    )
+    # all-MiniLM-L6-v2 puts "What does Atlas prefer?" at 0.58 with the second.
+    sims = {"f0": 0.61, "f1": 0.58, "f2": 0.55}
+    ranked = rank_facts("What does Atlas prefer?", pool, sims, ["atlas"])
+    assert [s.candidate.fact.id for s in ranked] == ["f1"]
+    assert ranked[0].similarity == 0.58 < fact_ranking.FLOOR
+    # After the facts over the floor, within the cap; one asked word missing keeps nothing.
+    kept = {"f0": 0.9, "f1": 0.4, "f2": 0.55}
+    after = rank_facts("What does Atlas prefer?", pool, kept, ["atlas"])
+    assert [s.candidate.fact.id for s in after] == ["f0", "f1"]
+    assert rank_facts("What does Atlas prefer to drink?", pool, sims, ["atlas"]) == []
+    full = {f"f{i}": 0.9 for i in range(3)}
+    assert len(rank_facts("What does Atlas prefer?", pool, full, ["atlas"])) == 3
+
+
 def test_a_fact_without_a_vector_competes_by_its_words() -> None:
     sims = {"f1": 0.3, "f2": 0.2, "f3": 0.2}  # f0 not embedded yet
     ranked = rank_facts("Did Caroline go to a pottery class?", POOL, sims, ["caroline"])
