@@ -8,6 +8,7 @@ Mounting a tmpfs needs root; elsewhere the test skips and says so."""
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 import time
@@ -71,13 +72,17 @@ def _assert_full(reply: httpx.Response) -> None:
     assert "disk is full" in error["message"]
 
 
-def _assert_reads(server: LocalServer, secret: str, acknowledged: list[str]) -> None:
+def _assert_reads(
+    server: LocalServer, secret: str, acknowledged: list[str], *, writes: bool = True
+) -> None:
     with server.client(secret) as http:
         for message_id in acknowledged:
             assert http.get(f"/v1/messages/{message_id}").status_code == 200, message_id
         recall = http.post("/v1/recalls", json={"question": "What did Orla note?"})
         assert recall.status_code == 200, recall.text
         assert http.get("/v1/facts", params={"subject": "Orla"}).status_code == 200
+        if not writes:
+            return
         _assert_full(http.post("/v1/messages", json=_batch(999)))
         fact = {
             "subject": "Orla",
@@ -141,3 +146,72 @@ def test_a_full_disk_refuses_writes_and_keeps_reads(full_disk_folder: Path) -> N
     finally:
         if not stopped:
             server.stop()
+
+
+def _fill_with_a_file(folder: Path) -> Path:
+    """Fill the disk from outside the server; the filler's path."""
+    filler = folder.parent / "filler"
+    handle = os.open(filler, os.O_WRONLY | os.O_CREAT)
+    try:
+        while True:
+            os.write(handle, b"x" * 65536)
+    except OSError:
+        pass
+    try:
+        while True:
+            os.write(handle, b"x")
+    except OSError:
+        pass
+    finally:
+        os.close(handle)
+    return filler
+
+
+def test_a_disk_that_filled_while_the_server_was_stopped_serves_reads(
+    full_disk_folder: Path,
+) -> None:
+    # The WAL's index (-shm) goes with the last connection, and SQLite needs it even to
+    # read: the store keeps a reserve beside the file and gives it up to open.
+    server = start_server(full_disk_folder)
+    try:
+        secret = server.new_credential("filled-while-stopped")
+        with server.client(secret) as http:
+            reply = http.post("/v1/messages", json=_batch(0))
+            assert reply.status_code == 202, reply.text
+            acknowledged = [m["id"] for m in reply.json()["messages"]]
+    finally:
+        err = server.stop()
+    assert "Traceback" not in err, err[-2000:]
+    names = sorted(p.name for p in full_disk_folder.iterdir())
+    assert "taisce.sqlite3.reserve" in names and "taisce.sqlite3-shm" not in names, names
+    filler = _fill_with_a_file(full_disk_folder)
+    again = start_server(full_disk_folder)
+    try:
+        # (What the open left of the reserve may take a small write or two.)
+        _assert_reads(again, secret, acknowledged, writes=False)
+        with again.client(secret) as http:
+            _assert_full(http.post("/v1/messages", json=_batch(999)))
+        # Space freed: writes are taken again, by the same running server.
+        filler.unlink()
+        with again.client(secret) as http:
+            assert http.post("/v1/messages", json=_batch(1)).status_code == 202
+    finally:
+        err = again.stop()
+    assert "Traceback" not in err, err[-2000:]
+    # The next start with room makes the reserve again.
+    third = start_server(full_disk_folder)
+    third.stop()
+    reserve = full_disk_folder / "taisce.sqlite3.reserve"
+    assert reserve.stat().st_size > 0
+    # Without one (taken by something else), a start on the full disk says so in a line.
+    reserve.unlink()
+    # The last connection to close checkpoints the WAL and removes its index.
+    last = sqlite3.connect(full_disk_folder / "taisce.sqlite3")
+    last.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    last.close()
+    assert not (full_disk_folder / "taisce.sqlite3-shm").exists()
+    _fill_with_a_file(full_disk_folder)
+    with pytest.raises(RuntimeError) as refused:
+        start_server(full_disk_folder).stop()
+    said = str(refused.value).removeprefix("server did not start: ").strip()
+    assert said.startswith("error: the disk is full") and "\n" not in said, said

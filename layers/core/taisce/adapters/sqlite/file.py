@@ -11,12 +11,18 @@ older copies of every page it logged until it is checkpointed and truncated:
 
 A full disk refuses writes, not reads: a write that meets SQLITE_FULL raises
 StorageFull (507 insufficient_storage), rolled back whole; opening a file whose tables
-all exist needs no space, so a server restarted on a full disk still serves reads."""
+all exist needs no space, so a server restarted on a full disk still serves reads.
+Reading a WAL file needs its shared-memory index (`-shm`, 32 KB), which goes with the
+last connection: on a disk that filled while nothing had the file open even a read
+fails ("disk I/O error"). So a reserve of RESERVE_BYTES is kept beside the file and
+given up when an open meets a full disk."""
 
 from __future__ import annotations
 
 import logging
+import os
 import re
+import shutil
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -43,6 +49,13 @@ FULL_MESSAGE = (
     "the server's disk is full: nothing was written; reads and recalls still work. "
     "Send it again once space is freed"
 )
+# Space kept beside the file (`<file>.reserve`, zeros) for the WAL's index (32 KB) and
+# header, released when an open fails on a full disk, made again by a later open with
+# room. What the open leaves of it takes a few small writes until the disk is full again.
+RESERVE_BYTES = 256 * 1024
+# SQLite's primary result code for an I/O error: what a read meets when the WAL's index
+# cannot be made.
+SQLITE_IOERR = 10
 _CREATED = re.compile(
     r"CREATE\s+(?:UNIQUE\s+|VIRTUAL\s+)?(?:TABLE|INDEX|TRIGGER|VIEW)\s+IF\s+NOT\s+EXISTS\s+(\w+)",
     re.IGNORECASE,
@@ -53,6 +66,15 @@ def is_full(exc: BaseException) -> bool:
     """Whether `exc` is SQLite saying the disk (or the file's page limit) is full."""
     code = getattr(exc, "sqlite_errorcode", None)
     return isinstance(exc, sqlite3.Error) and code is not None and code & 0xFF == SQLITE_FULL
+
+
+def _no_room(exc: BaseException) -> bool:
+    """Whether an open may have failed for want of space (full, or the WAL's index
+    not made)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return is_full(exc) or (
+        isinstance(exc, sqlite3.Error) and code is not None and code & 0xFF == SQLITE_IOERR
+    )
 
 
 def missing_objects(db: sqlite3.Connection, script: str) -> list[str]:
@@ -106,7 +128,46 @@ class SqliteFile:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
         self._writer = _writer_lock(self.path)
-        run_schema(self.db(), schema)
+        self.reserve = self.path.with_name(self.path.name + ".reserve")
+        try:
+            run_schema(self.db(), schema)
+        except sqlite3.Error as exc:
+            if not _no_room(exc):
+                raise
+            if not self._release_reserve():
+                if shutil.disk_usage(self.path.parent).free >= RESERVE_BYTES:
+                    raise  # not for want of space
+                raise StorageFull(
+                    "the disk is full: the store cannot be opened, even to read (SQLite "
+                    "needs 32 KB beside the file for its WAL index)"
+                ) from exc
+            self.close()
+            run_schema(self.db(), schema)
+        self._keep_reserve()
+
+    def _release_reserve(self) -> bool:
+        """Give the reserve's space back to SQLite; False if there was none."""
+        try:
+            self.reserve.unlink()
+        except FileNotFoundError:
+            return False
+        logger.warning("the disk is full: the store's reserve was released to open it")
+        return True
+
+    def _keep_reserve(self) -> None:
+        """Make the reserve if it is missing and there is room (never a partial one)."""
+        if self.reserve.exists():
+            return
+        made = f"{self.reserve.name}.{os.getpid()}.{threading.get_ident()}"
+        partial = self.reserve.with_name(made)
+        try:
+            with open(partial, "wb") as out:
+                out.write(bytes(RESERVE_BYTES))
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(partial, self.reserve)
+        except OSError:
+            partial.unlink(missing_ok=True)
 
     def db(self) -> sqlite3.Connection:
         db = getattr(self._local, "db", None)
