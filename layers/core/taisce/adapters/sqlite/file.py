@@ -162,9 +162,7 @@ class SqliteFile:
         partial = self.reserve.with_name(made)
         try:
             with open(partial, "wb") as out:
-                out.write(bytes(RESERVE_BYTES))
-                out.flush()
-                os.fsync(out.fileno())
+                out.write(bytes(RESERVE_BYTES))  # not synced: a start remakes it if lost
             os.replace(partial, self.reserve)
         except OSError:
             partial.unlink(missing_ok=True)
