@@ -339,6 +339,37 @@ def test_erasing_a_subject_from_its_page(page: Any, demo_server: Demo) -> None:
     assert_secret_kept(page, secret)
 
 
+def test_deleting_one_fact_from_an_entity_page(page: Any, demo_server: Demo) -> None:
+    secret = fresh_project(demo_server)
+    open_with(page, demo_server, secret, "#/entity?name=Atlas")
+    page.locator("#entity-title", has_text="Atlas").wait_for()
+    statement = "Atlas prefers email to calls"
+    with demo_server.server.client(secret) as http:
+        before = http.get("/v1/facts", params={"subject": "Atlas"}).json()["facts"]
+    fact = next(f for f in before if f["statement"] == statement)
+    rows = page.locator("#facts tbody tr")
+    assert rows.count() == len(before)
+    page.click(f'[data-delete="{fact["id"]}"]')
+    dialog = page.locator("#delete-fact-dialog")
+    dialog.wait_for(state="visible")
+    said = dialog.inner_text()
+    assert statement in said and "message it came from stays" in said
+    # Cancel changes nothing.
+    dialog.locator("button", has_text="Cancel").click()
+    assert rows.count() == len(before)
+    page.click(f'[data-delete="{fact["id"]}"]')
+    page.click("#delete-fact-confirm")
+    expect(page.locator(f'#facts tr[data-fact="{fact["id"]}"]')).to_have_count(0)
+    expect(page.locator("#facts-shown")).to_contain_text(f"{len(before) - 1} fact")
+    with demo_server.server.client(secret) as http:
+        after = http.get("/v1/facts", params={"subject": "Atlas"}).json()["facts"]
+        message = http.get(f"/v1/messages/{fact['message_id']}").json()
+    assert [f["id"] for f in after] == [f["id"] for f in before if f["id"] != fact["id"]]
+    # Not an erasure: its message keeps its words.
+    assert "prefers email" in message["message"]["content"]
+    assert_secret_kept(page, secret)
+
+
 # -- paging -------------------------------------------------------------------------
 
 

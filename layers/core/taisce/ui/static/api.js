@@ -61,7 +61,7 @@ export async function call(method, path, { query, body } = {}) {
   }
   let url = path;
   const scope = user();
-  if (scope && method === "GET") query = { ...(query || {}), user: scope };
+  if (scope && (method === "GET" || method === "DELETE")) query = { ...(query || {}), user: scope };
   if (scope && body !== undefined) body = { ...body, user: scope };
   if (query) {
     const params = new URLSearchParams();
@@ -118,6 +118,8 @@ export const api = {
   messages: (query) => call("GET", "/v1/messages", { query }),
   message: (id) => call("GET", "/v1/messages/" + encodeURIComponent(id)),
   recall: (body) => call("POST", "/v1/recalls", { body }),
+  // One fact, nothing else: its message and its entities stay (an erasure takes a name).
+  deleteFact: (id) => call("DELETE", "/v1/facts/" + encodeURIComponent(id)),
   // What an erasure would take, nothing removed; then the erasure with the other
   // entities ticked (`also`) and, for a subject that is no entity, the preview's token.
   previewErasure: (subject) => call("POST", "/v1/erasures", { body: { subject, dry_run: true } }),

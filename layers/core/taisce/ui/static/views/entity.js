@@ -7,7 +7,8 @@ import { bdi, clear, entityLink, h, messageLink, normalName, rememberFact, roleB
 // Facts are read a page at a time: a hub can hold hundreds.
 const FACTS_PAGE = 50;
 
-function factRow(fact) {
+// `onDelete(fact, row)`: the row's Delete button was pressed.
+function factRow(fact, onDelete) {
   const closed = fact.valid_to && fact.valid_to <= new Date().toISOString();
   let quote = fact.quote ? h("q", {}, fact.quote) : h("span", { class: "muted" }, "no quote");
   if (fact.message_id) {
@@ -29,7 +30,57 @@ function factRow(fact) {
     h("td", {}, when(fact.valid_from)),
     h("td", {}, when(fact.valid_to)),
     h("td", {}, when(fact.recorded_at)),
+    h(
+      "td",
+      {},
+      h(
+        "button",
+        { type: "button", class: "small-button", "aria-label": `Delete the fact “${fact.statement}”`, "data-delete": fact.id },
+        "Delete",
+      ),
+    ),
   );
+}
+
+// Delete one fact after a confirmation naming it: a correction of one statement, not an
+// erasure (its message, its entities and their other facts stay).
+function factDeleter(onDeleted, showError) {
+  const dialog = h("dialog", { id: "delete-fact-dialog", "aria-labelledby": "delete-fact-title" });
+  const slot = h("div", { class: "action-error", id: "delete-fact-error" });
+  let pending = null;
+  dialog.addEventListener("close", async () => {
+    const chosen = pending;
+    pending = null;
+    if (dialog.returnValue !== "delete" || chosen === null) return;
+    try {
+      await api.deleteFact(chosen.fact.id);
+      chosen.row.remove();
+      slot.replaceChildren();
+      onDeleted(chosen.fact);
+    } catch (error) {
+      showError(error, slot);
+    }
+  });
+  const ask = (fact, row) => {
+    pending = { fact, row };
+    clear(dialog).append(
+      h("h3", { id: "delete-fact-title" }, "Delete this fact?"),
+      h("p", {}, "“", bdi(fact.statement), "”"),
+      h(
+        "p",
+        {},
+        "Only this statement goes. The message it came from stays as it is, and so do its entities and their other facts; to remove every trace of a name, erase it below.",
+      ),
+      h(
+        "form",
+        { method: "dialog", class: "actions" },
+        h("button", { value: "cancel", autofocus: true }, "Cancel"),
+        h("button", { value: "delete", class: "danger", id: "delete-fact-confirm" }, "Delete the fact"),
+      ),
+    );
+    dialog.showModal();
+  };
+  return { dialog, slot, ask };
 }
 
 export async function entityView(params, { showError }) {
@@ -51,6 +102,13 @@ export async function entityView(params, { showError }) {
   const heading = h("h2", { id: "entity-title" }, bdi(title));
 
   // -- facts
+  let more = null;
+  const deleter = factDeleter(() => more.deleted(), showError);
+  const row = (fact) => {
+    const tr = factRow(fact);
+    tr.querySelector("[data-delete]").addEventListener("click", () => deleter.ask(fact, tr));
+    return tr;
+  };
   const factsTable =
     facts.facts.length === 0
       ? h("p", { class: "muted" }, "No fact has this entity as its subject.")
@@ -67,11 +125,13 @@ export async function entityView(params, { showError }) {
               ["Statement", "Role", "Quote", "Valid from", "Valid to", "Recorded at"].map((c) =>
                 h("th", { scope: "col" }, c),
               ),
+              h("th", { scope: "col" }, h("span", { class: "sr-only" }, "Delete")),
             ),
           ),
-          h("tbody", {}, facts.facts.map(factRow)),
+          h("tbody", {}, facts.facts.map(row)),
         ));
-  const factsMore = moreFacts(name, facts, factsTable, showError);
+  more = moreFacts(name, facts, factsTable, showError, row);
+  const factsMore = more.element;
 
   // -- facts naming it as object (live ones, from the neighbourhood's edges)
   const nodeName = new Map(graph.nodes.map((n) => [n.id, n.name]));
@@ -197,6 +257,8 @@ export async function entityView(params, { showError }) {
     h("h3", {}, "Facts with it as subject"),
     factsTable,
     factsMore,
+    deleter.slot,
+    deleter.dialog,
     h("h3", {}, "Facts naming it as object"),
     objectList,
     h("h3", {}, "Aliases"),
@@ -220,8 +282,8 @@ export async function entityView(params, { showError }) {
   return section;
 }
 
-// "Show more facts" under the table, with how many are shown.
-function moreFacts(name, first, table, showError) {
+// "Show more facts" under the table, with how many are shown (`deleted()`: one less).
+function moreFacts(name, first, table, showError, row) {
   const status = h("p", { class: "muted", id: "facts-shown", role: "status" });
   const button = h("button", { type: "button", class: "more", id: "more-facts" }, "Show more facts");
   const slot = h("div", { class: "action-error" });
@@ -234,7 +296,7 @@ function moreFacts(name, first, table, showError) {
   button.addEventListener("click", async () => {
     try {
       const page = await api.facts(name, cursor, FACTS_PAGE);
-      table.querySelector("tbody").append(...page.facts.map(factRow));
+      table.querySelector("tbody").append(...page.facts.map(row));
       shown += page.facts.length;
       cursor = page.next_cursor;
       slot.replaceChildren();
@@ -244,7 +306,11 @@ function moreFacts(name, first, table, showError) {
     }
   });
   say();
-  return h("div", {}, status, button, slot);
+  const deleted = () => {
+    shown -= 1;
+    say();
+  };
+  return { element: h("div", {}, status, button, slot), deleted };
 }
 
 async function drawInto(canvas, graph, hops) {
