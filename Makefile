@@ -6,7 +6,7 @@ DATA ?= data
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: install run test test-ts lint audit browser screenshots openapi bench bench-quick bench-quality bench-extraction bench-erasure bench-secure-delete bench-load bench-load-quick bench-recall-speed bench-fact-replay bench-recall-ab bench-users bench-fairness bench-erasure-repeats bench-languages bench-model-floors clean sam-install sam-validate sam cold-start
+.PHONY: install run test test-ts lint audit browser screenshots openapi bench bench-quick bench-quality bench-extraction bench-erasure bench-secure-delete bench-load bench-load-quick bench-recall-speed bench-fact-replay bench-recall-ab bench-users bench-fairness bench-erasure-repeats bench-languages bench-model-floors bench-miss-ranks clean sam-install sam-validate sam cold-start
 
 # Two steps, each with its stamp: .venv/.runtime is what `make run` needs (the two
 # packages, editable, with their runtime dependencies at the pinned versions, no AWS SDK
@@ -167,6 +167,10 @@ bench-languages: install
 # Another model's cosine floors matched to MiniLM's on the development conversations.
 bench-model-floors: install
 	$(BIN)/python -m bench.model_floors
+
+# Where the evidence of the questions a recall misses sits in its ranking (ARGS="FILE").
+bench-miss-ranks: install
+	$(BIN)/python -m bench.miss_ranks $(ARGS)
 
 # The same in about 20 s, for CI.
 bench-load-quick: install
