@@ -118,6 +118,8 @@ export const api = {
   messages: (query) => call("GET", "/v1/messages", { query }),
   message: (id) => call("GET", "/v1/messages/" + encodeURIComponent(id)),
   recall: (body) => call("POST", "/v1/recalls", { body }),
+  storeMessages: (messages) => call("POST", "/v1/messages", { body: { messages } }),
+  storeFacts: (facts) => call("POST", "/v1/facts", { body: { facts } }),
   // One fact, nothing else: its message and its entities stay (an erasure takes a name).
   deleteFact: (id) => call("DELETE", "/v1/facts/" + encodeURIComponent(id)),
   // What an erasure would take, nothing removed; then the erasure with the other

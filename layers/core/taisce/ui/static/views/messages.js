@@ -1,11 +1,74 @@
 // Messages: newest first, with their passages marked, filtered by role and source
-// (GET /v1/messages?passages=true: a page of messages with their passages, one request).
+// (GET /v1/messages?passages=true: a page of messages with their passages, one request),
+// grouped into sessions, and a form that stores a new one (POST /v1/messages).
 
 import { api } from "../api.js";
-import { h, markedText, messageLink, pagesWanted, rememberPages, roleBadge, when } from "../dom.js";
+import { clear, h, markedText, messageLink, pagesWanted, rememberPages, roleBadge, when } from "../dom.js";
 
 const ROLES = ["user", "assistant", "system", "tool"];
 const PAGE = 20;
+// A session: messages that occurred within this of the one before (the API has no
+// session field; a chat's turns are minutes apart, two chats hours or days).
+const SESSION_GAP_MS = 30 * 60 * 1000;
+
+// A session's heading, above its newest message (the list runs newest first).
+function sessionHeading(message) {
+  return h(
+    "h3",
+    { class: "session", "data-session": message.occurred_at },
+    "Session of ",
+    h("time", { datetime: message.occurred_at }, when(message.occurred_at)),
+  );
+}
+
+// A form that stores one message as the API stores any (its passages, and facts once
+// the worker extracts them); the list is read again after.
+function addMessageForm(rerender, showError) {
+  const slot = h("div", { class: "action-error", id: "add-message-error" });
+  const form = h(
+    "form",
+    {
+      id: "add-message",
+      class: "add",
+      onsubmit: async (event) => {
+        event.preventDefault();
+        const content = form.elements.content.value;
+        if (!content.trim()) {
+          clear(slot).append(h("p", { class: "alert", role: "alert" }, "Write the message first."));
+          return;
+        }
+        const message = { role: form.elements.role.value, content };
+        const source = form.elements.source.value.trim();
+        if (source) message.source = source;
+        try {
+          await api.storeMessages([message]);
+          rerender();
+        } catch (error) {
+          showError(error, slot);
+        }
+      },
+    },
+    h("label", { for: "add-role" }, "Role"),
+    h("select", { id: "add-role", name: "role" }, ROLES.map((r) => h("option", { value: r }, r))),
+    h("label", { for: "add-source" }, "Source"),
+    h("input", { id: "add-source", name: "source", type: "text", placeholder: "optional, e.g. chat:4" }),
+    h("label", { for: "add-content" }, "Message"),
+    h("textarea", { id: "add-content", name: "content", rows: 3 }),
+    h("button", { type: "submit" }, "Store the message"),
+  );
+  return h(
+    "details",
+    { class: "add-memory" },
+    h("summary", {}, "Add a message"),
+    h(
+      "p",
+      { class: "muted small" },
+      "Stored as any message sent to the API: it is split into passages at once, and its facts are extracted in the background.",
+    ),
+    form,
+    slot,
+  );
+}
 
 export function messageCard(message, passages) {
   return h(
@@ -33,7 +96,7 @@ export function messageCard(message, passages) {
   );
 }
 
-export async function messagesView(params, { showError }) {
+export async function messagesView(params, { showError, rerender }) {
   const role = params.get("role") || "";
   const source = params.get("source") || "";
   const list = h("div", { class: "messages", id: "messages" });
@@ -42,10 +105,17 @@ export async function messagesView(params, { showError }) {
   let cursor = null;
   let shown = 0;
   let pages = 0;
+  let newer = null; // the message above the next one listed
 
   async function load() {
     const page = await api.messages({ role, source, cursor, limit: PAGE, passages: true });
-    page.messages.forEach((m) => list.append(messageCard(m, m.passages)));
+    for (const m of page.messages) {
+      const gap = newer === null ? Infinity : Math.abs(Date.parse(newer.occurred_at) - Date.parse(m.occurred_at));
+      // The heading goes above a session's newest message: the one after a gap.
+      if (!(gap <= SESSION_GAP_MS)) list.append(sessionHeading(m));
+      list.append(messageCard(m, m.passages));
+      newer = m;
+    }
     pages += 1;
     shown += page.messages.length;
     cursor = page.next_cursor;
@@ -93,8 +163,9 @@ export async function messagesView(params, { showError }) {
     "section",
     { "aria-labelledby": "messages-title" },
     h("h2", { id: "messages-title" }, "Messages"),
+    addMessageForm(rerender, showError),
     form,
-    h("p", { class: "legend muted" }, "Passages are shaded in turn; hover one for its id and offsets."),
+    h("p", { class: "legend muted" }, "Passages are shaded in turn; hover one for its id and offsets. A session is a run of messages each within 30 minutes of the one before."),
     summary,
     list,
     more,
