@@ -5,6 +5,7 @@ phone's."""
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime
 from typing import Any
 
@@ -87,3 +88,106 @@ def test_adding_a_message(sized: Any, demo_server: Demo) -> None:
     assert (newest["role"], newest["source"], newest["content"]) == ("assistant", "chat:9", content)
     assert first.get_attribute("data-message") == newest["id"]
     assert_secret_kept(page, secret)
+
+
+def test_an_entitys_facts_filtered_and_read_as_of_a_past_moment(
+    sized: Any, demo_server: Demo
+) -> None:
+    page = sized
+    secret = demo_server.server.new_credential(f"filters-{uuid.uuid4().hex[:8]}")
+    facts = [
+        {
+            "subject": "Ilse",
+            "predicate": "lives in",
+            "object": "Rotterdam",
+            "valid_from": "2020-01-01T00:00:00Z",
+            "valid_to": "2024-06-01T00:00:00Z",
+        },
+        {
+            "subject": "Ilse",
+            "predicate": "lives in",
+            "object": "Utrecht",
+            "valid_from": "2024-06-01T00:00:00Z",
+        },
+        {
+            "subject": "Ilse",
+            "predicate": "works at",
+            "object": "Northwind Labs",
+            "source_role": "assistant",
+        },
+        {"subject": "Ilse", "predicate": "likes", "object": "herring", "object_kind": "value"},
+    ]
+    with demo_server.server.client(secret) as http:
+        sent = [{"source_role": "user", **f} for f in facts]
+        assert http.post("/v1/facts", json={"facts": sent}).status_code == 201
+        stored = {
+            f["statement"]: f
+            for f in http.get("/v1/facts", params={"subject": "Ilse"}).json()["facts"]
+        }
+    open_with(page, demo_server, secret, "#/entity?name=Ilse")
+    rows = page.locator("#facts tbody tr")
+    expect(rows).to_have_count(4)
+
+    def visible() -> set[str]:
+        return {
+            rows.nth(i).get_attribute("data-fact")
+            for i in range(rows.count())
+            if rows.nth(i).is_visible()
+        }
+
+    def ids(*statements: str) -> set[str]:
+        return {stored[s]["id"] for s in statements}
+
+    assert visible() == set(ids(*stored))
+    assert_fits(page, "entity with filters")
+    page.select_option("#filter-predicate", "lives in")
+    assert visible() == ids("Ilse lives in Rotterdam", "Ilse lives in Utrecht")
+    expect(page.locator("#facts-filtered")).to_have_text("2 of the 4 facts read match.")
+    page.select_option("#filter-predicate", "")
+    page.select_option("#filter-role", "assistant")
+    assert visible() == ids("Ilse works at Northwind Labs")
+    page.select_option("#filter-role", "")
+    # As of 2022: Rotterdam (valid then), not Utrecht (from 2024); facts without a
+    # validity hold at any moment, as a recall's as_of reads them.
+    page.fill("#filter-as-of", "2022-03-01T12:00:00")
+    page.dispatch_event("#filter-as-of", "change")
+    assert visible() == ids(
+        "Ilse lives in Rotterdam", "Ilse works at Northwind Labs", "Ilse likes herring"
+    )
+    expect(page.locator("#facts-filtered")).to_contain_text("valid at 2022-03-01 12:00")
+    with demo_server.server.client(secret) as http:
+        body = {"question": "Where does Ilse live?", "as_of": "2022-03-01T12:00:00Z"}
+        recalled = {f["id"] for f in http.post("/v1/recalls", json=body).json()["facts"]}
+    assert stored["Ilse lives in Utrecht"]["id"] not in recalled  # the API reads it alike
+    page.fill("#filter-as-of", "2025-01-01T00:00:00")
+    page.dispatch_event("#filter-as-of", "change")
+    assert ids("Ilse lives in Utrecht") <= visible()
+    assert not ids("Ilse lives in Rotterdam") & visible()
+    page.click("#filter-clear")
+    assert visible() == set(ids(*stored))
+    expect(page.locator("#facts-filtered")).to_have_text("")
+
+
+def test_adding_a_fact(sized: Any, demo_server: Demo) -> None:
+    page = sized
+    secret = fresh_project(demo_server)
+    open_with(page, demo_server, secret, "#/entity?name=Atlas")
+    rows = page.locator("#facts tbody tr")
+    rows.first.wait_for()
+    before = rows.count()
+    page.locator("details.add-memory summary").click()
+    page.click("#add-fact button[type=submit]")
+    expect(page.locator("#add-fact-error")).to_contain_text("both a predicate and an object")
+    page.fill("#add-predicate", "speaks")
+    page.fill("#add-object", "Irish")
+    page.select_option("#add-object-kind", "value")
+    page.select_option("#add-fact-role", "assistant")
+    assert_fits(page, "entity, adding a fact")
+    page.click("#add-fact button[type=submit]")
+    expect(rows).to_have_count(before + 1)
+    with demo_server.server.client(secret) as http:
+        listed = http.get("/v1/facts", params={"subject": "Atlas"}).json()["facts"]
+    added = next(f for f in listed if f["statement"] == "Atlas speaks Irish")
+    assert (added["object_kind"], added["source_role"]) == ("value", "assistant")
+    row = page.locator(f"#facts tbody tr[data-fact='{added['id']}']")
+    assert "Atlas speaks Irish" in row.inner_text() and "assistant" in row.inner_text()

@@ -1,11 +1,147 @@
 // One entity: its facts (statement, role, quote linked to its message, validity,
-// recorded at), its aliases, its neighbourhood as a graph, and erasure.
+// recorded at; filtered by predicate and role, or read as of a past moment; one added by
+// hand), its aliases, its neighbourhood as a graph, and erasure.
 
 import { answeredBy, api, user } from "../api.js";
 import { bdi, clear, entityLink, h, messageLink, normalName, rememberFact, roleBadge, scrollBox, when } from "../dom.js";
 
 // Facts are read a page at a time: a hub can hold hundreds.
 const FACTS_PAGE = 50;
+const ROLES = ["user", "assistant", "system", "tool"];
+
+// Whether a fact was valid at `moment` (ms), as a recall's `as_of` reads it: from its
+// valid_from (if any) until before its valid_to (if any).
+function validAt(fact, moment) {
+  if (fact.valid_from && Date.parse(fact.valid_from) > moment) return false;
+  return !(fact.valid_to && Date.parse(fact.valid_to) <= moment);
+}
+
+// Filters over the facts read so far (predicate, role, as of a moment): rows that do not
+// match are hidden, and a line says how many match. `refresh()` after more are read.
+function factFilters(table, facts) {
+  const status = h("p", { class: "muted", id: "facts-filtered", role: "status" });
+  const predicate = h("select", { id: "filter-predicate", name: "predicate" });
+  const role = h(
+    "select",
+    { id: "filter-role", name: "role" },
+    h("option", { value: "" }, "any"),
+    ROLES.map((r) => h("option", { value: r }, r)),
+  );
+  const asOf = h("input", { id: "filter-as-of", name: "as_of", type: "datetime-local", step: 1 });
+  const apply = () => {
+    const moment = asOf.value ? Date.parse(asOf.value + "Z") : null;
+    let shown = 0;
+    let matching = 0;
+    for (const tr of table.querySelectorAll("tbody tr[data-fact]")) {
+      const fact = facts.get(tr.dataset.fact);
+      if (!fact) continue;
+      shown += 1;
+      const match =
+        (!predicate.value || fact.predicate === predicate.value) &&
+        (!role.value || fact.source_role === role.value) &&
+        (moment === null || validAt(fact, moment));
+      tr.hidden = !match;
+      if (match) matching += 1;
+    }
+    const filtering = predicate.value || role.value || moment !== null;
+    status.textContent = filtering
+      ? `${matching} of the ${shown} fact${shown === 1 ? "" : "s"} read match` +
+        (moment !== null ? `, valid at ${asOf.value.replace("T", " ")} UTC` : "") + "."
+      : "";
+  };
+  const refresh = () => {
+    const chosen = predicate.value;
+    const names = [...new Set([...facts.values()].map((f) => f.predicate))].sort();
+    clear(predicate).append(
+      h("option", { value: "" }, "any"),
+      ...names.map((n) => h("option", { value: n, selected: n === chosen }, n)),
+    );
+    apply();
+  };
+  const form = h(
+    "form",
+    { class: "filters", id: "fact-filters", role: "search", "aria-label": "Filter the facts", onsubmit: (e) => e.preventDefault() },
+    h("label", { for: "filter-predicate" }, "Predicate"),
+    predicate,
+    h("label", { for: "filter-role" }, "Role"),
+    role,
+    h("label", { for: "filter-as-of" }, "As of (UTC)"),
+    asOf,
+    h(
+      "button",
+      {
+        type: "button",
+        id: "filter-clear",
+        onclick: () => {
+          predicate.value = "";
+          role.value = "";
+          asOf.value = "";
+          apply();
+        },
+      },
+      "Clear",
+    ),
+  );
+  for (const control of [predicate, role, asOf]) control.addEventListener("change", apply);
+  refresh();
+  return { element: h("div", {}, form, status), refresh };
+}
+
+// A fact about this entity added by hand, stored as the API stores any (POST /v1/facts);
+// the page is read again after.
+function addFactForm(subject, rerender, showError) {
+  const slot = h("div", { class: "action-error", id: "add-fact-error" });
+  const form = h(
+    "form",
+    {
+      id: "add-fact",
+      class: "add",
+      onsubmit: async (event) => {
+        event.preventDefault();
+        const predicate = form.elements.predicate.value.trim();
+        const object = form.elements.object.value.trim();
+        if (!predicate || !object) {
+          clear(slot).append(h("p", { class: "alert", role: "alert" }, "Give both a predicate and an object."));
+          return;
+        }
+        const fact = {
+          subject,
+          predicate,
+          object,
+          object_kind: form.elements.object_kind.value,
+          source_role: form.elements.source_role.value,
+        };
+        try {
+          await api.storeFacts([fact]);
+          rerender();
+        } catch (error) {
+          showError(error, slot);
+        }
+      },
+    },
+    h("label", { for: "add-predicate" }, "Predicate"),
+    h("input", { id: "add-predicate", name: "predicate", type: "text", placeholder: "e.g. works at" }),
+    h("label", { for: "add-object" }, "Object"),
+    h("input", { id: "add-object", name: "object", type: "text" }),
+    h("label", { for: "add-object-kind" }, "The object is"),
+    h(
+      "select",
+      { id: "add-object-kind", name: "object_kind" },
+      h("option", { value: "entity" }, "an entity (linked in the graph)"),
+      h("option", { value: "value" }, "a value (a date, a number, a phrase)"),
+    ),
+    h("label", { for: "add-fact-role" }, "Said by"),
+    h("select", { id: "add-fact-role", name: "source_role" }, ROLES.map((r) => h("option", { value: r }, r))),
+    h("button", { type: "submit" }, "Store the fact"),
+  );
+  return h(
+    "details",
+    { class: "add-memory" },
+    h("summary", {}, "Add a fact about “", bdi(subject), "”"),
+    form,
+    slot,
+  );
+}
 
 // `onDelete(fact, row)`: the row's Delete button was pressed.
 function factRow(fact, onDelete) {
@@ -83,7 +219,7 @@ function factDeleter(onDeleted, showError) {
   return { dialog, slot, ask };
 }
 
-export async function entityView(params, { showError }) {
+export async function entityView(params, { showError, rerender }) {
   const name = params.get("name") || "";
   const hops = params.get("hops") === "2" ? 2 : 1;
   const [facts, aliases, graph] = await Promise.all([
@@ -103,8 +239,15 @@ export async function entityView(params, { showError }) {
 
   // -- facts
   let more = null;
-  const deleter = factDeleter(() => more.deleted(), showError);
+  let filters = null;
+  const read = new Map(); // every fact read, by id: what the filters test
+  const deleter = factDeleter((fact) => {
+    read.delete(fact.id);
+    more.deleted();
+    filters.refresh();
+  }, showError);
   const row = (fact) => {
+    read.set(fact.id, fact);
     const tr = factRow(fact);
     tr.querySelector("[data-delete]").addEventListener("click", () => deleter.ask(fact, tr));
     return tr;
@@ -130,8 +273,9 @@ export async function entityView(params, { showError }) {
           ),
           h("tbody", {}, facts.facts.map(row)),
         ));
-  more = moreFacts(name, facts, factsTable, showError, row);
+  more = moreFacts(name, facts, factsTable, showError, row, () => filters.refresh());
   const factsMore = more.element;
+  filters = factFilters(factsTable, read);
 
   // -- facts naming it as object (live ones, from the neighbourhood's edges)
   const nodeName = new Map(graph.nodes.map((n) => [n.id, n.name]));
@@ -255,10 +399,12 @@ export async function entityView(params, { showError }) {
         `${incoming.length && graph.edges.length >= 200 ? " (of the 200 nearest drawn)" : ""}.`,
     ),
     h("h3", {}, "Facts with it as subject"),
+    facts.facts.length ? filters.element : "",
     factsTable,
     factsMore,
     deleter.slot,
     deleter.dialog,
+    addFactForm(title, rerender, showError),
     h("h3", {}, "Facts naming it as object"),
     objectList,
     h("h3", {}, "Aliases"),
@@ -282,8 +428,9 @@ export async function entityView(params, { showError }) {
   return section;
 }
 
-// "Show more facts" under the table, with how many are shown (`deleted()`: one less).
-function moreFacts(name, first, table, showError, row) {
+// "Show more facts" under the table, with how many are shown (`deleted()`: one less;
+// `onRead()` after a page is added).
+function moreFacts(name, first, table, showError, row, onRead) {
   const status = h("p", { class: "muted", id: "facts-shown", role: "status" });
   const button = h("button", { type: "button", class: "more", id: "more-facts" }, "Show more facts");
   const slot = h("div", { class: "action-error" });
@@ -301,6 +448,7 @@ function moreFacts(name, first, table, showError, row) {
       cursor = page.next_cursor;
       slot.replaceChildren();
       say();
+      onRead();
     } catch (error) {
       showError(error, slot);
     }
