@@ -18,6 +18,12 @@ reads through botocore's client so that every call is counted (tests'
 Meter), `--latency-ms` slept before each call of the recalls and the erasure (an
 in-region round trip; none while filling); a recall's calls and waves (sequential
 steps) are printed with its times. It prints figures and asserts none.
+
+`--clone` (DynamoDB only): moto stores about 100 items a second over HTTP, so the
+full project would take hours. With it, user0 and one template user are stored
+through the adapter as above, and the other users are copies of the template's
+items with its id replaced by theirs (in keys and values alike), put straight into
+moto's table by the moto server itself (tests/moto_server.py, clone_partitions).
 """
 
 from __future__ import annotations
@@ -38,15 +44,21 @@ from taisce.domain.scope import scope
 from taisce.service.memory import Memory
 
 PREDICATES = ["likes", "works at", "lives in", "knows"]
+# The template user of --clone: a word that occurs nowhere else in its items (the
+# table holds no binary values), lower case as names are folded into keys.
+TEMPLATE_USER = "clonetemplate"
 
 
-def _facts(prefix: str, n: int, shared_names: int) -> list[dict[str, object]]:
+def _facts(user: str, n: int, shared_names: int) -> list[dict[str, object]]:
+    # The clones' template names its people without its id, as users do ("Mom"): two
+    # users' "person 3" are two entities, and a copy shares the template's texts.
+    prefix = "" if user == TEMPLATE_USER else f"{user} "
     out: list[dict[str, object]] = []
     for i in range(n):
         # A user's facts link their own entities to shared ones, so hop 2 crosses.
         out.append(
             {
-                "subject": f"{prefix} person {i % 20}",
+                "subject": f"{prefix}person {i % 20}",
                 "predicate": PREDICATES[i % len(PREDICATES)],
                 "object": f"Shared place {i % shared_names}",
                 "object_kind": "entity",
@@ -65,10 +77,45 @@ def _fill(memory: Memory, project: str, user: str | None, facts: list[dict[str, 
 
 
 def _messages(memory: Memory, project: str, user: str, n: int) -> None:
-    sent = [{"role": "user", "content": f"{user} says message {i} about home."} for i in range(n)]
+    who = "someone" if user == TEMPLATE_USER else user
+    sent = [{"role": "user", "content": f"{who} says message {i} about home."} for i in range(n)]
     for start in range(0, n, 100):
         body = {"messages": sent[start : start + 100]}
         memory.store_messages(scope(project, user), MessagesRequest.model_validate(body))
+
+
+def _user_names(users: int, args: argparse.Namespace) -> Iterator[str]:
+    """The users stored through the adapter (the rest are cloned on --clone)."""
+    if args.clone and users > 2:
+        yield from ("user0", TEMPLATE_USER)
+    else:
+        yield from (f"user{u}" for u in range(users))
+
+
+def _clone(args: argparse.Namespace, project: str, users: int) -> int:
+    """The users past user0 and the template, as copies of the template's items."""
+    import json
+    import urllib.request
+
+    from taisce.adapters.dynamodb.keys import project_prefix
+    from tests.moto_server import CLONE_PATH
+
+    put, chunk = 0, 200
+    names = [f"user{u}" for u in range(1, users - 1)]
+    for start in range(0, len(names), chunk):
+        body = {
+            "table": args.moto.table,
+            "prefix": project_prefix(str(scope(project, TEMPLATE_USER))),
+            "template": TEMPLATE_USER,
+            "names": names[start : start + chunk],
+        }
+        request = urllib.request.Request(
+            args.moto.endpoint + CLONE_PATH, data=json.dumps(body).encode(), method="POST"
+        )
+        with urllib.request.urlopen(request, timeout=3600) as answer:
+            put += json.loads(answer.read())["put"]
+        print(f"  cloned {start + len(body['names']):,} users, {put:,} items", flush=True)
+    return put
 
 
 def _store(memory: Memory, users: int, args: argparse.Namespace) -> tuple[Memory, float, int]:
@@ -85,12 +132,23 @@ def _store(memory: Memory, users: int, args: argparse.Namespace) -> tuple[Memory
     ]
     _fill(memory, project, None, shared)
     began, rows = time.perf_counter(), 0
-    for u in range(users):
-        user = f"user{u}"
+    for user in _user_names(users, args):
         _fill(memory, project, user, _facts(user, args.facts, shared_names))
         _messages(memory, project, user, args.messages)
         rows += args.facts + args.messages
-    return memory, rows / (time.perf_counter() - began), rows
+    throughput = rows / (time.perf_counter() - began)
+    if args.clone and users > 2:
+        began = time.perf_counter()
+        items = _clone(args, project, users)
+        print(f"cloned {users - 2:,} users: {items:,} items in {time.perf_counter() - began:.0f} s")
+        last = f"user{users - 2}"
+        question = "What about person 3?"
+        found = memory.recall(
+            scope(project, last), RecallRequest.model_validate({"question": question})
+        )
+        print(f"a cloned user's recall ({question!r}): {len(found.facts)} facts")
+        rows += (users - 2) * (args.facts + args.messages)
+    return memory, throughput, rows
 
 
 def _recalls(
@@ -134,9 +192,10 @@ def _memories(args: argparse.Namespace) -> Iterator[tuple[Memory, Memory, Any]]:
         return
     from taisce.adapters.dynamodb.store import DynamoDbStore
     from tests.contract.test_dynamodb_costs import Meter
-    from tests.moto_server import start_moto
+    from tests.moto_server import CLONES, start_moto
 
-    moto = start_moto()
+    moto = start_moto(env={CLONES: "1"} if args.clone else None)
+    args.moto = moto
     try:
         store = DynamoDbStore(
             moto.table, client=moto.client(), direct_reads=False, mark_vectors=False
@@ -167,7 +226,10 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=200)
     parser.add_argument("--store", choices=("sqlite", "dynamodb"), default="sqlite")
     parser.add_argument("--latency-ms", type=float, default=5.0)
+    parser.add_argument("--clone", action="store_true", help="DynamoDB: clone most users")
     args = parser.parse_args()
+    if args.clone and args.store != "dynamodb":
+        parser.error("--clone is for --store dynamodb")
     with _memories(args) as (alone, crowded, meter):
         _store(alone, 1, args)
         _, throughput, rows = _store(crowded, args.users, args)
@@ -175,7 +237,8 @@ def main() -> None:
             f"{args.store}: users {args.users} x ({args.facts} facts + {args.messages} "
             f"messages), {args.shared} shared facts"
         )
-        print(f"storing: {throughput:,.0f} items/s over {rows:,} items (batches of 100)")
+        stored = "through the adapter" if args.clone else f"over {rows:,} items"
+        print(f"storing: {throughput:,.0f} items/s {stored} (batches of 100)")
         if meter is not None:
             meter.latency = args.latency_ms / 1000
             print(f"latency: {args.latency_ms:g} ms slept before each call from here on")

@@ -203,9 +203,10 @@ def launch_moto(env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str
     return process, line[len(_READY) :].strip(), log
 
 
-def start_moto(table: str = TABLE_NAME) -> MotoDynamoDb:
-    """Start the moto server on a free loopback port and create the table."""
-    process, endpoint, log = launch_moto()
+def start_moto(table: str = TABLE_NAME, env: dict[str, str] | None = None) -> MotoDynamoDb:
+    """Start the moto server on a free loopback port (with `env` added to its
+    environment) and create the table."""
+    process, endpoint, log = launch_moto(env)
     running = MotoDynamoDb(process, endpoint, table, log)  # type: ignore[arg-type]
     running.shared_client.create_table(**table_definition(name=table))
     return running
@@ -326,6 +327,68 @@ def _query_reads_one_partition() -> None:
     Table.query = query  # type: ignore[method-assign]
 
 
+# Set (to anything) in the server's environment, it serves CLONE_PATH: a benchmark's way to
+# fill a table with many users without storing each through HTTP (see clone_partitions).
+CLONES = "TAISCE_MOTO_CLONES"
+CLONE_PATH = "/_taisce/clone-partition"
+
+
+def clone_partitions(body: dict[str, Any]) -> int:
+    """Copies of every item whose partition key starts with `body["prefix"]`, once for each
+    name in `body["names"]`, with `body["template"]` replaced by that name in every key and
+    value, put straight into moto's table `body["table"]`; the number of items put.
+
+    For benchmarks only: moto stores about 100 items a second over HTTP, so a project of
+    1.5 million items would take hours. The template must be a word that occurs nowhere
+    else in its items, in lower case (keys hold names folded)."""
+    import json
+
+    from moto.dynamodb.models import dynamodb_backends
+    from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
+
+    (table,) = [
+        backend.tables[body["table"]]
+        for regions in dynamodb_backends.values()
+        for backend in regions.values()
+        if body["table"] in backend.tables
+    ]
+    prefix, template = body["prefix"], body["template"]
+    # Each template item as the values its copies share (those without the template:
+    # one object for every copy, as nothing writes a copy again) and the JSON of those
+    # that differ. Built by hand as moto's own deepcopy of an Item is (its checks ran
+    # when the template was put), so that millions of copies fit in memory.
+    plans = []
+    for key, partition in list(table.items.items()):
+        if str(key.value).startswith(prefix):
+            for item in partition.values():
+                texts = {name: json.dumps(value.to_json()) for name, value in item.attrs.items()}
+                varying = {name: text for name, text in texts.items() if template in text}
+                fixed = {name: v for name, v in item.attrs.items() if name not in varying}
+                plans.append((fixed, varying))
+    hash_attr = table.hash_key_attr
+    for name in body["names"]:
+        partitions: dict[Any, Any] = {}
+        for fixed, varying in plans:
+            attrs = LimitedSizeDict.__new__(LimitedSizeDict)
+            dict.__init__(attrs, fixed)
+            for attr, text in varying.items():
+                value = json.loads(text.replace(template, name))
+                if attr == hash_attr:  # one key object for the partition's items
+                    dict.__setitem__(
+                        attrs, attr, partitions.setdefault(value["S"], DynamoType(value))
+                    )
+                else:
+                    dict.__setitem__(attrs, attr, DynamoType(value))
+            copy = Item.__new__(Item)
+            copy.hash_key, copy.range_key, copy.attrs = (
+                attrs[hash_attr],
+                attrs[table.range_key_attr],
+                attrs,
+            )
+            table.items[copy.hash_key][copy.range_key] = copy
+    return len(plans) * len(body["names"])
+
+
 class _OneAtATime:
     """A WSGI app that serves one request at a time (see the module docstring), and
     records each operation's name when OPERATIONS_LOG names a file."""
@@ -337,6 +400,8 @@ class _OneAtATime:
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> list[bytes]:
         with self.lock:
+            if environ.get("PATH_INFO") == CLONE_PATH and os.environ.get(CLONES):
+                return self._clone(environ, start_response)
             if self.log:
                 operation = environ.get("HTTP_X_AMZ_TARGET", "").rpartition(".")[2]
                 if OBSERVER in environ.get("HTTP_USER_AGENT", ""):
@@ -344,6 +409,15 @@ class _OneAtATime:
                 with open(self.log, "a", encoding="utf-8") as log:
                     log.write(operation + "\n")
             return list(self.app(environ, start_response))
+
+    @staticmethod
+    def _clone(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        import json
+
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        put = clone_partitions(json.loads(environ["wsgi.input"].read(length)))
+        start_response("200 OK", [("Content-Type", "application/json")])
+        return [json.dumps({"put": put}).encode()]
 
 
 def operations(log: Path) -> dict[str, int]:
