@@ -5,6 +5,7 @@ phone's."""
 
 from __future__ import annotations
 
+import re
 import uuid
 from datetime import datetime
 from typing import Any
@@ -191,3 +192,36 @@ def test_adding_a_fact(sized: Any, demo_server: Demo) -> None:
     assert (added["object_kind"], added["source_role"]) == ("value", "assistant")
     row = page.locator(f"#facts tbody tr[data-fact='{added['id']}']")
     assert "Atlas speaks Irish" in row.inner_text() and "assistant" in row.inner_text()
+
+
+def test_searching_facts_and_messages(sized: Any, demo_server: Demo) -> None:
+    page = sized
+    open_with(page, demo_server, demo_server.secret, "#/search")
+    page.fill("#search-words", "Galway")
+    page.press("#search-words", "Enter")
+    expect(page).to_have_url(re.compile(r"#/search\?q=Galway$"))
+    page.locator("#search-results").wait_for()
+    body = {
+        "question": "Galway",
+        "source_roles": ["user", "assistant", "system", "tool"],
+        "surfaces": ["facts", "passages"],
+    }
+    with demo_server.api() as http:
+        answer = http.post("/v1/recalls", json=body).json()
+    assert answer["facts"] and answer["passages"], "the demo names Galway in both"
+    facts = page.locator("#search-facts > li")
+    passages = page.locator("#search-passages > li")
+    assert [facts.nth(i).get_attribute("data-id") for i in range(facts.count())] == [
+        f["id"] for f in answer["facts"]
+    ]
+    assert [passages.nth(i).get_attribute("data-id") for i in range(passages.count())] == [
+        p["id"] for p in answer["passages"]
+    ]
+    assert_fits(page, "search")
+    # A passage links to its message; a fact to its entity.
+    first = answer["passages"][0]
+    passages.first.locator("a", has_text="message").click()
+    page.locator("#message-title", has_text=first["message_id"]).wait_for()
+    page.go_back()
+    facts.first.locator("a", has_text="about").click()
+    expect(page.locator("#entity-title")).to_have_text(answer["facts"][0]["subject"])

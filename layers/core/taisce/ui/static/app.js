@@ -1,5 +1,6 @@
 // The explorer's shell: the credential form, the alert line, and a router over the
-// address's fragment (#/entities, #/entity?name=…, #/messages, #/message?id=…, #/recall).
+// address's fragment (#/entities, #/entity?name=…, #/messages, #/message?id=…, #/search?q=…,
+// #/recall).
 // The fragment holds names and ids only, never the credential.
 
 import { ApiError, USER_PATTERN, answeredBy, credential, onAnswer, setCredential, setUser, user } from "./api.js";
@@ -9,6 +10,7 @@ import { entityView } from "./views/entity.js";
 import { messagesView } from "./views/messages.js";
 import { messageView } from "./views/message.js";
 import { recallView } from "./views/recall.js";
+import { searchView } from "./views/search.js";
 
 const views = {
   entities: entitiesView,
@@ -16,6 +18,7 @@ const views = {
   messages: messagesView,
   message: messageView,
   recall: recallView,
+  search: searchView,
 };
 const navFor = { entity: "entities", message: "messages" };
 
