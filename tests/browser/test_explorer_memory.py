@@ -225,3 +225,57 @@ def test_searching_facts_and_messages(sized: Any, demo_server: Demo) -> None:
     page.go_back()
     facts.first.locator("a", has_text="about").click()
     expect(page.locator("#entity-title")).to_have_text(answer["facts"][0]["subject"])
+
+
+def _drawn(page: Any) -> dict[str, list[str]]:
+    """The graph's shown nodes by kind, read from the drawing itself."""
+    return page.evaluate(
+        """() => {
+            const cy = document.getElementById('graph').taisceGraph;
+            const out = {};
+            cy.nodes().filter((n) => n.style('display') !== 'none').forEach((n) => {
+                (out[n.data('kind')] = out[n.data('kind')] || []).push(n.data('name'));
+            });
+            return out;
+        }"""
+    )
+
+
+def test_the_graph_shows_values_grouped_or_hidden_and_one_predicate(
+    page: Any, demo_server: Demo
+) -> None:
+    open_with(page, demo_server, demo_server.secret, "#/entity?name=Acme%20Corp&hops=2")
+    page.wait_for_selector("#graph[data-ready]")
+    with demo_server.api() as http:
+        graph = http.get(
+            "/v1/entities/neighbourhood", params={"name": "Acme Corp", "hops": 2}
+        ).json()
+    values = sorted(n["name"] for n in graph["nodes"] if n["kind"] == "value")
+    entities = sorted(n["name"] for n in graph["nodes"] if n["kind"] == "entity")
+    assert values, "Acme Corp was founded in 2009: a value"
+    drawn = _drawn(page)
+    assert sorted(drawn["value"]) == values and sorted(drawn["entity"]) == entities
+    page.select_option("#graph-values", "grouped")
+    drawn = _drawn(page)
+    assert "value" not in drawn
+    assert drawn["values"] == [f"{len(values)} value{'s' if len(values) > 1 else ''} (grouped)"]
+    page.select_option("#graph-values", "hidden")
+    drawn = _drawn(page)
+    assert set(drawn) == {"entity"} and sorted(drawn["entity"]) == entities
+    expect(page.locator("#graph")).to_have_attribute("data-shown", str(len(entities)))
+    # One predicate: its links only, and the nodes they join (the centre stays).
+    page.select_option("#graph-values", "shown")
+    page.select_option("#graph-predicate", "is based in")
+    joined = {
+        e[side]
+        for e in graph["edges"]
+        if e["predicate"] == "is based in"
+        for side in ("source", "target")
+    }
+    names = {n["id"]: n["name"] for n in graph["nodes"]}
+    centre = next(n["name"] for n in graph["nodes"] if n["hop"] == 0)
+    shown = _drawn(page)
+    assert sorted(x for kind in shown.values() for x in kind) == sorted(
+        {names[i] for i in joined} | {centre}
+    )
+    assert not [line for line in page.console_lines if line.startswith(("error", "pageerror"))]

@@ -463,8 +463,9 @@ function moreFacts(name, first, table, showError, row, onRead) {
 
 async function drawInto(canvas, graph, hops) {
   let drawGraph;
+  let applyView;
   try {
-    ({ drawGraph } = await import("./graph.js"));
+    ({ drawGraph, applyView } = await import("./graph.js"));
   } catch {
     canvas.replaceWith(
       h("p", { class: "graph-failed", id: "graph-failed", role: "status" }, "The graph could not load. The linked entities are listed here."),
@@ -475,7 +476,8 @@ async function drawInto(canvas, graph, hops) {
   const cy = drawGraph(canvas, graph, (target) => {
     location.hash = "#/entity?" + new URLSearchParams({ name: target, hops: String(hops) });
   });
-  canvas.dataset.ready = String(cy.nodes().length);
+  // The nodes drawn (the grouped values' node is hidden until values are grouped).
+  canvas.dataset.ready = String(cy.nodes().filter((n) => n.style("display") !== "none").length);
   const zoomBy = (factor) =>
     cy.zoom({ level: cy.zoom() * factor, renderedPosition: { x: cy.width() / 2, y: cy.height() / 2 } });
   canvas.before(
@@ -489,6 +491,42 @@ async function drawInto(canvas, graph, hops) {
         ? h("span", { class: "muted small" }, ` ${canvas.dataset.hidden} more linked than drawn; all are listed.`)
         : null,
     ),
+    graphFilters(cy, graph, applyView, canvas),
+  );
+}
+
+// What the drawing shows: values shown, grouped into one node or hidden, and the links of
+// one predicate only. `data-shown` on the canvas counts the nodes shown (for the tests).
+function graphFilters(cy, graph, applyView, canvas) {
+  const predicates = [...new Set(graph.edges.map((e) => e.predicate))].sort();
+  const values = h(
+    "select",
+    { id: "graph-values" },
+    h("option", { value: "shown" }, "shown"),
+    h("option", { value: "grouped" }, "grouped into one node"),
+    h("option", { value: "hidden" }, "hidden"),
+  );
+  const predicate = h(
+    "select",
+    { id: "graph-predicate" },
+    h("option", { value: "" }, "all"),
+    predicates.map((p) => h("option", { value: p }, p)),
+  );
+  const apply = () => {
+    const shown = applyView(cy, { values: values.value, predicate: predicate.value });
+    canvas.dataset.shown = String(shown.length);
+    cy.fit(shown, 30);
+  };
+  values.addEventListener("change", apply);
+  predicate.addEventListener("change", apply);
+  canvas.dataset.shown = canvas.dataset.ready;
+  return h(
+    "div",
+    { class: "graph-controls", role: "group", "aria-label": "What the graph shows" },
+    h("label", { for: "graph-values" }, "Values"),
+    values,
+    h("label", { for: "graph-predicate" }, "Links"),
+    predicate,
   );
 }
 

@@ -44,6 +44,10 @@ const STYLE = [
   },
   { selector: 'edge[closed = "yes"]', style: { "line-style": "dashed" } },
   {
+    selector: 'node[kind = "values"]',
+    style: { shape: "round-rectangle", "background-color": "#8a8a8a", "border-width": 1, "border-color": "#555", width: 26, height: 18 },
+  },
+  {
     selector: 'node[kind = "more"]',
     style: { shape: "round-rectangle", "background-color": "#d8dde6", "border-width": 1, "border-color": "#555", width: 26, height: 18 },
   },
@@ -73,7 +77,33 @@ export function capped(data, limit = MAX_NEIGHBOURS) {
     nodes.push({ data: { id: "more", name: `+${rest} more (listed)`, kind: "more", hop: 1 } });
     edges.push({ data: { id: "edge:more", source: centre[0].id, target: "more", predicate: "", closed: "yes" } });
   }
+  // The values drawn, as one node that stands for them when they are grouped (hidden
+  // until then).
+  const values = kept.filter((n) => n.kind === "value").length;
+  if (values && centre.length) {
+    nodes.push({ data: { id: "values", name: `${values} value${values === 1 ? "" : "s"} (grouped)`, kind: "values", hop: 1 } });
+    edges.push({ data: { id: "edge:values", source: centre[0].id, target: "values", predicate: "", closed: "no" } });
+  }
   return { elements: [...nodes, ...edges], hidden: rest };
+}
+
+// What the graph shows: values ("shown", "grouped" into one node, or "hidden") and the
+// links of one predicate only ("" for all). A node left with no link shown is hidden
+// too, except the centre. Returns the nodes shown.
+export function applyView(cy, { values = "shown", predicate = "" } = {}) {
+  cy.batch(() => {
+    cy.elements().style("display", "element");
+    cy.nodes('[kind = "values"]').style("display", values === "grouped" ? "element" : "none");
+    if (values !== "shown") cy.nodes('[kind = "value"]').style("display", "none");
+    if (predicate) cy.edges().filter((e) => e.data("predicate") !== predicate).style("display", "none");
+    for (const edge of cy.edges()) {
+      if (edge.source().style("display") === "none" || edge.target().style("display") === "none") edge.style("display", "none");
+    }
+    cy.nodes()
+      .filter((n) => n.data("hop") !== 0 && n.connectedEdges().filter((e) => e.style("display") !== "none").length === 0)
+      .style("display", "none");
+  });
+  return cy.nodes().filter((n) => n.style("display") !== "none");
 }
 
 export function drawGraph(container, data, onOpen) {
@@ -95,6 +125,7 @@ export function drawGraph(container, data, onOpen) {
     // A small neighbourhood is not blown up to fill the box.
     maxZoom: 1.4,
   });
+  applyView(cy);
   cy.on("tap", 'node[kind = "entity"]', (event) => {
     const node = event.target;
     if (node.data("hop") !== 0) onOpen(node.data("name"));
