@@ -2,7 +2,7 @@
 projects of growing size on DynamoDB (moto's server over HTTP).
 
     .venv/bin/python -m bench.erasure_memory [--messages 10000 100000] [--modes paged whole]
-                                             [--latency-ms 0]
+                                             [--latency-ms 0] [--clone] [--seconds S]
 
 For each size, a fresh moto server gets a project of `--messages` messages (two
 sentences each, 1 in 100 naming "Atlas Example") and a tenth as many facts (1 in 100
@@ -14,6 +14,14 @@ steps), each in a project of its own. The worker process reports its resident me
 before the erasure, its peak during it (the kernel's high-water mark, reset before the
 erasure where Linux allows it), the time and its DynamoDB calls. moto's own memory
 (the table) is not counted: on AWS it is DynamoDB's.
+
+`--clone`: moto stores a few hundred items a second, so a million messages would take
+most of an hour to store: the facts are stored as above, but only 10,000 messages,
+whose ids carry a template word; the moto server itself then puts copies of their
+items with the word replaced (tests/moto_server.py, clone_partitions) up to the size.
+`--seconds S`: the erasure is given S seconds, as a worker invocation is (it stops
+between steps when fewer than ERASURE_STEP_SECONDS are left and the next message goes
+on from its cursor); the figures are then those of that first invocation.
 
 It prints figures and asserts none: they belong to the machine.
 """
@@ -66,22 +74,30 @@ def _fact(n: int, subject: str, obj: str) -> Fact:
     )
 
 
-def seed(store: Any, project: str, messages: int) -> None:
-    """The project: `messages` messages and a tenth as many facts, 1 in 100 naming it."""
+# The template word of --clone's message ids: in no text, and no other id holds it.
+TEMPLATE = "tpl0000x"
+CLONED = 10_000
+
+
+def seed(store: Any, project: str, messages: int, stored: int | None = None) -> None:
+    """The project: `messages` messages and a tenth as many facts, 1 in 100 naming it.
+    With `stored`, only that many messages are stored (ids holding TEMPLATE), for
+    clone_messages to copy."""
     facts = [
         _fact(n, NAME if n % 100 == 0 else f"Person {n % 997}", f"Place {n % 211}")
         for n in range(messages // 10)
     ]
+    prefix = f"{TEMPLATE}-" if stored else ""
     made = [
         Message(
-            f"m{n}",
+            f"{prefix}m{n}",
             ROLES[n % 4],
             TEXT.format(name=NAME if n % 100 == 0 else "Someone Else", n=n),
             "chat",
             NOW,
             NOW,
         )
-        for n in range(messages)
+        for n in range(stored or messages)
     ]
 
     def put_messages(batch: list[Message]) -> None:
@@ -94,6 +110,33 @@ def seed(store: Any, project: str, messages: int) -> None:
             )
         )
         list(pool.map(lambda i: put_messages(made[i : i + 100]), range(0, len(made), 100)))
+
+
+def clone_messages(moto: Any, project: str, messages: int) -> int:
+    """Copies of the stored template messages' items (the message, its passages, its
+    listing entry, its marks) until the project holds `messages`: ids tpl0001x-m…,
+    tpl0002x-m… Every item naming the template word is copied, none other."""
+    import urllib.request
+
+    from taisce.adapters.dynamodb.keys import project_prefix
+    from tests.moto_server import CLONE_PATH
+
+    names = [f"tpl{k:04d}x" for k in range(1, messages // CLONED)]
+    put = 0
+    for start in range(0, len(names), 33):
+        body = {
+            "table": moto.table,
+            "prefix": project_prefix(project),
+            "template": TEMPLATE,
+            "names": names[start : start + 33],
+            "holding": True,
+        }
+        request = urllib.request.Request(
+            moto.endpoint + CLONE_PATH, data=json.dumps(body).encode(), method="POST"
+        )
+        with urllib.request.urlopen(request, timeout=3600) as answer:
+            put += json.loads(answer.read())["put"]
+    return put
 
 
 def _status_kb(field: str) -> int:
@@ -136,10 +179,14 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         reset = False
     calls[0] = 0
     started = time.perf_counter()
-    done = memory.complete_erasure(args.project, accepted.id)
+    given = None
+    if args.seconds:
+        given = lambda: args.seconds - (time.perf_counter() - started)  # noqa: E731
+    done = memory.complete_erasure(args.project, accepted.id, given)
     seconds = time.perf_counter() - started
-    assert done is not None and done.status == "done"
+    assert done is not None and (done.status == "done" or given is not None)
     return {
+        "status": done.status,
         "rss_before_mb": before / 1024,
         "peak_mb": _status_kb("VmHWM") / 1024,
         "peak_reset": reset,
@@ -154,6 +201,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--messages", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--modes", nargs="+", default=["paged", "whole"])
     parser.add_argument("--latency-ms", type=float, default=0.0)
+    parser.add_argument("--clone", action="store_true", help="store 10,000 messages, copy the rest")
+    parser.add_argument(
+        "--seconds", type=float, default=0.0, help="the erasure's time (0: to the end)"
+    )
     parser.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--endpoint", help=argparse.SUPPRESS)
     parser.add_argument("--table", help=argparse.SUPPRESS)
@@ -165,29 +216,37 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     from taisce.evaluation.machine import describe_machine
-    from tests.moto_server import start_moto
+    from tests.moto_server import CLONES, start_moto
 
     print(f"date: {datetime.now(UTC).isoformat(timespec='seconds')}")
     print(f"machine: {describe_machine()}")
     print(f"latency: {args.latency_ms:g} ms slept before each call of the erasure")
+    if args.seconds:
+        print(f"the erasure given {args.seconds:g} s, as a worker invocation (then: pending)")
+    if args.clone:
+        print(f"messages past {CLONED:,} put by moto as copies of the {CLONED:,} stored")
     print()
     print(
         "| messages | facts | plan | RSS before MB | peak RSS MB | seed s | erase s | calls "
-        "| facts erased | messages masked |"
+        "| facts erased | messages masked | status |"
     )
-    print("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|")
     for size in args.messages:
-        moto = start_moto()
+        moto = start_moto(env={CLONES: "1"} if args.clone else None)
         try:
             for mode in args.modes:
                 project = f"mem-{mode}-{size}"
                 started = time.perf_counter()
-                seed(moto.store(), project, size)
+                cloned = args.clone and size > CLONED
+                seed(moto.store(), project, size, CLONED if cloned else None)
+                if cloned:
+                    clone_messages(moto, project, size)
                 seeded = time.perf_counter() - started
                 command = [
                     sys.executable, "-m", "bench.erasure_memory", "--measure",
                     "--endpoint", moto.endpoint, "--table", moto.table,
                     "--project", project, "--mode", mode, "--latency-ms", str(args.latency_ms),
+                    "--seconds", str(args.seconds),
                 ]  # fmt: skip
                 out = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True)
                 r = json.loads(out.stdout.strip().splitlines()[-1])
@@ -195,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(
                     f"| {size:,} | {size // 10:,} | {mode} | {r['rss_before_mb']:.0f} | {peak} "
                     f"| {seeded:.0f} | {r['seconds']:.1f} | {r['calls']:,} "
-                    f"| {r['counts']['facts']:,} | {r['counts']['messages']:,} |",
+                    f"| {r['counts']['facts']:,} | {r['counts']['messages']:,} | {r['status']} |",
                     flush=True,
                 )
         finally:

@@ -334,9 +334,10 @@ CLONE_PATH = "/_taisce/clone-partition"
 
 
 def clone_partitions(body: dict[str, Any]) -> int:
-    """Copies of every item whose partition key starts with `body["prefix"]`, once for each
-    name in `body["names"]`, with `body["template"]` replaced by that name in every key and
-    value, put straight into moto's table `body["table"]`; the number of items put.
+    """Copies of every item whose partition key starts with `body["prefix"]` (with
+    `body["holding"]`, only those that hold the template somewhere), once for each name in
+    `body["names"]`, with `body["template"]` replaced by that name in every key and value,
+    put straight into moto's table `body["table"]`; the number of items put.
 
     For benchmarks only: moto stores about 100 items a second over HTTP, so a project of
     1.5 million items would take hours. The template must be a word that occurs nowhere
@@ -363,8 +364,9 @@ def clone_partitions(body: dict[str, Any]) -> int:
             for item in partition.values():
                 texts = {name: json.dumps(value.to_json()) for name, value in item.attrs.items()}
                 varying = {name: text for name, text in texts.items() if template in text}
-                fixed = {name: v for name, v in item.attrs.items() if name not in varying}
-                plans.append((fixed, varying))
+                if varying or not body.get("holding"):
+                    fixed = {name: v for name, v in item.attrs.items() if name not in varying}
+                    plans.append((fixed, varying))
     hash_attr = table.hash_key_attr
     for name in body["names"]:
         partitions: dict[Any, Any] = {}
