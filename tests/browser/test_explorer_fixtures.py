@@ -50,8 +50,8 @@ def _go(page: Any, route: str, **query: str) -> None:
 
 
 def visit_every_view(page: Any, server: Demo, secret: str, entity: str, question: str) -> None:
-    """Entities, an entity two hops out, messages, a message, a recall: each fits and
-    passes axe, and nothing is logged as an error."""
+    """Entities, an entity two hops out, messages, a message, a search, a recall: each
+    fits and passes axe, and nothing is logged as an error."""
     open_with(page, server, secret)
     page.locator("#entities tbody tr").first.wait_for()
     assert_fits(page, "entities")
@@ -64,6 +64,9 @@ def visit_every_view(page: Any, server: Demo, secret: str, entity: str, question
     page.locator("#messages article header a").first.click()
     page.locator("#message-title").wait_for()
     assert_fits(page, "message")
+    _go(page, "#/search", q=question)
+    page.locator("#search-results").wait_for()
+    assert_fits(page, "search")
     _go(page, "#/recall")
     page.fill("#question", question)
     page.uncheck("#roles_default")

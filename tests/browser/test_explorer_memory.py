@@ -242,8 +242,9 @@ def _drawn(page: Any) -> dict[str, list[str]]:
 
 
 def test_the_graph_shows_values_grouped_or_hidden_and_one_predicate(
-    page: Any, demo_server: Demo
+    sized: Any, demo_server: Demo
 ) -> None:
+    page = sized
     open_with(page, demo_server, demo_server.secret, "#/entity?name=Acme%20Corp&hops=2")
     page.wait_for_selector("#graph[data-ready]")
     with demo_server.api() as http:
@@ -278,4 +279,5 @@ def test_the_graph_shows_values_grouped_or_hidden_and_one_predicate(
     assert sorted(x for kind in shown.values() for x in kind) == sorted(
         {names[i] for i in joined} | {centre}
     )
+    assert_fits(page, "entity with graph filters")
     assert not [line for line in page.console_lines if line.startswith(("error", "pageerror"))]
