@@ -116,10 +116,12 @@ SIZES = {"desktop": VIEWPORT, "phone": PHONE}
 
 @pytest.fixture(params=sorted(SIZES))
 def sized(browser: Any, demo_server: Demo, request: pytest.FixtureRequest) -> Iterator[Any]:
-    """A fresh tab at one of the two sizes."""
+    """A fresh tab at one of the two sizes, keeping what `page` keeps."""
     context = browser.new_context(viewport=SIZES[request.param])
     tab = context.new_page()
     tab.set_default_timeout(15_000)
+    tab.seen_urls = []
+    tab.on("request", lambda r: tab.seen_urls.append(r.url))
     tab.console_lines = []
     tab.on("console", lambda m: tab.console_lines.append(f"{m.type}: {m.text}"))
     tab.on("pageerror", lambda e: tab.console_lines.append(f"pageerror: {e}"))

@@ -288,7 +288,8 @@ def test_a_refused_control_is_shown_naming_it(page: Any, demo_server: Demo) -> N
 # -- erasure ------------------------------------------------------------------------
 
 
-def test_erasing_a_subject_from_its_page(page: Any, demo_server: Demo) -> None:
+def test_erasing_a_subject_from_its_page(sized: Any, demo_server: Demo) -> None:
+    page = sized
     secret = fresh_project(demo_server)
     open_with(page, demo_server, secret, "#/entity?name=Liam%20Walsh")
     page.locator("#entity-title", has_text="Liam Walsh").wait_for()
@@ -339,7 +340,8 @@ def test_erasing_a_subject_from_its_page(page: Any, demo_server: Demo) -> None:
     assert_secret_kept(page, secret)
 
 
-def test_deleting_one_fact_from_an_entity_page(page: Any, demo_server: Demo) -> None:
+def test_deleting_one_fact_from_an_entity_page(sized: Any, demo_server: Demo) -> None:
+    page = sized
     secret = fresh_project(demo_server)
     open_with(page, demo_server, secret, "#/entity?name=Atlas")
     page.locator("#entity-title", has_text="Atlas").wait_for()

@@ -29,8 +29,6 @@ def _moment(text: str) -> datetime:
 
 def test_messages_are_grouped_into_sessions(sized: Any, demo_server: Demo) -> None:
     page = sized
-    page.seen_urls = []
-    page.on("request", lambda r: page.seen_urls.append(r.url))
     open_with(page, demo_server, demo_server.secret, "#/messages")
     page.locator("#messages article").first.wait_for()
     with demo_server.api() as http:
@@ -63,8 +61,6 @@ def test_messages_are_grouped_into_sessions(sized: Any, demo_server: Demo) -> No
 
 def test_adding_a_message(sized: Any, demo_server: Demo) -> None:
     page = sized
-    page.seen_urls = []
-    page.on("request", lambda r: page.seen_urls.append(r.url))
     secret = fresh_project(demo_server)
     open_with(page, demo_server, secret, "#/messages")
     page.locator("#messages article").first.wait_for()

@@ -19,7 +19,7 @@ function factItem(fact) {
       "span",
       { class: "small" },
       " · ",
-      entityLink(fact.subject, "about " + fact.subject),
+      entityLink(fact.subject, ["about ", bdi(fact.subject)]),
       fact.message_id ? [" · ", messageLink(fact.message_id, `message ${fact.message_id}`)] : null,
     ),
   );
