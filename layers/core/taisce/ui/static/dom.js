@@ -29,6 +29,37 @@ export function append(el, children) {
   return el;
 }
 
+// A folded form that adds a memory (`id`, its `summary` line, a `note` or null, its
+// `fields`): `read(form)` gives what to store, or a string saying what is missing (shown
+// beside the form, nothing sent); `store(value)` sends it, then `rerender()` reads the
+// page again, or the error is shown beside the form.
+export function addMemoryForm({ id, summary, note, fields, read, store, rerender, showError }) {
+  const slot = h("div", { class: "action-error", id: `${id}-error` });
+  const form = h(
+    "form",
+    {
+      id,
+      class: "add",
+      onsubmit: async (event) => {
+        event.preventDefault();
+        const value = read(form);
+        if (typeof value === "string") {
+          clear(slot).append(h("p", { class: "alert", role: "alert" }, value));
+          return;
+        }
+        try {
+          await store(value);
+          rerender();
+        } catch (error) {
+          showError(error, slot);
+        }
+      },
+    },
+    fields,
+  );
+  return h("details", { class: "add-memory" }, h("summary", {}, summary), note, form, slot);
+}
+
 // A wide table in a box of its own that scrolls sideways (keyboard too), so a phone's
 // page never does.
 export function scrollBox(label, table) {

@@ -3,7 +3,7 @@
 // hand), its aliases, its neighbourhood as a graph, and erasure.
 
 import { answeredBy, api, user } from "../api.js";
-import { bdi, clear, entityLink, h, messageLink, normalName, rememberFact, roleBadge, scrollBox, when } from "../dom.js";
+import { addMemoryForm, bdi, clear, entityLink, h, messageLink, normalName, rememberFact, roleBadge, scrollBox, when } from "../dom.js";
 
 // Facts are read a page at a time: a hub can hold hundreds.
 const FACTS_PAGE = 50;
@@ -90,57 +90,42 @@ function factFilters(table, facts) {
 // A fact about this entity added by hand, stored as the API stores any (POST /v1/facts);
 // the page is read again after.
 function addFactForm(subject, rerender, showError) {
-  const slot = h("div", { class: "action-error", id: "add-fact-error" });
-  const form = h(
-    "form",
-    {
-      id: "add-fact",
-      class: "add",
-      onsubmit: async (event) => {
-        event.preventDefault();
-        const predicate = form.elements.predicate.value.trim();
-        const object = form.elements.object.value.trim();
-        if (!predicate || !object) {
-          clear(slot).append(h("p", { class: "alert", role: "alert" }, "Give both a predicate and an object."));
-          return;
-        }
-        const fact = {
-          subject,
-          predicate,
-          object,
-          object_kind: form.elements.object_kind.value,
-          source_role: form.elements.source_role.value,
-        };
-        try {
-          await api.storeFacts([fact]);
-          rerender();
-        } catch (error) {
-          showError(error, slot);
-        }
-      },
+  return addMemoryForm({
+    id: "add-fact",
+    summary: ["Add a fact about “", bdi(subject), "”"],
+    note: null,
+    fields: [
+      h("label", { for: "add-predicate" }, "Predicate"),
+      h("input", { id: "add-predicate", name: "predicate", type: "text", placeholder: "e.g. works at" }),
+      h("label", { for: "add-object" }, "Object"),
+      h("input", { id: "add-object", name: "object", type: "text" }),
+      h("label", { for: "add-object-kind" }, "The object is"),
+      h(
+        "select",
+        { id: "add-object-kind", name: "object_kind" },
+        h("option", { value: "entity" }, "an entity (linked in the graph)"),
+        h("option", { value: "value" }, "a value (a date, a number, a phrase)"),
+      ),
+      h("label", { for: "add-fact-role" }, "Said by"),
+      h("select", { id: "add-fact-role", name: "source_role" }, ROLES.map((r) => h("option", { value: r }, r))),
+      h("button", { type: "submit" }, "Store the fact"),
+    ],
+    read: (form) => {
+      const predicate = form.elements.predicate.value.trim();
+      const object = form.elements.object.value.trim();
+      if (!predicate || !object) return "Give both a predicate and an object.";
+      return {
+        subject,
+        predicate,
+        object,
+        object_kind: form.elements.object_kind.value,
+        source_role: form.elements.source_role.value,
+      };
     },
-    h("label", { for: "add-predicate" }, "Predicate"),
-    h("input", { id: "add-predicate", name: "predicate", type: "text", placeholder: "e.g. works at" }),
-    h("label", { for: "add-object" }, "Object"),
-    h("input", { id: "add-object", name: "object", type: "text" }),
-    h("label", { for: "add-object-kind" }, "The object is"),
-    h(
-      "select",
-      { id: "add-object-kind", name: "object_kind" },
-      h("option", { value: "entity" }, "an entity (linked in the graph)"),
-      h("option", { value: "value" }, "a value (a date, a number, a phrase)"),
-    ),
-    h("label", { for: "add-fact-role" }, "Said by"),
-    h("select", { id: "add-fact-role", name: "source_role" }, ROLES.map((r) => h("option", { value: r }, r))),
-    h("button", { type: "submit" }, "Store the fact"),
-  );
-  return h(
-    "details",
-    { class: "add-memory" },
-    h("summary", {}, "Add a fact about “", bdi(subject), "”"),
-    form,
-    slot,
-  );
+    store: (fact) => api.storeFacts([fact]),
+    rerender,
+    showError,
+  });
 }
 
 // `onDelete(fact, row)`: the row's Delete button was pressed.

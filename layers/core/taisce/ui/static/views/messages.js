@@ -3,7 +3,7 @@
 // grouped into sessions, and a form that stores a new one (POST /v1/messages).
 
 import { api } from "../api.js";
-import { clear, h, markedText, messageLink, pagesWanted, rememberPages, roleBadge, when } from "../dom.js";
+import { addMemoryForm, h, markedText, messageLink, pagesWanted, rememberPages, roleBadge, when } from "../dom.js";
 
 const ROLES = ["user", "assistant", "system", "tool"];
 const PAGE = 20;
@@ -24,50 +24,35 @@ function sessionHeading(message) {
 // A form that stores one message as the API stores any (its passages, and facts once
 // the worker extracts them); the list is read again after.
 function addMessageForm(rerender, showError) {
-  const slot = h("div", { class: "action-error", id: "add-message-error" });
-  const form = h(
-    "form",
-    {
-      id: "add-message",
-      class: "add",
-      onsubmit: async (event) => {
-        event.preventDefault();
-        const content = form.elements.content.value;
-        if (!content.trim()) {
-          clear(slot).append(h("p", { class: "alert", role: "alert" }, "Write the message first."));
-          return;
-        }
-        const message = { role: form.elements.role.value, content };
-        const source = form.elements.source.value.trim();
-        if (source) message.source = source;
-        try {
-          await api.storeMessages([message]);
-          rerender();
-        } catch (error) {
-          showError(error, slot);
-        }
-      },
-    },
-    h("label", { for: "add-role" }, "Role"),
-    h("select", { id: "add-role", name: "role" }, ROLES.map((r) => h("option", { value: r }, r))),
-    h("label", { for: "add-source" }, "Source"),
-    h("input", { id: "add-source", name: "source", type: "text", placeholder: "optional, e.g. chat:4" }),
-    h("label", { for: "add-content" }, "Message"),
-    h("textarea", { id: "add-content", name: "content", rows: 3 }),
-    h("button", { type: "submit" }, "Store the message"),
-  );
-  return h(
-    "details",
-    { class: "add-memory" },
-    h("summary", {}, "Add a message"),
-    h(
+  return addMemoryForm({
+    id: "add-message",
+    summary: "Add a message",
+    note: h(
       "p",
       { class: "muted small" },
       "Stored as any message sent to the API: it is split into passages at once, and its facts are extracted in the background.",
     ),
-    form,
-    slot,
-  );
+    fields: [
+      h("label", { for: "add-role" }, "Role"),
+      h("select", { id: "add-role", name: "role" }, ROLES.map((r) => h("option", { value: r }, r))),
+      h("label", { for: "add-source" }, "Source"),
+      h("input", { id: "add-source", name: "source", type: "text", placeholder: "optional, e.g. chat:4" }),
+      h("label", { for: "add-content" }, "Message"),
+      h("textarea", { id: "add-content", name: "content", rows: 3 }),
+      h("button", { type: "submit" }, "Store the message"),
+    ],
+    read: (form) => {
+      const content = form.elements.content.value;
+      if (!content.trim()) return "Write the message first.";
+      const message = { role: form.elements.role.value, content };
+      const source = form.elements.source.value.trim();
+      if (source) message.source = source;
+      return message;
+    },
+    store: (message) => api.storeMessages([message]),
+    rerender,
+    showError,
+  });
 }
 
 export function messageCard(message, passages) {
