@@ -44,8 +44,10 @@ lint: install
 	$(BIN)/cfn-lint template.yaml
 
 # The deploy-readiness test translates template.yaml with the SAM CLI's translator (.venv-sam).
+# `-n auto --dist loadfile`: one worker per core, each test file whole on one worker
+# (its module fixtures, servers among them, start once).
 test: lint audit sam-install browser test-ts
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadfile
 
 # The TypeScript client (clients/typescript, npm package taisce-client): its tests start a
 # real `taisce serve --demo` from this venv and check the generated types are current.

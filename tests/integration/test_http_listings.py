@@ -19,7 +19,9 @@ from taisce_client import (
     Client,
     Entity,
     EntityPage,
+    FactMatches,
     InvalidRequest,
+    MessageMatches,
     MessagePage,
     MessageWithPassages,
     Neighbourhood,
@@ -61,7 +63,9 @@ def moto_table() -> MotoDynamoDb:
 def running(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[str, LocalServer]]:
-    env = moto_table().env if request.param == "dynamodb" else {}
+    # The embedded store with the local model, whose index holds the texts a search by
+    # words reads; DynamoDB without a model (its index, OpenSearch, cannot run here).
+    env = moto_table().env if request.param == "dynamodb" else {"TAISCE_EMBEDDINGS": "local"}
     server = start_server(Path(tmp_path_factory.mktemp(f"listings-{request.param}")), env)
     yield request.param, server
     server.stop()
@@ -171,6 +175,47 @@ def _edited(cursor: str, old: bytes, new: bytes) -> str:
     raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
     assert old in raw
     return base64.urlsafe_b64encode(raw.replace(old, new)).decode().rstrip("=")
+
+
+def test_search_by_words_finds_facts_and_messages(
+    client: Client, running: tuple[str, LocalServer]
+) -> None:
+    """GET /v1/search/facts and /v1/search/messages: what holds the words, best first, a
+    page at a time, with the passages that matched; the words refused in the API's shape.
+    Without an index the answer says the search could not run."""
+    if running[0] == "dynamodb":
+        assert client.search_facts("Dublin").wire() == {
+            "facts": [],
+            "next_cursor": None,
+            "degraded": ["search"],
+        }
+        assert client.search_messages("Dublin").degraded == ["search"]
+        with pytest.raises(InvalidRequest):
+            client.search_facts("?!")
+        return
+    found = client.search_facts("Dublin")
+    assert isinstance(found, FactMatches) and found.degraded == []
+    assert [f.id for f in found.facts] == ["x2"]
+    assert sorted(f.id for f in client.search_facts("Bob").facts) == ["x1", "x3", "x4"]
+    assert [f.id for f in client.search_facts("Bob", role="tool").facts] == ["x3"]
+    first = client.search_facts("Bob", limit=2)
+    rest = client.search_facts("Bob", limit=2, cursor=first.next_cursor)
+    assert len(first.facts) == 2 and len(rest.facts) == 1 and rest.next_cursor is None
+    assert {f.id for f in first.facts + rest.facts} == {"x1", "x3", "x4"}
+    with pytest.raises(InvalidRequest, match="same q"):
+        client.search_facts("Maya", limit=2, cursor=first.next_cursor)
+
+    messages = client.search_messages("Dublin")
+    assert isinstance(messages, MessageMatches)
+    assert [m.id for m in messages.messages] == ["n2"]
+    (shown,) = messages.messages
+    assert shown.content == MESSAGES[1]["content"] and shown.occurred_at
+    assert [p.quote for p in shown.passages or []] == [MESSAGES[1]["content"]]
+    assert [m.id for m in client.search_messages("Bob", role="user").messages] == ["n1"]
+    assert [m.id for m in client.search_messages("Bob", source="chat:1").messages] == ["n1"]
+    for bad in ("", "?!", "x" * 501):
+        with pytest.raises(InvalidRequest):
+            client.search_messages(bad)
 
 
 def test_an_edited_or_borrowed_cursor_is_refused(

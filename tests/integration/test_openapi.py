@@ -200,23 +200,46 @@ def test_the_description_is_served_without_a_credential(api: LocalServer) -> Non
 schema = schemathesis.openapi.from_path(COMMITTED)
 
 
-@schema.parametrize()
-@settings(
-    max_examples=EXAMPLES,
-    derandomize=True,
-    deadline=None,
-    database=None,
-    suppress_health_check=list(HealthCheck),
-)
-def test_the_server_keeps_to_its_description(
-    case: schemathesis.Case, api: LocalServer, credential: str
-) -> None:
-    case.call_and_validate(
-        base_url=api.url,
-        headers={"Authorization": f"Bearer {credential}"},
-        checks=CHECKS,
-        timeout=30,
+def _keeps_to_its_description(operation: schemathesis.BaseSchema) -> Any:
+    """The test of one operation: schemathesis' items share one test id, which a
+    runner that dispatches tests by id (pytest-xdist) would run once for all of them;
+    one function per operation gives each its own id."""
+
+    @operation.parametrize()
+    @settings(
+        max_examples=EXAMPLES,
+        derandomize=True,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
     )
+    def test(case: schemathesis.Case, api: LocalServer, credential: str) -> None:
+        case.call_and_validate(
+            base_url=api.url,
+            headers={"Authorization": f"Bearer {credential}"},
+            checks=CHECKS,
+            timeout=30,
+        )
+
+    return test
+
+
+def _test_name(method: str, path: str) -> str:
+    words = "_".join(w.strip("{}") for w in path.strip("/").split("/"))
+    return f"test_the_server_keeps_to_its_description_{method}_{words.replace('.', '_')}"
+
+
+OPERATIONS = [r.ok() for r in schema.get_all_operations()]
+for _op in OPERATIONS:
+    globals()[_test_name(_op.method, _op.path)] = _keeps_to_its_description(
+        schema.include(method=_op.method.upper(), path=_op.path)
+    )
+
+
+def test_each_operation_has_a_test_of_its_own() -> None:
+    names = {_test_name(o.method, o.path) for o in OPERATIONS}
+    assert len(names) == len(OPERATIONS) >= 20
+    assert all(callable(globals().get(n)) for n in names)
 
 
 RECALLS = [

@@ -22,8 +22,10 @@ from .models import (
     Erasure,
     ErasurePreview,
     Fact,
+    FactMatches,
     FactPage,
     Health,
+    MessageMatches,
     MessagePage,
     MessageWithPassages,
     Neighbourhood,
@@ -219,6 +221,29 @@ class AsyncClient:
         user: str | None = None,
     ) -> MessagePage:
         return await self._run(calls.messages(role, source, limit, cursor, passages), user)
+
+    async def search_facts(
+        self,
+        q: str,
+        role: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+        *,
+        user: str | None = None,
+    ) -> FactMatches:
+        return await self._run(calls.search_facts(q, role, limit, cursor), user)
+
+    async def search_messages(
+        self,
+        q: str,
+        role: str | None = None,
+        source: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+        *,
+        user: str | None = None,
+    ) -> MessageMatches:
+        return await self._run(calls.search_messages(q, role, source, limit, cursor), user)
 
     async def message(self, message_id: str, *, user: str | None = None) -> MessageWithPassages:
         return await self._run(calls.message(message_id), user)

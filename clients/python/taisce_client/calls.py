@@ -18,8 +18,10 @@ from .models import (
     EntityPage,
     Erasure,
     ErasurePreview,
+    FactMatches,
     FactPage,
     Health,
+    MessageMatches,
     MessagePage,
     MessageWithPassages,
     Neighbourhood,
@@ -161,6 +163,24 @@ def messages(
         role=role, source=source, limit=limit, cursor=cursor, passages="true" if passages else None
     )
     return Call("GET", "/v1/messages", MessagePage.from_wire, params=params)
+
+
+def search_facts(
+    q: str, role: str | None = None, limit: int | None = None, cursor: str | None = None
+) -> Call[FactMatches]:
+    params = _params(q=q, role=role, limit=limit, cursor=cursor)
+    return Call("GET", "/v1/search/facts", FactMatches.from_wire, params=params)
+
+
+def search_messages(
+    q: str,
+    role: str | None = None,
+    source: str | None = None,
+    limit: int | None = None,
+    cursor: str | None = None,
+) -> Call[MessageMatches]:
+    params = _params(q=q, role=role, source=source, limit=limit, cursor=cursor)
+    return Call("GET", "/v1/search/messages", MessageMatches.from_wire, params=params)
 
 
 def message(message_id: str) -> Call[MessageWithPassages]:

@@ -21,8 +21,10 @@ from .models import (
     Erasure,
     ErasurePreview,
     Fact,
+    FactMatches,
     FactPage,
     Health,
+    MessageMatches,
     MessagePage,
     MessageWithPassages,
     Neighbourhood,
@@ -246,6 +248,32 @@ class Client:
         """One page of the stored messages, newest first (`next_cursor`: the next page);
         with `passages`, each message carries its passages (one request for the page)."""
         return self._run(calls.messages(role, source, limit, cursor, passages), user)
+
+    def search_facts(
+        self,
+        q: str,
+        role: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+        *,
+        user: str | None = None,
+    ) -> FactMatches:
+        """One page of the facts holding these words, best first (closed facts too)."""
+        return self._run(calls.search_facts(q, role, limit, cursor), user)
+
+    def search_messages(
+        self,
+        q: str,
+        role: str | None = None,
+        source: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+        *,
+        user: str | None = None,
+    ) -> MessageMatches:
+        """One page of the messages holding these words, best first, each with the
+        passages that matched."""
+        return self._run(calls.search_messages(q, role, source, limit, cursor), user)
 
     def message(self, message_id: str, *, user: str | None = None) -> MessageWithPassages:
         """One message with its passages; raises NotFound when there is none."""

@@ -457,6 +457,37 @@ class StoredMessage(_Wire):
 
 
 @dataclass(frozen=True, slots=True)
+class FactMatches(_Wire):
+    """A page of the facts holding the words searched for, best first; pass
+    `next_cursor` back (with the same words) for the next. `degraded` is ["search"]
+    when the server could not search (no embedding model, or its index failed)."""
+
+    facts: list[Fact]
+    next_cursor: str | None
+    degraded: list[str]
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> FactMatches:
+        listed = [Fact.from_wire(f) for f in data["facts"]]
+        return cls(listed, data.get("next_cursor"), list(data.get("degraded", [])))
+
+
+@dataclass(frozen=True, slots=True)
+class MessageMatches(_Wire):
+    """A page of the messages holding the words searched for, best first, each with
+    the passages that matched (`passages`)."""
+
+    messages: list[StoredMessage]
+    next_cursor: str | None
+    degraded: list[str]
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> MessageMatches:
+        messages = [StoredMessage.from_wire(m) for m in data["messages"]]
+        return cls(messages, data.get("next_cursor"), list(data.get("degraded", [])))
+
+
+@dataclass(frozen=True, slots=True)
 class MessagePage(_Wire):
     """A page of messages, newest first; pass `next_cursor` back for the next."""
 

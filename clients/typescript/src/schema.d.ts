@@ -279,6 +279,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/search/facts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The facts holding some words, best first, a page at a time */
+        get: operations["search_facts_v1_search_facts_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/search/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The messages holding some words, best first, a page at a time */
+        get: operations["search_messages_v1_search_messages_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/status": {
         parameters: {
             query?: never;
@@ -1205,6 +1239,42 @@ export interface components {
              * @description The score it was ranked by.
              */
             score?: number | null;
+        };
+        /** SearchedFacts */
+        SearchedFacts: {
+            /**
+             * Facts
+             * @description Best match first (BM25 over the fact's words).
+             */
+            facts: components["schemas"]["Fact"][];
+            /**
+             * Next Cursor
+             * @description Pass as cursor (with the same q and filters) for the next page; null at the end, or once the search has read its first 1,000 matches.
+             */
+            next_cursor: string | null;
+            /**
+             * Degraded
+             * @description ["search"] when the search could not run (no embedding model configured, or the index failed): the lists are then empty.
+             */
+            degraded: "search"[];
+        };
+        /** SearchedMessages */
+        SearchedMessages: {
+            /**
+             * Messages
+             * @description Best match first, each with the passages that matched (by start).
+             */
+            messages: components["schemas"]["ListedMessage"][];
+            /**
+             * Next Cursor
+             * @description Pass as cursor (with the same q and filters) for the next page; null at the end, or once the search has read its first 1,000 matching passages.
+             */
+            next_cursor: string | null;
+            /**
+             * Degraded
+             * @description ["search"] when the search could not run: the lists are then empty.
+             */
+            degraded: "search"[];
         };
         /** Status */
         Status: {
@@ -3516,6 +3586,245 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Recall"];
+                };
+            };
+            /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
+            400: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unauthorized: no credential, or one the server does not know */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
+            403: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description internal, with a request id for the logs */
+            500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    search_facts_v1_search_facts_get: {
+        parameters: {
+            query: {
+                /** @description The words to search for */
+                q: string;
+                role?: ("user" | "assistant" | "system" | "tool") | null;
+                limit?: number | null;
+                cursor?: string | null;
+                /** @description An end user's id: see and act on the shared memory and this user's */
+                user?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the facts that match */
+            200: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SearchedFacts"];
+                };
+            };
+            /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */
+            400: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unauthorized: no credential, or one the server does not know */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description forbidden: a user credential naming another user (or on a route for the whole project), or a credential that is not an admin's on the credentials routes */
+            403: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description request_timeout: the request head or body did not arrive in time; the request was not run (taisce serve) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB; answer_too_large: the answer would be over 6 MB, ask for less */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description rate_limited: too many refused credentials from this address; the credential was not checked; retry after Retry-After seconds (taisce serve) */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description internal, with a request id for the logs */
+            500: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description unavailable: too many connections from this client or in all, or the server is stopping; retry after Retry-After seconds (taisce serve) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description http_version_not_supported: only HTTP/1.0 and 1.1 are served (taisce serve) */
+            505: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    search_messages_v1_search_messages_get: {
+        parameters: {
+            query: {
+                /** @description The words to search for */
+                q: string;
+                role?: ("user" | "assistant" | "system" | "tool") | null;
+                source?: string | null;
+                limit?: number | null;
+                cursor?: string | null;
+                /** @description An end user's id: see and act on the shared memory and this user's */
+                user?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the messages that match */
+            200: {
+                headers: {
+                    "Taisce-Project": components["headers"]["Taisce-Project"];
+                    "Taisce-User": components["headers"]["Taisce-User"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SearchedMessages"];
                 };
             };
             /** @description invalid_request; in a recall, invalid_recall_controls naming the refused control */

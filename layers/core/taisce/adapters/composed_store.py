@@ -125,6 +125,9 @@ class ComposedStore:
     def fact_pointers(self, project: str, ids: Sequence[str]) -> list[FactPointer]:
         return self.fact_store.fact_pointers(project, ids)
 
+    def facts_by_ids(self, project: str, ids: Sequence[str]) -> list[Fact]:
+        return self.fact_store.facts_by_ids(project, ids)
+
     # -- NameLookup --------------------------------------------------------------------
 
     def known_names(
@@ -183,6 +186,9 @@ class ComposedStore:
 
     def message(self, project: str, message_id: str) -> Message | None:
         return self.message_store.message(project, message_id)
+
+    def messages_by_ids(self, project: str, ids: Sequence[str]) -> list[Message]:
+        return self.message_store.messages_by_ids(project, ids)
 
     # -- ListingStore ------------------------------------------------------------------
 

@@ -47,6 +47,7 @@ from ..domain.recalled import (
     RecalledReport,
     ReportWhy,
 )
+from ..domain.search import FactMatches, MessageMatches
 from . import responses
 
 Body = dict[str, Any]
@@ -132,6 +133,21 @@ def _listed(shown: ShownMessage) -> Body:
 def message_list(page: MessagePage) -> Body:
     messages = [_listed(m) for m in page.messages]
     return _through(responses.MessageList, {"messages": messages, "next_cursor": page.next_cursor})
+
+
+def searched_facts(found: FactMatches) -> Body:
+    return _through(
+        responses.SearchedFacts,
+        {"facts": found.facts, "next_cursor": found.next_cursor, "degraded": found.degraded},
+    )
+
+
+def searched_messages(found: MessageMatches) -> Body:
+    messages = [_listed(m) for m in found.messages]
+    return _through(
+        responses.SearchedMessages,
+        {"messages": messages, "next_cursor": found.next_cursor, "degraded": found.degraded},
+    )
 
 
 def message_with_passages(shown: ShownMessage) -> Body:

@@ -424,6 +424,31 @@ class MessageList(BaseModel):
     )
 
 
+class SearchedFacts(BaseModel):
+    facts: list[Fact] = Field(description="Best match first (BM25 over the fact's words).")
+    next_cursor: str | None = Field(
+        description="Pass as cursor (with the same q and filters) for the next page; null "
+        "at the end, or once the search has read its first 1,000 matches."
+    )
+    degraded: list[Literal["search"]] = Field(
+        description='["search"] when the search could not run (no embedding model '
+        "configured, or the index failed): the lists are then empty."
+    )
+
+
+class SearchedMessages(BaseModel):
+    messages: list[ListedMessage] = Field(
+        description="Best match first, each with the passages that matched (by start)."
+    )
+    next_cursor: str | None = Field(
+        description="Pass as cursor (with the same q and filters) for the next page; null "
+        "at the end, or once the search has read its first 1,000 matching passages."
+    )
+    degraded: list[Literal["search"]] = Field(
+        description='["search"] when the search could not run: the lists are then empty.'
+    )
+
+
 class MessageWithPassages(BaseModel):
     message: StoredMessage
     passages: list[Passage] = Field(description="In order of start.")

@@ -73,11 +73,11 @@ class BackgroundWork:
         vectors = self.semantic.embedder.embed([i.text for i in items])
         by_kind: dict[VectorKind, list[VectorItem]] = {}
         for item, vector in zip(items, vectors, strict=True):
-            # A fact's statement is not copied into the index's text side: recall
-            # scores facts' words itself, over the candidates it may see.
-            text = None if item.kind == "fact" else item.text
+            # Every text goes to the index's text side too: recall searches passages
+            # and reports by words there, and a search by words (domain/search.py)
+            # facts as well (recall scores facts' words itself, over its candidates).
             by_kind.setdefault(item.kind, []).append(
-                VectorItem(item.id, vector, item.role, text, item.position, item.occurred_at)
+                VectorItem(item.id, vector, item.role, item.text, item.position, item.occurred_at)
             )
         for kind, batch in by_kind.items():
             self.semantic.index.upsert(project, kind, batch)

@@ -62,10 +62,12 @@ from ..domain.ports.store import Store
 from ..domain.recall import recall as recall_steps
 from ..domain.recalled import RecallAnswer
 from ..domain.scope import project_of_partition, user_of
+from ..domain.search import FactMatches, MessageMatches, check_search_text, search_offset
 from ..domain.semantic import Semantic
 from ..domain.timestamps import timestamp
 from .background import BackgroundWork
 from .erasure_cases import ErasureCases
+from .search import fact_matches, message_matches
 from .work import has_work, project_has_work
 
 logger = logging.getLogger(__name__)
@@ -364,6 +366,47 @@ class Memory(ErasureCases, BackgroundWork):
             raise NotFound(f"no message with id {message_id!r}")
         m, passages = view().message(m, self.store.passages_of(partition, message_id))
         return ShownMessage(m, passages)
+
+    def search_facts(
+        self,
+        project: str,
+        q: str,
+        role: Role | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+        deadline: Deadline | None = None,
+    ) -> FactMatches:
+        """The facts holding these words, best first (domain/search.py), every role
+        unless one is given, closed facts too."""
+        size = check_page(limit)
+        words = check_search_text(q)
+        offset = search_offset("search-facts", project, cursor, words, role, None)
+        if self.semantic is None:
+            return FactMatches([], None, ["search"])
+        index = self.semantic.within(deadline).index
+        asked = (project, words, role, offset, size)
+        return self._as_seen(project, partial(fact_matches, self.store, index, asked))
+
+    def search_messages(
+        self,
+        project: str,
+        q: str,
+        role: Role | None = None,
+        source: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+        deadline: Deadline | None = None,
+    ) -> MessageMatches:
+        """The messages holding these words, best first, each with the passages that
+        matched (domain/search.py)."""
+        size = check_page(limit)
+        words = check_search_text(q)
+        offset = search_offset("search-messages", project, cursor, words, role, source)
+        if self.semantic is None:
+            return MessageMatches([], None, ["search"])
+        index = self.semantic.within(deadline).index
+        asked = (project, words, role, source, offset, size)
+        return self._as_seen(project, partial(message_matches, self.store, index, asked))
 
     def neighbourhood(self, project: str, name: str, hops: int) -> Neighbourhood:
         """The facts (every role, live ones) naming an entity, and with hops 2 those

@@ -158,6 +158,18 @@ class DynamoDbMessageStore:
                 return message_of(items[key["PK"]["S"]])
         return None
 
+    def messages_by_ids(self, project: str, ids: Sequence[str]) -> list[Message]:
+        """BatchGetItem of each id in each partition the request sees (100 keys a
+        call), the user's own copy kept over a shared one."""
+        wanted = list(dict.fromkeys(ids))
+        parts = partitions(project)
+        keys = [message_key(p, i) for p in parts for i in wanted]
+        own = {message_key(parts[-1], i)["PK"]["S"] for i in wanted}
+        items = self.table._batch_get(keys)
+        items.sort(key=lambda i: i["PK"]["S"] in own)
+        found = {m.id: m for m in map(message_of, items)}
+        return [found[i] for i in wanted if i in found]
+
     def passages_of(self, project: str, message_id: str, *, direct: bool = False) -> list[Passage]:
         """The message's passages, by start (`direct`: one of the recall's reads); with
         a user, those of the user's own message where the shared memory holds its id

@@ -319,3 +319,13 @@ class SqliteFactStore(SqlitePart):
         )
         found = {r[0]: FactPointer._make(r) for r in rows}
         return [found[i] for i in dict.fromkeys(ids) if i in found]
+
+    def facts_by_ids(self, project: str, ids: Sequence[str]) -> list[Fact]:
+        rows = rows_in(
+            self._scan,
+            f"SELECT seq, {FACT_COLUMNS} FROM facts WHERE {SEEN} AND id IN ({MARKS})",
+            ids,
+            seen(project),
+        )
+        found = {f.id: f for f in map(fact_from_row, rows)}
+        return [found[i] for i in dict.fromkeys(ids) if i in found]

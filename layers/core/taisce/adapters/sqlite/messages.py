@@ -119,6 +119,19 @@ class SqliteMessageStore(SqlitePart):
         )
         return Message(**dict(row)) if row else None
 
+    def messages_by_ids(self, project: str, ids: Sequence[str]) -> list[Message]:
+        # By project ascending, so the user's own row (its partition sorts after the
+        # shared one's name) is the one kept.
+        rows = rows_in(
+            self._scan,
+            "SELECT id, role, content, source, occurred_at, recorded_at, project FROM messages "
+            f"WHERE {SEEN} AND id IN ({MARKS}) ORDER BY project",
+            ids,
+            seen(project),
+        )
+        found = {r[0]: Message(*r[:6]) for r in rows}
+        return [found[i] for i in dict.fromkeys(ids) if i in found]
+
     def passages_by_ids(
         self,
         project: str,

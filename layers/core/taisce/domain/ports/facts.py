@@ -73,3 +73,8 @@ class FactStore(Protocol):
         """The pointers of the facts of these ids the store still holds, in the order
         given (unknown ids left out); the caller applies roles and filters."""
         ...
+
+    def facts_by_ids(self, project: str, ids: Sequence[str]) -> list[Fact]:
+        """The facts of these ids the store still holds, whole, in the order given
+        (unknown ids left out): a search's matches (service/memory.py)."""
+        ...
