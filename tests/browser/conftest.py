@@ -19,7 +19,7 @@ import pytest
 
 from taisce import demo
 from tests.draining import drain
-from tests.server import LocalServer, start_server
+from tests.server import LocalServer, start_server, wait_for_worker
 
 CHROMIUM = os.environ.get("TAISCE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -77,6 +77,8 @@ def demo_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
     with server.client(secret) as http:
         assert http.post("/v1/messages", json={"messages": demo.MESSAGES}).status_code == 202
         assert http.post("/v1/facts", json={"facts": demo.FACTS}).status_code == 201
+        # Indexed: the demo's facts are one bulk write, which the worker indexes moments later.
+        wait_for_worker(http, message="the demo memory was not indexed in time")
     yield Demo(server, secret)
     server.stop()
 

@@ -191,36 +191,69 @@ def test_adding_a_fact(sized: Any, demo_server: Demo) -> None:
 
 
 def test_searching_facts_and_messages(sized: Any, demo_server: Demo) -> None:
+    """The search view lists what the API's search by words finds, in its order, a page
+    at a time; a message shows the passages that matched and links to itself, a fact to
+    its entity."""
     page = sized
     open_with(page, demo_server, demo_server.secret, "#/search")
     page.fill("#search-words", "Galway")
     page.press("#search-words", "Enter")
     expect(page).to_have_url(re.compile(r"#/search\?q=Galway$"))
     page.locator("#search-results").wait_for()
-    body = {
-        "question": "Galway",
-        "source_roles": ["user", "assistant", "system", "tool"],
-        "surfaces": ["facts", "passages"],
-    }
     with demo_server.api() as http:
-        answer = http.post("/v1/recalls", json=body).json()
-    assert answer["facts"] and answer["passages"], "the demo names Galway in both"
+        found = http.get("/v1/search/facts", params={"q": "Galway"}).json()
+        said = http.get("/v1/search/messages", params={"q": "Galway"}).json()
+    assert found["facts"] and said["messages"], "the demo names Galway in both"
     facts = page.locator("#search-facts > li")
-    passages = page.locator("#search-passages > li")
+    messages = page.locator("#search-messages > li")
     assert [facts.nth(i).get_attribute("data-id") for i in range(facts.count())] == [
-        f["id"] for f in answer["facts"]
+        f["id"] for f in found["facts"]
     ]
-    assert [passages.nth(i).get_attribute("data-id") for i in range(passages.count())] == [
-        p["id"] for p in answer["passages"]
+    assert [messages.nth(i).get_attribute("data-id") for i in range(messages.count())] == [
+        m["id"] for m in said["messages"]
+    ]
+    first = said["messages"][0]
+    quotes = messages.first.locator("ul.quotes > li")
+    assert [quotes.nth(i).get_attribute("data-passage") for i in range(quotes.count())] == [
+        p["id"] for p in first["passages"]
     ]
     assert_fits(page, "search")
-    # A passage links to its message; a fact to its entity.
-    first = answer["passages"][0]
-    passages.first.locator("a", has_text="message").click()
-    page.locator("#message-title", has_text=first["message_id"]).wait_for()
+    messages.first.locator("a", has_text="message").click()
+    page.locator("#message-title", has_text=first["id"]).wait_for()
     page.go_back()
     facts.first.locator("a", has_text="about").click()
-    expect(page.locator("#entity-title")).to_have_text(answer["facts"][0]["subject"])
+    expect(page.locator("#entity-title")).to_have_text(found["facts"][0]["subject"])
+
+
+def test_search_results_come_a_page_at_a_time(sized: Any, demo_server: Demo) -> None:
+    """Show more reads the next page with the cursor: every match once, in the API's
+    order, then the button goes."""
+    page = sized
+    secret = demo_server.server.new_credential(f"search-pages-{uuid.uuid4().hex[:8]}")
+    said = [{"role": "user", "content": f"The kiln was fired on day {n}."} for n in range(45)]
+    with demo_server.server.client(secret) as http:
+        # In requests of 15: each indexed before it answers (a bigger one waits the worker).
+        for start in range(0, len(said), 15):
+            batch = {"messages": said[start : start + 15]}
+            assert http.post("/v1/messages", json=batch).status_code == 202
+        pages, cursor = [], None
+        while True:
+            query = {"q": "kiln", "limit": 20, **({"cursor": cursor} if cursor else {})}
+            body = http.get("/v1/search/messages", params=query).json()
+            pages.append([m["id"] for m in body["messages"]])
+            cursor = body["next_cursor"]
+            if cursor is None:
+                break
+    assert [len(p) for p in pages] == [20, 20, 5]
+    open_with(page, demo_server, secret, "#/search?q=kiln")
+    shown = page.locator("#search-messages > li")
+    expect(shown).to_have_count(len(pages[0]))
+    for n in range(1, len(pages)):
+        page.click("#more-search-messages")
+        expect(shown).to_have_count(sum(len(p) for p in pages[: n + 1]))
+    expect(page.locator("#more-search-messages")).to_be_hidden()
+    ids = [shown.nth(i).get_attribute("data-id") for i in range(shown.count())]
+    assert ids == [i for p in pages for i in p]
 
 
 def _drawn(page: Any) -> dict[str, list[str]]:

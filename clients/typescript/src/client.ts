@@ -25,6 +25,8 @@ export type Neighbourhood = Schemas["Neighbourhood"];
 export type AliasEntry = Schemas["AliasEntry"];
 export type AliasPage = Schemas["Aliases"];
 export type FactPage = Schemas["Facts"];
+export type SearchedFacts = Schemas["SearchedFacts"];
+export type SearchedMessages = Schemas["SearchedMessages"];
 export type Merged = Schemas["Merged"];
 export type Proposals = Schemas["Proposals"];
 export type ErasureAnswer = Schemas["ErasureAnswer"];
@@ -51,6 +53,21 @@ export interface ListMessagesOptions {
   /** Each message also carries its passages. */
   passages?: boolean;
   user?: string;
+}
+
+export interface SearchOptions {
+  /** Only what this role said. */
+  role?: Role;
+  /** 1-100, default 50. */
+  limit?: number;
+  /** `next_cursor` of the previous page of the same search. */
+  cursor?: string;
+  user?: string;
+}
+
+export interface SearchMessagesOptions extends SearchOptions {
+  /** An exact source, e.g. "chat:1". */
+  source?: string;
 }
 
 export interface ListEntitiesOptions {
@@ -256,6 +273,20 @@ export class Taisce {
   listMessages(options: ListMessagesOptions = {}): Promise<MessageList> {
     const query = { ...given(options), ...this.scope(options) };
     return this.run(() => this.api.GET("/v1/messages", { params: { query } }));
+  }
+
+  /** A page of the facts holding these words, best first (closed ones too);
+   * `degraded: ["search"]` when the server has no index to search. */
+  searchFacts(q: string, options: SearchOptions = {}): Promise<SearchedFacts> {
+    const query = { q, ...given(options), ...this.scope(options) };
+    return this.run(() => this.api.GET("/v1/search/facts", { params: { query } }));
+  }
+
+  /** A page of the messages holding these words, best first, each with the passages
+   * that matched. */
+  searchMessages(q: string, options: SearchMessagesOptions = {}): Promise<SearchedMessages> {
+    const query = { q, ...given(options), ...this.scope(options) };
+    return this.run(() => this.api.GET("/v1/search/messages", { params: { query } }));
   }
 
   /** One message with its passages (by start). */

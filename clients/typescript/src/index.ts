@@ -30,6 +30,10 @@ export type {
   RecallControls,
   RecallRequest,
   Role,
+  SearchedFacts,
+  SearchedMessages,
+  SearchMessagesOptions,
+  SearchOptions,
   TaisceOptions,
 } from "./client.js";
 export { TaisceError, TaisceNetworkError, apiError } from "./errors.js";

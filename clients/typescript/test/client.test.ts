@@ -195,6 +195,15 @@ describe("storing, listing and erasing", () => {
     assert.deepEqual(one.passages, message!.passages);
   });
 
+  test("searchFacts and searchMessages say when the server cannot search", async () => {
+    // This server runs without an embedding model, so it has no index to search.
+    const facts = await taisce.searchFacts("Cork", { role: "user", limit: 5 });
+    assert.deepEqual(facts, { facts: [], next_cursor: null, degraded: ["search"] });
+    const messages = await taisce.searchMessages("Cork", { source: "chat:ts" });
+    assert.deepEqual(messages.degraded, ["search"]);
+    assert.equal((await refusal(taisce.searchFacts("?!"))).code, "invalid_request");
+  });
+
   test("listEntities finds the new entity with its facts per role", async () => {
     const page = await taisce.listEntities({ search: "saoirse" });
     assert.deepEqual(

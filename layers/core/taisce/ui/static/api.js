@@ -118,6 +118,8 @@ export const api = {
   messages: (query) => call("GET", "/v1/messages", { query }),
   message: (id) => call("GET", "/v1/messages/" + encodeURIComponent(id)),
   recall: (body) => call("POST", "/v1/recalls", { body }),
+  searchFacts: (query) => call("GET", "/v1/search/facts", { query }),
+  searchMessages: (query) => call("GET", "/v1/search/messages", { query }),
   storeMessages: (messages) => call("POST", "/v1/messages", { body: { messages } }),
   storeFacts: (facts) => call("POST", "/v1/facts", { body: { facts } }),
   // One fact, nothing else: its message and its entities stay (an erasure takes a name).

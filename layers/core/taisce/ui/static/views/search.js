@@ -1,12 +1,11 @@
-// Search: one box over facts and messages. It runs a recall with every role and only
-// the facts and passages surfaces, at the server's whole budget (the default), so it finds what a
-// recall would: facts of the entities the words name (and facts close in meaning), and
-// passages that share the words or their meaning, best first.
+// Search: one box over facts and messages, by words (GET /v1/search/facts and
+// /v1/search/messages). Every role, closed facts too, best match first, a page at a
+// time with "Show more"; each message shows the passages that matched.
 
 import { api } from "../api.js";
 import { bdi, entityLink, h, messageLink, roleBadge, when } from "../dom.js";
 
-const ROLES = ["user", "assistant", "system", "tool"];
+const PAGE = 20;
 
 function factItem(fact) {
   return h(
@@ -15,6 +14,7 @@ function factItem(fact) {
     bdi(fact.statement),
     " ",
     roleBadge(fact.source_role),
+    fact.valid_to ? h("span", { class: "small muted" }, ` · closed ${when(fact.valid_to)}`) : null,
     h(
       "span",
       { class: "small" },
@@ -25,27 +25,63 @@ function factItem(fact) {
   );
 }
 
-function passageItem(passage) {
+function messageItem(message) {
   return h(
     "li",
-    { "data-id": passage.id },
-    roleBadge(passage.role),
-    passage.source ? h("span", { class: "small source" }, " ", bdi(passage.source), " ") : " ",
-    h("q", {}, passage.quote),
-    " ",
-    messageLink(passage.message_id, "message"),
-    passage.occurred_at ? h("span", { class: "small muted" }, ` · said ${when(passage.occurred_at)}`) : null,
+    { "data-id": message.id },
+    roleBadge(message.role),
+    message.source ? h("span", { class: "small source" }, " ", bdi(message.source), " ") : " ",
+    messageLink(message.id, "message"),
+    message.occurred_at ? h("span", { class: "small muted" }, ` · said ${when(message.occurred_at)}`) : null,
+    h(
+      "ul",
+      { class: "quotes" },
+      (message.passages || []).map((p) => h("li", { "data-passage": p.id }, h("q", {}, p.quote))),
+    ),
   );
 }
 
-function results(words, answer) {
-  const list = (title, id, items, make) =>
-    h(
-      "section",
-      { class: "surface", "aria-labelledby": id + "-title" },
-      h("h3", { id: id + "-title" }, `${title} (${items.length})`),
-      items.length ? h("ol", { id }, items.map(make)) : h("p", { class: "muted" }, "None found."),
-    );
+// One list of matches: its first page, then "Show more" while the server has more.
+function matches({ title, id, first, read, key, make, showError }) {
+  const list = h("ol", { id });
+  const count = h("span", { class: "count" });
+  const slot = h("div", { class: "action-error" });
+  const more = h("button", { type: "button", class: "more", id: "more-" + id }, "Show more");
+  let cursor = null;
+  let shown = 0;
+  const add = (page) => {
+    list.append(...page[key].map(make));
+    shown += page[key].length;
+    cursor = page.next_cursor;
+    more.hidden = !cursor;
+    count.textContent = ` (${shown}${cursor ? "+" : ""})`;
+  };
+  more.addEventListener("click", async () => {
+    more.disabled = true;
+    try {
+      add(await read(cursor));
+    } catch (error) {
+      showError(error, slot);
+    } finally {
+      more.disabled = false;
+    }
+  });
+  add(first);
+  return h(
+    "section",
+    { class: "surface", "aria-labelledby": id + "-title" },
+    h("h3", { id: id + "-title" }, title, count),
+    shown ? list : h("p", { class: "muted" }, "None found."),
+    more,
+    slot,
+  );
+}
+
+async function results(words, showError) {
+  const readFacts = (cursor) => api.searchFacts({ q: words, limit: PAGE, cursor });
+  const readMessages = (cursor) => api.searchMessages({ q: words, limit: PAGE, cursor });
+  const [facts, messages] = await Promise.all([readFacts(), readMessages()]);
+  const degraded = [...new Set([...facts.degraded, ...messages.degraded])];
   return h(
     "div",
     { id: "search-results" },
@@ -54,14 +90,20 @@ function results(words, answer) {
       { class: "muted", role: "status" },
       `For “`,
       bdi(words),
-      `”: ${answer.facts.length} fact${answer.facts.length === 1 ? "" : "s"} and ` +
-        `${answer.passages.length} passage${answer.passages.length === 1 ? "" : "s"}, best first` +
-        (answer.truncated ? " (more were found than fit in one answer)" : "") +
-        (answer.degraded.length ? `; could not search: ${answer.degraded.join(", ")}` : "") +
-        ".",
+      degraded.length
+        ? "”: the server could not search (it has no index of words: no embedding model is set, or the index failed)."
+        : "”: best match first.",
     ),
-    list("Facts", "search-facts", answer.facts, factItem),
-    list("In messages", "search-passages", answer.passages, passageItem),
+    matches({ title: "Facts", id: "search-facts", first: facts, read: readFacts, key: "facts", make: factItem, showError }),
+    matches({
+      title: "Messages",
+      id: "search-messages",
+      first: messages,
+      read: readMessages,
+      key: "messages",
+      make: messageItem,
+      showError,
+    }),
   );
 }
 
@@ -92,18 +134,13 @@ export async function searchView(params, { showError }) {
     h(
       "p",
       { class: "muted small" },
-      "Finds what a recall over every role would: the facts of the entities your words name and facts close in meaning, and the passages of messages that share your words or their meaning.",
+      "Finds every fact and message holding your words, whoever said them, best match first. To ask a question within a budget, use Recall.",
     ),
     slot,
   );
   if (words) {
     try {
-      const answer = await api.recall({
-        question: words,
-        source_roles: ROLES,
-        surfaces: ["facts", "passages"],
-      });
-      section.append(results(words, answer));
+      section.append(await results(words, showError));
     } catch (error) {
       showError(error, slot);
     }
