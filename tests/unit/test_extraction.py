@@ -27,6 +27,7 @@ from taisce.domain.model import Message
 from taisce.domain.names import normalize_name
 from taisce.domain.ports.extractor import ExtractionError
 from taisce.service.memory import Memory
+from taisce.service.work import extract_facts
 from tests.openai_replay import ChatReplay
 
 CONTENT = (
@@ -200,6 +201,33 @@ def test_storing_marks_the_message_and_extraction_stores_its_facts(
     calls = len(replay.requests)
     assert mem.extract_message("p", message_id).status == "skipped"
     assert len(replay.requests) == calls
+
+
+def test_a_redelivered_message_is_skipped_before_the_pass_is_asked_for_room(
+    tmp_path: Path, replay: ChatReplay
+) -> None:
+    """The pass's `room` completes pending erasures (a read of the project's erasures
+    each time): a work message delivered again, whose message is extracted already,
+    costs the one read of its mark, not that. A message still marked asks it first,
+    and a "no" keeps its mark."""
+    mem = memory(tmp_path, replay)
+    replay.add("conversation")
+    first = store_one(mem)
+    asked: list[None] = []
+
+    def room() -> bool:
+        asked.append(None)
+        return True
+
+    assert extract_facts(mem, "p", [first], room) == (1, False)
+    assert len(asked) == 1
+    assert extract_facts(mem, "p", [first], room) == (1, False)
+    assert len(asked) == 1, "an extracted message asked for room"
+    second = store_one(mem, "Dana Reyes moved to Galway.")
+    calls = len(replay.requests)
+    assert extract_facts(mem, "p", [second], lambda: False) == (0, True)
+    assert len(replay.requests) == calls
+    assert mem.store.pending_extractions("p", 10) == [second]
 
 
 def test_a_repeated_extraction_stores_each_fact_once(tmp_path: Path, replay: ChatReplay) -> None:

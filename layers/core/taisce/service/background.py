@@ -269,13 +269,19 @@ class BackgroundWork:
                 break
         return done
 
-    def extract_message(self, project: str, message_id: str) -> ExtractionResult:
+    def extract_message(
+        self, project: str, message_id: str, ready: Callable[[], bool] | None = None
+    ) -> ExtractionResult:
         """Extract one stored message's facts: the one entry point for every worker
         (the local thread, a queue consumer). Idempotent: a message whose mark is gone
         (done, failed, or never marked) is skipped, and a retry after a crash stores
-        the same facts under the same ids, once."""
+        the same facts under the same ids, once. `ready` is asked only for a message
+        still to extract (it may complete erasures first, or find no time left:
+        "deferred", the mark kept), so a redelivered work message costs one read."""
         if self.extractor is None or not self.store.extraction_pending(project, message_id):
             return ExtractionResult("skipped")
+        if ready is not None and not ready():
+            return ExtractionResult("deferred")
         message = self.store.message(project, message_id)
         if message is None:
             self.store.finish_extraction(project, message_id)
@@ -349,7 +355,7 @@ class BackgroundWork:
 
 @dataclass(frozen=True, slots=True)
 class ExtractionResult:
-    status: Literal["stored", "failed", "skipped"]
+    status: Literal["stored", "failed", "skipped", "deferred"]
     facts: int = 0
     # Facts the model returned whose quote is not in the message.
     dropped: int = 0

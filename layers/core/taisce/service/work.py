@@ -471,14 +471,14 @@ def extract_facts(
 
     Returns (messages handled, whether it stopped for time): `room` is asked before
     each extraction (the pass's: time left for its worst case, erasures accepted since
-    completed first); when it says no, the rest keep their marks."""
+    completed first), not for a message already extracted; when it says no, the rest
+    keep their marks."""
     if memory.extractor is None:
         return 0, False
     done = 0
     for message_id in message_ids:
-        if not room():
+        if memory.extract_message(project, message_id, room).status == "deferred":
             return done, True
-        memory.extract_message(project, message_id)
         done += 1
     # The project's other marked messages, a page at a time, the time checked
     # before each one.
@@ -488,10 +488,9 @@ def extract_facts(
         if not fresh:
             break
         for message_id in fresh:
-            if not room():
-                return done, True
             seen.add(message_id)
-            memory.extract_message(project, message_id)
+            if memory.extract_message(project, message_id, room).status == "deferred":
+                return done, True
             done += 1
         if len(pending) < EXTRACTION_BATCH:
             break
