@@ -81,8 +81,12 @@ def test_facts_holding_the_words_come_best_first_every_page_once(
     paged, pages = _all_pages(search, q="pottery", limit=1)
     assert pages == 3
     assert [f["id"] for f in paged] == [f["id"] for f in found["facts"]]
-    # Nothing holds the words: an empty page, no cursor.
+    # Nothing holds the words, or only common words were asked: an empty page.
     assert search(q="submarine") == {"facts": [], "next_cursor": None, "degraded": []}
+    assert search(q="the of") == {"facts": [], "next_cursor": None, "degraded": []}
+    # Any of the words matches; a fact holding more of them comes first.
+    both = search(q="pottery market")["facts"]
+    assert both[0]["statement"] == "Maya sells pottery at the market" and len(both) == 3
 
 
 def test_a_cursor_is_bound_to_its_words_and_bad_words_are_refused(
