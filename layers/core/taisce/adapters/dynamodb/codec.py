@@ -109,17 +109,21 @@ def number_value(owner: str, name: str, value: object) -> Item:
 
 def item_size(item: Item) -> int:
     """The item's size as DynamoDB counts it: attribute names and values, in bytes."""
-    size = 0
-    for name, value in item.items():
-        size += len(name.encode("utf-8"))
-        ((kind, v),) = value.items()
-        if kind == "S":
-            size += len(v.encode("utf-8"))
-        elif kind == "N":
-            size += (len(v.lstrip("-").replace(".", "").lstrip("0")) + 1) // 2 + 1
-        else:  # nothing else is written by this adapter
-            size += len(str(v))
-    return size
+    return sum(len(name.encode("utf-8")) + _value_size(value) for name, value in item.items())
+
+
+def _value_size(value: Item) -> int:
+    ((kind, v),) = value.items()
+    if kind == "S":
+        return len(v.encode("utf-8"))
+    if kind == "N":
+        return (len(v.lstrip("-").replace(".", "").lstrip("0")) + 1) // 2 + 1
+    # A list or map: 3 bytes, and 1 more per element, besides what it holds.
+    if kind == "L":
+        return 3 + sum(1 + _value_size(e) for e in v)
+    if kind == "M":
+        return 3 + sum(1 + item_size({k: e}) for k, e in v.items())
+    return 1  # BOOL, NULL
 
 
 # -- facts -------------------------------------------------------------------------
@@ -238,6 +242,82 @@ def passage_of(item: Item) -> Passage:
     )
 
 
+# A long message (more passages than one transaction holds with their vector marks) is
+# stored in pages: up to PAGE_PASSAGES passages an item, under PAGE_BYTES, each page
+# with one vector mark. Its claim says so (PAGED), for the erasure's rewrite.
+PAGE_PASSAGES = 64
+PAGE_BYTES = 96 * 1024
+PAGED = "pg"
+
+
+def pages(passages: Sequence[Passage]) -> list[list[Passage]]:
+    """A message's passages (by start) cut into pages."""
+    found: list[list[Passage]] = []
+    size = 0
+    for p in passages:
+        weight = len(p.quote.encode("utf-8")) + len(p.id.encode("utf-8")) + 48
+        if not found or len(found[-1]) >= PAGE_PASSAGES or size + weight > PAGE_BYTES:
+            found.append([])
+            size = 0
+        found[-1].append(p)
+        size += weight
+    return found
+
+
+def page_item(pk: str, page: Sequence[Passage], pos: Item | None) -> Item:
+    """A page of a message's passages (all of one message: its id, role, source and
+    storing position once), in its partition under its first passage's sort key."""
+    first = page[0]
+    where = f"passage {getattr(first, 'id', None)!r}"
+    entries = []
+    for p in page:
+        owner = f"passage {getattr(p, 'id', None)!r}"
+        entry = {
+            "i": text_value(owner, "id", p.id, required=True),
+            "s": number_value(owner, "start", p.start),
+            "e": number_value(owner, "end", p.end),
+            "q": text_value(owner, "quote", p.quote, required=True),
+        }
+        entries.append({"M": entry})
+    item: Item = {
+        **item_key(pk, passage_sk(first.start)),  # its start checked above
+        "message_id": text_value(where, "message_id", first.message_id, required=True),
+        "role": text_value(where, "role", first.role, required=True),
+        "ps": {"L": entries},
+    }
+    if pos is not None:
+        item["pos"] = pos
+    source = text_value(where, "source", first.source, required=False)
+    if source is not None:
+        item["source"] = source
+    return item
+
+
+def is_page(item: Item) -> bool:
+    return "ps" in item
+
+
+def passages_in_item(item: Item) -> list[Passage]:
+    """The passages a passage item holds: one, or a page's."""
+    if not is_page(item):
+        return [passage_of(item)]
+    source = text_of(item, "source")
+    position = int(item["pos"]["N"]) if "pos" in item else None
+    return [
+        Passage(
+            id=e["M"]["i"]["S"],
+            message_id=item["message_id"]["S"],
+            role=item["role"]["S"],
+            source=source,
+            start=int(e["M"]["s"]["N"]),
+            end=int(e["M"]["e"]["N"]),
+            quote=e["M"]["q"]["S"],
+            position=position,
+        )
+        for e in item["ps"]["L"]
+    ]
+
+
 # -- credentials -------------------------------------------------------------------
 
 
@@ -271,6 +351,19 @@ def credential_of(item: Item) -> Credential:
 
 
 # -- work ------------------------------------------------------------------------------
+
+
+def pending_vectors_of(item: Item) -> list[PendingVector]:
+    """The vectors a mark asks for: its item's, or each passage of a page's."""
+    if item["kind"]["S"] != "page":
+        return [pending_vector_of(item)]
+    role = text_of(item, "role")
+    position = int(item["pos"]["N"]) if "pos" in item else None
+    at = item["at"]["S"] if "at" in item else None
+    return [
+        PendingVector("passage", e["M"]["i"]["S"], e["M"]["q"]["S"], role, position, at)  # type: ignore[arg-type]
+        for e in item["ps"]["L"]
+    ]
 
 
 def pending_vector_of(item: Item) -> PendingVector:

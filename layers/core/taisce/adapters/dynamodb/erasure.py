@@ -40,12 +40,16 @@ from ...domain.validity import sortable
 from .aliases import listed_aliases
 from .client import TRANSACTION_BUDGET, TRANSACTION_ITEMS, cancellation, error_code, parallel
 from .codec import (
+    PAGED,
     audit_item,
     erasure_record_of,
+    is_page,
     item_size,
     message_listing_item,
     message_of,
+    page_item,
     passage_item,
+    passages_in_item,
     pending_erasure_attributes,
     pending_erasure_of,
 )
@@ -79,6 +83,7 @@ from .keys import (
     name_key,
     passage_sk,
     tombstone_key,
+    vector_mark_pks,
     vector_sk,
 )
 from .messages import DynamoDbMessageStore
@@ -111,17 +116,22 @@ class DynamoDbErasureStore:
             [{"PutRequest": {"Item": erased_vector_key(project, kind, i)}} for kind, i in vectors],
             ordered=False,
         )
+        # The messages to redact as held (their claims; a paged message's pages), and
+        # the vector marks of what goes: a mark holds its text until the worker clears it.
+        held, paged = self._held(project, plan.redactions)
+        self._clear_passage_marks(project, plan.redactions, paged)
         touched = touched_by_erasure(plan.entity_keys, self._fact_ends(project, plan.fact_ids))
         # Reports before facts: a retry after a failure part-way finds the facts again,
         # so it drops what is left of their reports too.
         dropped = self._erase_reports(project, touched, plan.entity_keys)
         self._erase_facts(project, plan.fact_ids, erased)
-        self._redact_all(project, plan.redactions)
+        self._redact_all(project, plan.redactions, held, paged)
         gone = [item_key(pk, NAME_SK) for pk in erased]
         gone += [listing_key(project, LIST_ENTITIES, k) for k in plan.entity_keys]
-        # Their statements waiting to be embedded go with them.
+        # Their statements and names waiting to be embedded go with them.
         sks = [vector_sk("fact", i) for i in plan.fact_ids]
-        gone += [item_key(mark_pk(project, sk), sk) for sk in sks]
+        sks += [vector_sk("entity", f"{role}:{k}") for k in plan.entity_keys for role in ROLES]
+        gone += [k for sk in sks for k in _mark_keys(project, sk)]
         self.table._batch_write([{"DeleteRequest": {"Key": k}} for k in gone], ordered=False)
         return dropped
 
@@ -194,37 +204,99 @@ class DynamoDbErasureStore:
         )
 
     def _redaction_writes(
-        self, project: str, r: Any, stored: Message | None
+        self, project: str, r: Any, stored: Message | None, paged: list[Item] | None = None
     ) -> tuple[list[Item], Item]:
         """The passage writes (DeleteRequest/PutRequest) and the message's Update of
-        one redaction (`stored`: the message as held, for its listing item)."""
+        one redaction (`stored`: the message as held, for its listing item; `paged`:
+        the page items of a message stored in pages)."""
         pk = message_pk(project, r.message_id)
-        writes: list[Item] = [
-            {"DeleteRequest": {"Key": item_key(pk, passage_sk(p.start))}} for p in r.dropped
-        ]
+        writes: list[Item] = []
+        if paged is None:
+            writes += [
+                {"DeleteRequest": {"Key": item_key(pk, passage_sk(p.start))}} for p in r.dropped
+            ]
         if stored is not None:
             # The explorer's listing names the source too: rewritten with it.
             listed = message_listing_item(project, replace(stored, source=r.source))
             writes.append({"PutRequest": {"Item": listed}})
+        if paged is not None:
+            writes += _page_writes(pk, r, paged)
+            return writes, _message_update(pk, r)
         for p in r.kept:
             # Rewritten, it keeps its message's place.
             pos = {"N": str(p.position)} if p.position is not None else None
             writes.append({"PutRequest": {"Item": passage_item(pk, p, pos)}})
-        update: dict[str, Any] = {
-            "Key": item_key(pk, MESSAGE_SK),
-            "ConditionExpression": "attribute_exists(PK)",
-            "ExpressionAttributeNames": {"#s": "source"},
-            "UpdateExpression": "SET content = :c",
-            "ExpressionAttributeValues": {":c": {"S": r.content}},
-        }
-        if r.source is None:
-            update["UpdateExpression"] += " REMOVE #s"
-        else:
-            update["UpdateExpression"] += ", #s = :s"
-            update["ExpressionAttributeValues"][":s"] = {"S": r.source}
-        return writes, update
+        return writes, _message_update(pk, r)
 
-    def _redact_all(self, project: str, redactions: Sequence[Any]) -> None:
+    def _pages_of(self, project: str, message_id: str) -> list[Item]:
+        """The page items of a message stored in pages."""
+        items = self.messages._message_items(project, message_id, False)
+        return [i for i in items if is_page(i)]
+
+    def _held(
+        self, project: str, redactions: Sequence[Any]
+    ) -> tuple[dict[str, Message], dict[str, list[Item]]]:
+        """The messages to redact as held, read at once (BatchGetItem, in parallel), not
+        one GetItem after another, and the pages of those stored in pages (a Query each,
+        in parallel)."""
+        keys = [message_key(project, r.message_id) for r in redactions]
+        claims = self.table._batch_get(keys)
+        held = {i["id"]["S"]: message_of(i) for i in claims}
+        paged_ids = [i["id"]["S"] for i in claims if PAGED in i]
+        found = parallel(lambda m: self._pages_of(project, m), paged_ids)
+        return held, dict(zip(paged_ids, found, strict=True))
+
+    def _clear_passage_marks(
+        self, project: str, redactions: Sequence[Any], paged: dict[str, list[Item]]
+    ) -> None:
+        """The vector marks of the passages an erasure drops, before the passages go (a
+        retry finds a redacted message no more): a passage's mark deleted; a page's
+        rewritten with the passages it keeps (if the worker has not cleared it yet), or
+        deleted when it keeps none."""
+        deletes: list[Item] = []
+        rewrites: list[tuple[Item, Item]] = []
+        for r in redactions:
+            dropped = {p.id for p in r.dropped}
+            if r.message_id not in paged:
+                sks = [vector_sk("passage", i) for i in sorted(dropped)]
+                deletes += [k for sk in sks for k in _mark_keys(project, sk)]
+                continue
+            for page in paged[r.message_id]:
+                entries = page["ps"]["L"]
+                kept = [e for e in entries if e["M"]["i"]["S"] not in dropped]
+                if len(kept) == len(entries):
+                    continue
+                sk = vector_sk("page", f"{r.message_id}#{page['SK']['S']}")
+                key = item_key(mark_pk(project, sk), sk)
+                if not kept:
+                    deletes.append(key)
+                    continue
+                ps = {"L": [{"M": {"i": e["M"]["i"], "q": e["M"]["q"]}} for e in kept]}
+                rewrites.append((key, ps))
+        self.table._batch_write([{"DeleteRequest": {"Key": k}} for k in deletes], ordered=False)
+
+        def rewrite(change: tuple[Item, Item]) -> None:
+            try:
+                self.table.client.update_item(
+                    TableName=self.table.table_name,
+                    Key=change[0],
+                    ConditionExpression="attribute_exists(PK)",
+                    UpdateExpression="SET ps = :ps",
+                    ExpressionAttributeValues={":ps": change[1]},
+                )
+            except Exception as error:
+                if error_code(error) != "ConditionalCheckFailedException":
+                    raise
+
+        parallel(rewrite, rewrites)
+
+    def _redact_all(
+        self,
+        project: str,
+        redactions: Sequence[Any],
+        held: dict[str, Message],
+        paged: dict[str, list[Item]],
+    ) -> None:
         """Several messages per transaction (each message with its passage writes, up to
         100 items and ~4 MB), the transactions in parallel: all of a message or none.
         A message too large for that, or in a transaction that fails its condition (the
@@ -235,12 +307,10 @@ class DynamoDbErasureStore:
         ops: list[Item] = []
         members: list[Any] = []
         size = 0
-        # The messages as held, read at once (BatchGetItem, in parallel), not one
-        # GetItem after another.
-        keys = [message_key(project, r.message_id) for r in redactions]
-        held = {i["id"]["S"]: message_of(i) for i in self.table._batch_get(keys)}
         for r in redactions:
-            writes, update = self._redaction_writes(project, r, held.get(r.message_id))
+            writes, update = self._redaction_writes(
+                project, r, held.get(r.message_id), paged.get(r.message_id)
+            )
             mine: list[Item] = [
                 {"Delete": {"TableName": table, "Key": w["DeleteRequest"]["Key"]}}
                 if "DeleteRequest" in w
@@ -277,9 +347,10 @@ class DynamoDbErasureStore:
     def _redact(self, project: str, r: Any) -> None:
         """Passages first, the message last: until the message is rewritten it still
         names the entity, so a retry finds it and finishes."""
-        writes, update = self._redaction_writes(
-            project, r, self.messages.message(project, r.message_id)
-        )
+        claim = self.table._get(message_key(project, r.message_id))
+        paged = self._pages_of(project, r.message_id) if claim and PAGED in claim else None
+        stored = message_of(claim) if claim is not None else None
+        writes, update = self._redaction_writes(project, r, stored, paged)
         self.table._batch_write(writes)
         self.table.client.update_item(TableName=self.table.table_name, **update)
 
@@ -486,3 +557,47 @@ class DynamoDbErasureStore:
                     erasure_id, "done", counts, item["requested_at"]["S"], item["finished_at"]["S"]
                 )
         return erasure_status(erasure_id, pending, finished)
+
+
+def _mark_keys(project: str, sk: str) -> list[Item]:
+    """Where a vector mark may be: the partition its sort key picks, and the project's
+    WORK partition, where every mark was written before they were spread."""
+    first = vector_mark_pks(project)[0]
+    at = mark_pk(project, sk)
+    return [item_key(at, sk)] + ([item_key(first, sk)] if at != first else [])
+
+
+def _message_update(pk: str, r: Any) -> Item:
+    """The Update that rewrites a redacted message (its content, its source)."""
+    update: dict[str, Any] = {
+        "Key": item_key(pk, MESSAGE_SK),
+        "ConditionExpression": "attribute_exists(PK)",
+        "ExpressionAttributeNames": {"#s": "source"},
+        "UpdateExpression": "SET content = :c",
+        "ExpressionAttributeValues": {":c": {"S": r.content}},
+    }
+    if r.source is None:
+        update["UpdateExpression"] += " REMOVE #s"
+    else:
+        update["UpdateExpression"] += ", #s = :s"
+        update["ExpressionAttributeValues"][":s"] = {"S": r.source}
+    return update
+
+
+def _page_writes(pk: str, r: Any, paged: list[Item]) -> list[Item]:
+    """A paged message's redaction: each page holding a passage dropped, or whose
+    passages change (their source), rewritten in its place with what it keeps, or
+    deleted if it keeps none."""
+    kept = {p.id: p for p in r.kept}
+    writes: list[Item] = []
+    for page in paged:
+        held = passages_in_item(page)
+        now = [kept[p.id] for p in held if p.id in kept]
+        if now == held:
+            continue
+        if not now:
+            writes.append({"DeleteRequest": {"Key": key_of(page)}})
+            continue
+        item = {**page_item(pk, now, page.get("pos")), **key_of(page)}
+        writes.append({"PutRequest": {"Item": item}})
+    return writes

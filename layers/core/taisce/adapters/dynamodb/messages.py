@@ -20,13 +20,16 @@ from ..composed_store import MarkSwitches
 from .client import BATCH_GET_KEYS, TRANSACTION_BUDGET, TRANSACTION_ITEMS, error_code, parallel
 from .codec import (
     ITEM_BYTES,
+    PAGED,
     extraction_item,
     item_size,
     message_attributes,
     message_listing_item,
     message_of,
+    page_item,
+    pages,
     passage_item,
-    passage_of,
+    passages_in_item,
 )
 from .keys import (
     EXTRACTIONS_PENDING_PK,
@@ -38,7 +41,7 @@ from .keys import (
     message_pk,
     positions_key,
 )
-from .units import Unit, UnitWrites, mark_passages
+from .units import Unit, UnitWrites, mark_pages, mark_passages
 
 logger = logging.getLogger(__name__)
 
@@ -64,20 +67,22 @@ class DynamoDbMessageStore:
         for n, (m, unit) in enumerate(zip(batch.messages, built, strict=True)):
             # The claim and its passages share one position value (_message_unit).
             unit.claim["pos"]["N"] = str(first + n)
-            # Passages first: mark_passages reads unit.items as the message's passages.
-            mark_passages(project, unit, self.switches.vectors)
-            listed = message_listing_item(project, m)
-            unit.items.append(listed)
-            unit.size += item_size(listed)
-            if self.switches.extractions:
-                mark = extraction_item(EXTRACTIONS_PENDING_PK, project, m.id)
-                unit.items.append(mark)
-                unit.size += item_size(mark)
-            fits = (
-                self.table._op_count([unit]) <= TRANSACTION_ITEMS
-                and unit.size <= TRANSACTION_BUDGET
-            )
-            unit.big = not fits
+            if PAGED not in unit.claim:
+                # Passages first: mark_passages reads unit.items as the message's passages.
+                mark_passages(project, unit, self.switches.vectors)
+                self._add_records(project, m, unit)
+                if len(kept[m.id]) > 1 and not self._fits(unit):
+                    unit = self._paged_unit(project, kept[m.id], unit.claim)
+            if PAGED in unit.claim:
+                # Too long for one transaction: stored in pages, a mark a page
+                # (codec.pages), and as a long message (units._store_big: items by
+                # BatchWriteItem, then the claim), which costs half the write units
+                # of a transaction (DynamoDB bills a transactional write twice).
+                mark_pages(project, unit, self.switches.vectors, token)
+                self._add_records(project, m, unit)
+                unit.big = True
+            else:
+                unit.big = not self._fits(unit)
             units.append(unit)
         try:
             stored = self.table._store_units(units)
@@ -139,11 +144,37 @@ class DynamoDbMessageStore:
         pos = {"N": "9" * 15}
         claim: Item = {**item_key(pk, MESSAGE_SK), "w": {"S": token}, "pos": pos}
         claim.update(message_attributes(m))
+        if len(passages) * (2 if self.switches.vectors else 1) >= TRANSACTION_ITEMS:
+            return self._paged_unit(project, passages, claim)  # too many items, surely
         items = [passage_item(pk, p, pos) for p in passages]
         sizes = [item_size(i) for i in (claim, *items)]
         if max(sizes) > ITEM_BYTES:
             raise ValueError(f"{owner}: too large for one DynamoDB item")
         return Unit(claim, items, size=sum(sizes))
+
+    def _paged_unit(self, project: str, passages: list[Passage], claim: Item) -> Unit:
+        """A message's unit with its passages in pages (the claim as built, saying so)."""
+        pk = message_pk(project, claim["id"]["S"])
+        claim[PAGED] = {"BOOL": True}
+        items = [page_item(pk, page, claim["pos"]) for page in pages(passages)]
+        sizes = [item_size(i) for i in (claim, *items)]
+        if max(sizes) > ITEM_BYTES:
+            raise ValueError(f"message {claim['id']['S']!r}: too large for one DynamoDB item")
+        return Unit(claim, items, size=sum(sizes))
+
+    def _add_records(self, project: str, m: Message, unit: Unit) -> None:
+        """The message's listing item and (with extraction) its extraction mark."""
+        listed = message_listing_item(project, m)
+        unit.items.append(listed)
+        unit.size += item_size(listed)
+        if self.switches.extractions:
+            mark = extraction_item(EXTRACTIONS_PENDING_PK, project, m.id)
+            unit.items.append(mark)
+            unit.size += item_size(mark)
+
+    def _fits(self, unit: Unit) -> bool:
+        """Whether the unit goes in one transaction."""
+        return self.table._op_count([unit]) <= TRANSACTION_ITEMS and unit.size <= TRANSACTION_BUDGET
 
     def message(self, project: str, message_id: str) -> Message | None:
         """The message by id as the request sees it: the user's own where the shared
@@ -180,7 +211,7 @@ class DynamoDbMessageStore:
         found = parallel(lambda p: self._message_items(p, message_id, direct), parts)
         for items in reversed(found):
             if any(i["SK"]["S"] == MESSAGE_SK for i in items):
-                return [passage_of(i) for i in items if i["SK"]["S"] != MESSAGE_SK]
+                return [p for i in items if i["SK"]["S"] != MESSAGE_SK for p in passages_in_item(i)]
         return []
 
     def _passages_in(self, partition: str, message_id: str, direct: bool) -> list[Passage]:
@@ -192,7 +223,7 @@ class DynamoDbMessageStore:
                 ":s": {"S": PASSAGES_PREFIX},
             },
         )
-        return [passage_of(i) for i in items]
+        return [p for i in items for p in passages_in_item(i)]
 
     def _message_items(self, partition: str, message_id: str, direct: bool) -> list[Item]:
         """A message's partition: the message, then its passages."""

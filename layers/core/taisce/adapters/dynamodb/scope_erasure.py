@@ -23,7 +23,7 @@ from ...domain.fact_identity import fact_identity
 from ...domain.model import ROLES, zero_counts
 from .aliases import proposal_offset_item
 from .client import TableClient, parallel
-from .codec import ALIAS_OF, fact_of
+from .codec import ALIAS_OF, fact_of, passages_in_item
 from .fact_identities import identity_marker
 from .keys import (
     DIRTY,
@@ -190,8 +190,13 @@ class DynamoDbScopeErasure:
     def _erase_messages(self, partition: str, listed: list[Item], counts: dict[str, int]) -> None:
         """Each message's partition: the message and its passages."""
         items = self._partitions([message_pk(partition, i["id"]["S"]) for i in listed])
-        passages = [i for i in items if i["SK"]["S"].startswith(PASSAGES_PREFIX)]
-        self._record_vectors(partition, [("passage", p["id"]["S"]) for p in passages])
+        passages = [
+            p
+            for i in items
+            if i["SK"]["S"].startswith(PASSAGES_PREFIX)
+            for p in passages_in_item(i)
+        ]
+        self._record_vectors(partition, [("passage", p.id) for p in passages])
         self._delete(key_of(i) for i in items)
         counts["messages"] += sum(i["SK"]["S"] == MESSAGE_SK for i in items)
         counts["passages"] += len(passages)

@@ -219,6 +219,28 @@ def mark_passages(project: str, unit: Unit, vectors: bool) -> None:
             )
 
 
+def mark_pages(project: str, unit: Unit, vectors: bool, token: str) -> None:
+    """A paged message's vector marks: one a page, with its passages' ids and texts
+    (the worker embeds each passage; codec.pending_vectors_of), cleared whole."""
+    if not vectors:
+        return
+    occurred = unit.claim.get("occurred_at")
+    at = {"S": unsortable(occurred["S"]) if occurred is not None else ""}
+    for page in unit.items:
+        page_id = f"{page['message_id']['S']}#{page['SK']['S']}"
+        attributes: Item = {
+            "kind": {"S": "page"},
+            "id": {"S": page_id},
+            "role": page["role"],
+            "at": at,
+            "t": {"S": token},
+            "ps": {"L": [{"M": {"i": e["M"]["i"], "q": e["M"]["q"]}} for e in page["ps"]["L"]]},
+        }
+        if "pos" in page:
+            attributes["pos"] = page["pos"]
+        add_mark(project, unit, VECTORS, vector_sk("page", page_id), attributes)
+
+
 def claim_ends(claim: Item) -> dict[str, int]:
     """end_counts of the fact a claim item stands for."""
     return end_counts(claim["sn"]["S"], claim["on"]["S"] if "on" in claim else None)

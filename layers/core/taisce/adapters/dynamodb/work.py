@@ -11,7 +11,7 @@ The marks are written with the records they are about (units.py).
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Sequence
-from itertools import chain, islice
+from itertools import chain
 from typing import Any
 
 from ...domain.extraction import failures_to_replay
@@ -26,7 +26,13 @@ from .client import (
     error_code,
     parallel,
 )
-from .codec import extraction_failure_of, extraction_item, number_value, pending_vector_of
+from .codec import (
+    extraction_failure_of,
+    extraction_item,
+    number_value,
+    pending_vector_of,
+    pending_vectors_of,
+)
 from .keys import (
     DIRTY,
     EXTRACTIONS_FAILED_PK,
@@ -67,6 +73,9 @@ class DynamoDbWorkMarks:
         # Vector marks read where they were written before the marks were spread
         # (keys.py, VECTOR_MARK_SHARDS): (project, sort key) -> partition, to clear them.
         self._read_at: dict[tuple[str, str], str] = {}
+        # Passages read from a page's mark: (project, passage id) -> the mark's sort
+        # key, its token, and all the page's passage ids (cleared with the last).
+        self._pages: dict[tuple[str, str], tuple[str, str, frozenset[str]]] = {}
 
     def _marks(self, project: str, kind: str, page: int | None = None) -> Iterator[Item]:
         """The project's marks of one kind; vector marks from every partition they are
@@ -151,15 +160,34 @@ class DynamoDbWorkMarks:
     def pending_vectors(self, project: str, limit: int) -> list[PendingVector]:
         if limit <= 0:
             return []
-        found = list(islice(self._marks(project, VECTORS, limit), limit))
-        for i in found:
+        found: list[PendingVector] = []
+        # A page's mark asks for each of its passages (codec.pending_vectors_of): taken
+        # whole, so a batch may pass the limit by less than a page.
+        for i in self._marks(project, VECTORS, limit):
             sk, pk = i["SK"]["S"], i["PK"]["S"]
             if pk != mark_pk(project, sk):
                 self._read_at[(project, sk)] = pk
-        return [pending_vector_of(i) for i in found]
+            vectors = pending_vectors_of(i)
+            if i["kind"]["S"] == "page":
+                ids = frozenset(v.id for v in vectors)
+                self._pages.update(((project, v.id), (sk, i["t"]["S"], ids)) for v in vectors)
+            found += vectors
+            if len(found) >= limit:
+                break
+        return found
 
     def clear_pending_vectors(self, project: str, items: Sequence[PendingVector]) -> None:
-        self._delete_marks(project, [(vector_sk(i.kind, i.id), "text", i.text) for i in items])
+        """Each item's mark, unless rewritten since; a page's once all its passages are
+        among the items (the worker clears what it read, whole)."""
+        marks: list[tuple[str, str, str]] = []
+        cleared = {i.id for i in items if i.kind == "passage"}
+        for i in items:
+            page = self._pages.pop((project, i.id), None) if i.kind == "passage" else None
+            if page is None:
+                marks.append((vector_sk(i.kind, i.id), "text", i.text))
+            elif page[2] <= cleared:
+                marks.append((page[0], "t", page[1]))
+        self._delete_marks(project, marks)
         self._retire(project, VECTORS)
 
     def vector_marks(
