@@ -61,7 +61,7 @@ def environment(embeddings: str) -> dict[str, str]:
             "TAISCE_WORK_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/0/work.fifo",
             "AWS_DEFAULT_REGION": "us-east-1",
             "POWERTOOLS_SERVICE_NAME": "taisce",
-            "PYTHONPATH": str(ROOT),
+            "PYTHONPATH": f"{ROOT / 'layers' / 'core'}:{ROOT}",
         }
     )
     return env

@@ -19,7 +19,7 @@ from taisce_client.integrations.langchain import (
     recall_tool,
 )
 
-from tests.integrations.conftest import Memory
+from tests.integrations.conftest import Memory, settle
 
 
 @pytest.fixture(scope="module")
@@ -189,6 +189,9 @@ def test_a_chain_with_history_remembers_turns_and_recall_reaches_the_model(
 
 @pytest.mark.anyio
 async def test_the_recall_tool_answers_with_the_recalled_facts(taisce: Client) -> None:
+    # What earlier tests of the module stored is indexed first: the same question, asked
+    # twice, then meets the same memory (else the second call can find more passages).
+    settle(taisce)
     tool = recall_tool(taisce, hops=2)
     text = tool.invoke({"question": "Where does Atlas work?"})
     assert "- Atlas works at Acme Corp (said by user)" in text

@@ -11,8 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..adapters.embedders import make_embedder
 from ..adapters.extractors import BEDROCK_CALL_ATTEMPTS, make_extractor
-from ..adapters.sqlite.store import SqliteStore
-from ..adapters.sqlite.vectors import SqliteVectorIndex
 from ..domain.floors import floors_of
 from ..domain.ports.credentials import CredentialStore
 from ..domain.ports.extractor import Extractor
@@ -24,8 +22,12 @@ from ..service.work import extraction_seconds
 from ..settings import Settings, SettingsError, load_settings
 from .observe import spans, trace_direct_calls, traced, traced_semantic
 
+# Each store's adapter is imported where the settings pick it: on Lambda the embedded
+# store's (and numpy, which its vectors use) would add a third of a handler's cold import.
 if TYPE_CHECKING:
     from ..adapters.dynamodb.store import DynamoDbStore
+    from ..adapters.sqlite.store import SqliteStore
+    from ..adapters.sqlite.vectors import SqliteVectorIndex
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +59,9 @@ def open_semantic(settings: Settings, store: object = None) -> Semantic | None:
     embedder = make_embedder(settings.embeddings)
     if embedder is None:
         return None
+    from ..adapters.sqlite.store import SqliteStore
+    from ..adapters.sqlite.vectors import SqliteVectorIndex
+
     index = SqliteVectorIndex(settings.sqlite_path, embedder.dimensions)
     if isinstance(store, SqliteStore):
         _adopt_model(store, index, f"{embedder.name}/{embedder.dimensions}")
@@ -148,6 +153,8 @@ def open_store(settings: Settings) -> SqliteStore | DynamoDbStore:
             mark_extractions=settings.extractor != "none",
             mark_vectors=settings.embeddings != "none",
         )
+    from ..adapters.sqlite.store import SqliteStore
+
     return SqliteStore(
         settings.sqlite_path,
         mark_vectors=settings.embeddings != "none",
@@ -232,8 +239,16 @@ def build_services(settings: Settings) -> Services:
         credentials=store,
         queue=open_queue(settings),
         prepare_worker=worker_setup(settings, semantic),
-        table_client=None if isinstance(store, SqliteStore) else lambda: store.client,
+        table_client=_table_client(store),
     )
+
+
+def _table_client(store: Any) -> Callable[[], Any] | None:
+    """The DynamoDB store's client, built on the first call; None with the embedded
+    store (which has none). Read off the class: reading it off the store builds it."""
+    if not hasattr(type(store), "client"):
+        return None
+    return lambda: store.client
 
 
 def open_queue(settings: Settings) -> WorkQueue | None:

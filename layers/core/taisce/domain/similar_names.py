@@ -27,7 +27,6 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-import numpy as np
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
@@ -140,6 +139,8 @@ def by_spelling(spans: Sequence[str], keys: Sequence[str]) -> list[SimilarName]:
     wanted = [(span, key) for span, key in wanted if allowed_edits(len(key))]
     if not wanted or not keys:
         return []
+    import numpy as np  # here: a handler's cold start does without it until a recall needs it
+
     distances = process.cdist(
         [key for _, key in wanted], keys, scorer=OSA.distance, score_cutoff=2, dtype=np.int32
     )
