@@ -1,7 +1,8 @@
 """What a handler's cold start imports on Lambda (TAISCE_STORE=dynamodb, embeddings
 off): never the embedded store's adapter, nor numpy, which its vectors use (together a
-third of a handler's import time, for code a deploy never runs). Each function's `app`
-is imported in a fresh interpreter, as on a cold start."""
+third of a handler's import time, for code a deploy never runs); and the worker, which
+serves no HTTP, not the HTTP resolver. Each function's `app` is imported in a fresh
+interpreter, as on a cold start."""
 
 from __future__ import annotations
 
@@ -63,3 +64,7 @@ def test_no_handler_imports_the_embedded_store_or_numpy_on_lambda() -> None:
         for f, modules in loaded.items()
     }
     assert not any(found.values()), found
+    resolver = ("aws_lambda_powertools.event_handler", "taisce.api.resolver")
+    assert "taisce.api.wiring" in loaded["worker"]
+    assert not [m for m in loaded["worker"] if m.startswith(resolver)]
+    assert "taisce.api.resolver" in loaded["recall"]
