@@ -149,3 +149,18 @@ def test_an_erasure_leaves_no_pending_mark_holding_the_name(store: Any) -> None:
     assert not any("Siobhan" in v.text or "Quill" in v.text for v in pending)
     kept = {p.id for m in (named, other) for p in store.passages_of(project, m)}
     assert {v.id for v in pending if v.kind == "passage"} == kept
+
+
+def test_an_erasure_after_a_reindex_leaves_no_mark_holding_the_name(store: Any) -> None:
+    """`taisce reindex` marks each passage of a long message by itself: those marks go
+    with the passages an erasure drops, as the page's does."""
+    memory = Memory(store, Limits())
+    project = unique("long-reindex")
+    long_id, short_id = store_long(memory, project)
+    store.mark_everything(project)
+    assert any("Siobhan" in v.text for v in store.pending_vectors(project, 10_000))
+    memory.erase_now(project, "Siobhan Quill")
+    pending = store.pending_vectors(project, 10_000)
+    assert not any("Siobhan" in v.text or "Quill" in v.text for v in pending)
+    kept = {p.id for m in (long_id, short_id) for p in store.passages_of(project, m)}
+    assert {v.id for v in pending if v.kind == "passage"} == kept

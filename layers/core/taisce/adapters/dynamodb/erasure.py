@@ -257,11 +257,11 @@ class DynamoDbErasureStore:
         rewrites: list[tuple[Item, Item]] = []
         for r in redactions:
             dropped = {p.id for p in r.dropped}
-            if r.message_id not in paged:
-                sks = [vector_sk("passage", i) for i in sorted(dropped)]
-                deletes += [k for sk in sks for k in _mark_keys(project, sk)]
-                continue
-            for page in paged[r.message_id]:
+            # A passage's own mark (a paged message's passages have one too once
+            # `taisce reindex` marked them).
+            sks = [vector_sk("passage", i) for i in sorted(dropped)]
+            deletes += [k for sk in sks for k in _mark_keys(project, sk)]
+            for page in paged.get(r.message_id, []):
                 entries = page["ps"]["L"]
                 kept = [e for e in entries if e["M"]["i"]["S"] not in dropped]
                 if len(kept) == len(entries):
