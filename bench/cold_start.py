@@ -14,6 +14,11 @@ the bare interpreter's shown for reference. Figures are medians of `--runs` runs
 this machine's Python (the dev venv's), not Lambda's arm64 python3.12.
 
     .venv/bin/python -m bench.cold_start [--runs 5] [--embeddings none]
+
+With `--layer DIR --python PY` it measures a built core layer instead (`make -C
+layers/core build-CoreLayer ARTIFACTS_DIR=...`, DIR its `python` folder) as Lambda
+loads it: PY (Python 3.12) with the layer and the function's folder on the path,
+`import app`, writing no bytecode (/opt is read-only), the layer's own bytecode used.
 """
 
 from __future__ import annotations
@@ -84,12 +89,51 @@ def measure(module: str, env: dict[str, str], *, bytecode: bool) -> dict[str, fl
     return json.loads(out.strip().splitlines()[-1])
 
 
+def measure_layer(function: str, env: dict[str, str], layer: Path, python: str) -> dict[str, float]:
+    """One cold import of a function's `app` from a built layer, as Lambda does it."""
+    run_env = dict(env)
+    run_env["PYTHONPATH"] = f"{layer}:{ROOT / 'functions' / function}"
+    run_env["PYTHONDONTWRITEBYTECODE"] = "1"
+    out = subprocess.run(
+        [python, "-c", _CHILD, "app"],
+        env=run_env,
+        cwd=ROOT / "functions" / function,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main_layer(args: argparse.Namespace, env: dict[str, str]) -> None:
+    load = os.getloadavg()[0]
+    started = time.time()
+    print(
+        f"date: {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(started))}; layer "
+        f"{args.layer}; median of {args.runs} runs; TAISCE_EMBEDDINGS={args.embeddings}"
+    )
+    print()
+    print("| handler | import ms, as built | modules |")
+    print("|---|---:|---:|")
+    for name in functions():
+        runs = [measure_layer(name, env, Path(args.layer), args.python) for _ in range(args.runs)]
+        ms = statistics.median(r["ms"] for r in runs)
+        modules = int(statistics.median(r["modules"] for r in runs))
+        print(f"| {name} | {ms:.0f} | {modules} |")
+    print(f"\nload (1 min) {load:.2f} before, {os.getloadavg()[0]:.2f} after")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--embeddings", default="none", choices=["none", "bedrock", "local"])
+    parser.add_argument("--layer", help="a built core layer's python folder")
+    parser.add_argument("--python", default="python3.12", help="the runtime's Python")
     args = parser.parse_args(argv)
     env = environment(args.embeddings)
+    if args.layer:
+        main_layer(args, env)
+        return
     started = time.time()
     load = os.getloadavg()[0]
     rows = []
