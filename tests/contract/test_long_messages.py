@@ -40,6 +40,15 @@ def store_long(memory: Memory, project: str) -> tuple[str, str]:
     return long_id, short_id
 
 
+def assert_no_mark_names_her(store: Any, project: str, message_ids: tuple[str, ...]) -> None:
+    """Nothing waiting to be embedded holds Siobhan Quill's name, and every passage the
+    messages keep still waits (the worker has not run)."""
+    pending = store.pending_vectors(project, 10_000)
+    assert not any("Siobhan" in v.text or "Quill" in v.text for v in pending)
+    kept = {p.id for m in message_ids for p in store.passages_of(project, m)}
+    assert {v.id for v in pending if v.kind == "passage"} == kept
+
+
 def test_a_long_message_reads_back_whole_and_in_order(store: Any) -> None:
     memory = Memory(store, Limits())
     project = unique("long")
@@ -110,12 +119,7 @@ def test_erasing_a_name_a_long_message_holds_once(store: Any) -> None:
     message = store.message(project, long_id)
     assert "Siobhan" not in message.content and "violin" not in message.content
     assert len(store.passages_of(project, short_id)) == 1
-    # Nothing waiting to be embedded holds the name (the worker has not run: every
-    # passage is still pending), and every passage kept still is.
-    pending = store.pending_vectors(project, 10_000)
-    assert not any("Siobhan" in v.text or "Quill" in v.text for v in pending)
-    kept = {p.id for m in (long_id, short_id) for p in store.passages_of(project, m)}
-    assert {v.id for v in pending if v.kind == "passage"} == kept
+    assert_no_mark_names_her(store, project, (long_id, short_id))
     if isinstance(store, DynamoDbStore):  # no item of the message's partition holds the name
         items = list(
             store.table._query(
@@ -145,10 +149,7 @@ def test_an_erasure_leaves_no_pending_mark_holding_the_name(store: Any) -> None:
     )
     assert any("Siobhan" in v.text for v in store.pending_vectors(project, 100))
     memory.erase_now(project, "Siobhan Quill")
-    pending = store.pending_vectors(project, 100)
-    assert not any("Siobhan" in v.text or "Quill" in v.text for v in pending)
-    kept = {p.id for m in (named, other) for p in store.passages_of(project, m)}
-    assert {v.id for v in pending if v.kind == "passage"} == kept
+    assert_no_mark_names_her(store, project, (named, other))
 
 
 def test_an_erasure_after_a_reindex_leaves_no_mark_holding_the_name(store: Any) -> None:
@@ -160,7 +161,4 @@ def test_an_erasure_after_a_reindex_leaves_no_mark_holding_the_name(store: Any) 
     store.mark_everything(project)
     assert any("Siobhan" in v.text for v in store.pending_vectors(project, 10_000))
     memory.erase_now(project, "Siobhan Quill")
-    pending = store.pending_vectors(project, 10_000)
-    assert not any("Siobhan" in v.text or "Quill" in v.text for v in pending)
-    kept = {p.id for m in (long_id, short_id) for p in store.passages_of(project, m)}
-    assert {v.id for v in pending if v.kind == "passage"} == kept
+    assert_no_mark_names_her(store, project, (long_id, short_id))

@@ -221,11 +221,16 @@ def passage_item(pk: str, p: Passage, pos: Item | None) -> Item:
         "end": number_value(where, "end", p.end),
         "quote": text_value(where, "quote", p.quote, required=True),
     }
+    return _placed(item, where, pos, p.source)
+
+
+def _placed(item: Item, where: str, pos: Item | None, source: str | None) -> Item:
+    """A passage or page item with its message's storing position and source, if any."""
     if pos is not None:
         item["pos"] = pos
-    source = text_value(where, "source", p.source, required=False)
-    if source is not None:
-        item["source"] = source
+    value = text_value(where, "source", source, required=False)
+    if value is not None:
+        item["source"] = value
     return item
 
 
@@ -285,16 +290,21 @@ def page_item(pk: str, page: Sequence[Passage], pos: Item | None) -> Item:
         "role": text_value(where, "role", first.role, required=True),
         "ps": {"L": entries},
     }
-    if pos is not None:
-        item["pos"] = pos
-    source = text_value(where, "source", first.source, required=False)
-    if source is not None:
-        item["source"] = source
-    return item
+    return _placed(item, where, pos, first.source)
 
 
 def is_page(item: Item) -> bool:
     return "ps" in item
+
+
+def page_mark_id(message_id: str, page_sk: str) -> str:
+    """The id of a page's vector mark: its message's id and the page's sort key."""
+    return f"{message_id}#{page_sk}"
+
+
+def page_mark_passages(entries: Sequence[Item]) -> Item:
+    """A page mark's `ps`: of each of the page's entries, its id and its text."""
+    return {"L": [{"M": {"i": e["M"]["i"], "q": e["M"]["q"]}} for e in entries]}
 
 
 def passages_in_item(item: Item) -> list[Passage]:

@@ -48,6 +48,8 @@ from .codec import (
     message_listing_item,
     message_of,
     page_item,
+    page_mark_id,
+    page_mark_passages,
     passage_item,
     passages_in_item,
     pending_erasure_attributes,
@@ -266,13 +268,12 @@ class DynamoDbErasureStore:
                 kept = [e for e in entries if e["M"]["i"]["S"] not in dropped]
                 if len(kept) == len(entries):
                     continue
-                sk = vector_sk("page", f"{r.message_id}#{page['SK']['S']}")
+                sk = vector_sk("page", page_mark_id(r.message_id, page["SK"]["S"]))
                 key = item_key(mark_pk(project, sk), sk)
                 if not kept:
                     deletes.append(key)
                     continue
-                ps = {"L": [{"M": {"i": e["M"]["i"], "q": e["M"]["q"]}} for e in kept]}
-                rewrites.append((key, ps))
+                rewrites.append((key, page_mark_passages(kept)))
         self.table._batch_write([{"DeleteRequest": {"Key": k}} for k in deletes], ordered=False)
 
         def rewrite(change: tuple[Item, Item]) -> None:

@@ -31,7 +31,7 @@ from .client import (
     error_code,
     parallel,
 )
-from .codec import count_attribute, item_size
+from .codec import count_attribute, item_size, page_mark_id, page_mark_passages
 from .keys import (
     DIRTY,
     NAME_SK,
@@ -202,10 +202,15 @@ def mark_fact(project: str, unit: Unit, f: Fact, token: str, vectors: bool) -> N
         mark_vector(project, unit, "fact", f.id, f.statement, f.source_role)
 
 
+def _occurred_at(unit: Unit) -> str:
+    """A passage mark's `at`: its message's occurred_at for the index, "" for none."""
+    occurred = unit.claim.get("occurred_at")
+    return unsortable(occurred["S"]) if occurred is not None else ""
+
+
 def mark_passages(project: str, unit: Unit, vectors: bool) -> None:
     if vectors:
-        occurred = unit.claim.get("occurred_at")
-        at = unsortable(occurred["S"]) if occurred is not None else ""
+        at = _occurred_at(unit)
         for p in unit.items:
             mark_vector(
                 project,
@@ -224,17 +229,16 @@ def mark_pages(project: str, unit: Unit, vectors: bool, token: str) -> None:
     (the worker embeds each passage; codec.pending_vectors_of), cleared whole."""
     if not vectors:
         return
-    occurred = unit.claim.get("occurred_at")
-    at = {"S": unsortable(occurred["S"]) if occurred is not None else ""}
+    at = {"S": _occurred_at(unit)}
     for page in unit.items:
-        page_id = f"{page['message_id']['S']}#{page['SK']['S']}"
+        page_id = page_mark_id(page["message_id"]["S"], page["SK"]["S"])
         attributes: Item = {
             "kind": {"S": "page"},
             "id": {"S": page_id},
             "role": page["role"],
             "at": at,
             "t": {"S": token},
-            "ps": {"L": [{"M": {"i": e["M"]["i"], "q": e["M"]["q"]}} for e in page["ps"]["L"]]},
+            "ps": page_mark_passages(page["ps"]["L"]),
         }
         if "pos" in page:
             attributes["pos"] = page["pos"]
