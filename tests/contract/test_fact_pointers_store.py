@@ -78,6 +78,9 @@ def test_a_fact_lifts_the_passage_of_the_message_it_cites(
     # The four messages are stored in a row, so each but the first would also gain from
     # the one before it: this shows the pointers alone (neighbours: test_message_positions).
     monkeypatch.setattr(passage_ranking, "NEIGHBOUR", 0.0)
+    # Nor the ranking by the question without "Dana", which puts m2's question about a
+    # living far ahead (test_passage_topic).
+    monkeypatch.setattr(passage_ranking, "TOPIC_WEIGHT", 0.0)
     m, project = memory
     question = "What is Dana's job?"
     before = passages(m, project, question, source_roles=["user", "tool"])

@@ -9,7 +9,13 @@ from typing import Any
 
 from taisce.domain.fact_ranking import POINTER_WEIGHT
 from taisce.domain.ingest import FactsRequest
-from taisce.domain.passage_ranking import MEANING_WEIGHT, RRF_K, SIBLING, WORDS_WEIGHT
+from taisce.domain.passage_ranking import (
+    MEANING_WEIGHT,
+    RRF_K,
+    SIBLING,
+    TOPIC_WEIGHT,
+    WORDS_WEIGHT,
+)
 from taisce.service.memory import Memory
 from tests.contract.factories import unique
 from tests.contract.passage_recall import recalled_passages, store_embedded
@@ -33,10 +39,13 @@ FACTS = [
 
 
 def _fused_without_pointers(why: dict[str, Any]) -> float:
-    """The two rankings' reciprocal-rank fusion alone, from the ranks `why` shows."""
-    vector, word = why["vector_rank"], why["word_rank"]
-    return (MEANING_WEIGHT / (RRF_K + vector) if vector else 0.0) + (
-        WORDS_WEIGHT / (RRF_K + word) if word else 0.0
+    """The rankings' reciprocal-rank fusion alone, from the ranks `why` shows (the
+    question writes a name, "Sam": the topic ranking is its own)."""
+    vector, word, topic = why["vector_rank"], why["word_rank"], why["topic_rank"]
+    return (
+        (MEANING_WEIGHT / (RRF_K + vector) if vector else 0.0)
+        + (WORDS_WEIGHT / (RRF_K + word) if word else 0.0)
+        + (TOPIC_WEIGHT / (RRF_K + topic) if topic else 0.0)
     )
 
 

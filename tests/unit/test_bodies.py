@@ -84,9 +84,9 @@ def _answer(request: RecallRequest) -> RecallAnswer:
         ],
         [RecalledReport(REPORT, ReportWhy("maya", 0.5, None, 0.25) if why else None)],
         [
-            RecalledPassage(PASSAGE, PassageWhy(1, None, 2, 0.5, None, 3.0) if why else None),
+            RecalledPassage(PASSAGE, PassageWhy(1, None, 2, 3, 0.5, None, 3.0) if why else None),
             RecalledPassage(
-                PASSAGE, PassageWhy(None, 4, None, None, 0.12345, None) if why else None
+                PASSAGE, PassageWhy(None, 4, None, None, None, 0.12345, None) if why else None
             ),
         ],
     )

@@ -991,13 +991,18 @@ export interface components {
              */
             fact_rank?: number | null;
             /**
+             * Topic Rank
+             * @description 1-based rank among the nearest by vector to the question with the names it writes replaced by 'someone'; null if not there, or if the question writes no name (that ranking is then the first one, counted twice).
+             */
+            topic_rank?: number | null;
+            /**
              * Message Share
              * @description Share of its fused score kept for the passages of its own message ahead of it (0.5 per passage); null if none is.
              */
             message_share?: number | null;
             /**
              * Neighbour Share
-             * @description Share of its score (before the time factor) that the message stored just before its own gave it (0.075 x the best score among its passages); null if it gave nothing.
+             * @description Share of its score (before the time factor) that the message stored just before its own gave it (0.3 x the best score among its passages); null if it gave nothing.
              */
             neighbour_share?: number | null;
             /**

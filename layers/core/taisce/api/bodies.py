@@ -348,6 +348,7 @@ def recalled_passage(item: RecalledPassage) -> Body:
             "vector_rank": why.vector_rank,
             "word_rank": why.word_rank,
             "fact_rank": why.fact_rank,
+            "topic_rank": why.topic_rank,
             "message_share": _signal(why.message_share),
             "neighbour_share": _signal(why.neighbour_share),
             "time_factor": _signal(why.time_factor),

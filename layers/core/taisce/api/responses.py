@@ -173,6 +173,12 @@ class PassageWhy(BaseModel):
         description="1-based rank of its message among those the facts nearest the question "
         "cite; null if none does.",
     )
+    topic_rank: Rank = Field(
+        default=None,
+        description="1-based rank among the nearest by vector to the question with the names "
+        "it writes replaced by 'someone'; null if not there, or if the question writes no "
+        "name (that ranking is then the first one, counted twice).",
+    )
     message_share: Signal = Field(
         default=None,
         description="Share of its fused score kept for the passages of its own message ahead "
@@ -181,7 +187,7 @@ class PassageWhy(BaseModel):
     neighbour_share: Signal = Field(
         default=None,
         description="Share of its score (before the time factor) that the message stored "
-        "just before its own gave it (0.075 x the best score among its passages); "
+        "just before its own gave it (0.3 x the best score among its passages); "
         "null if it gave nothing.",
     )
     time_factor: Signal = Field(

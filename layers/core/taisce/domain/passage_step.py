@@ -1,8 +1,8 @@
-"""Recall step 4: passages, with whatever budget is left, by the question's meaning and
-words fused by reciprocal rank, raised by the messages the nearest facts cite, spread
-across messages and their neighbours, ordered by the time the question asks about,
-near-duplicates dropped (domain/passage_ranking.py). Passages are read in order, a
-chunk at a time, until the bundle closes."""
+"""Recall step 4: passages, with whatever budget is left, by the question's meaning (with
+and without the names it writes) and words fused by reciprocal rank, raised by the
+messages the nearest facts cite, spread across messages and their neighbours, ordered by
+the time the question asks about, near-duplicates dropped (domain/passage_ranking.py).
+Passages are read in order, a chunk at a time, until the bundle closes."""
 
 from __future__ import annotations
 
@@ -44,19 +44,25 @@ PASSAGE_CHUNK = 64
 
 @dataclass(frozen=True, slots=True)
 class _Hits:
-    """The two rankings: by vector (None if the model or the index failed) and by
-    words (None if the text search failed)."""
+    """The rankings: by vector (None if the model or the index failed), by words (None
+    if the text search failed) and by the vector of the question without its written
+    names (`nearest` itself if it writes none; None if the model or the index failed)."""
 
     nearest: list[Hit] | None
     lexical: list[Hit] | None
+    topic: list[Hit] | None
 
     def all(self) -> tuple[Hit, ...]:
-        return (*(self.nearest or ()), *(self.lexical or ()))
+        return (*(self.nearest or ()), *(self.lexical or ()), *self.topic_only())
+
+    def topic_only(self) -> tuple[Hit, ...]:
+        """The topic ranking's hits, unless it is the nearest ranking itself."""
+        return () if self.topic is None or self.topic is self.nearest else tuple(self.topic)
 
 
 @dataclass(frozen=True, slots=True)
 class _Scores:
-    """A passage's score at each stage, each its own dict: `fused`, the two rankings
+    """A passage's score at each stage, each its own dict: `fused`, the rankings
     fused by reciprocal rank plus what the facts' pointers add (the score
     spread_messages spreads, and what `message_share` is a share of); `spread`, after
     a message's later passages yielded; `raised`, after the neighbouring messages gave
@@ -101,26 +107,32 @@ def passage_step(ctx: RecallContext, meaning: Meaning) -> set[str]:
     head: set[str] = set()
     ordered = _ordered(ctx, hits, pool, scores.raised, asked, head)
     _fill(ctx, distinct_passages(ordered), hits, ranks, scores, asked, head)
-    return set() if hits.nearest is not None else {"passages"}
+    return set() if hits.nearest is not None and hits.topic is not None else {"passages"}
 
 
 def _search(ctx: RecallContext, meaning: Meaning) -> _Hits:
-    """Both rankings, as deep as the rows left need (PASSAGE_DEPTH at least)."""
+    """The rankings, as deep as the rows left need (PASSAGE_DEPTH at least)."""
     depth = max(ctx.controls.max_rows + 1 - ctx.bundle.rows, PASSAGE_DEPTH)
     index = meaning.index
+    q = meaning.question
+    # The question without its names, if it writes any (made with the question's vector).
+    topic_q = q.twin()
     # Words first: the question's vector may still be on its way (Question).
     lexical = attempt(
         "passage text search",
         lambda: index.search_text(ctx.project, "passage", ctx.question, depth, ctx.roles),
     )
-    nearest = meaning.question.nearest(index, ctx.project, "passage", depth, ctx.roles)
-    return _Hits(nearest, lexical)
+    nearest = q.nearest(index, ctx.project, "passage", depth, ctx.roles)
+    topic = nearest
+    if topic_q is not None:
+        topic = topic_q.nearest(index, ctx.project, "passage", depth, ctx.roles)
+    return _Hits(nearest, lexical, topic)
 
 
 def _fused(hits: _Hits, ranks: Mapping[str, int]) -> dict[str, float]:
     """The rankings fused by reciprocal rank, plus what the cited messages' ranks add
     to their passages."""
-    fused = fused_scores(hits.nearest or [], hits.lexical or [])
+    fused = fused_scores(hits.nearest or [], hits.lexical or [], hits.topic or [])
     for pid, added in pointer_scores(list(fused), ranks, RRF_K).items():
         fused[pid] += added
     return fused
@@ -173,7 +185,7 @@ def _dated_order(
     its message's time."""
     if pool.found is not None:
         return order_passages(pool.found, raised, asked)
-    times = None if asked.when else _hit_times(raised, hits.nearest, hits.lexical)
+    times = None if asked.when else _hit_times(raised, hits.all())
     if times:
         # Each hit carries its message's time (the index keeps it with the vector): the
         # order is known before any read, and passages are read in it as the bundle
@@ -209,6 +221,7 @@ def _fill(
     explained = ctx.controls.explain
     vector_rank = {h.id: n for n, h in enumerate(hits.nearest or (), 1)} if explained else {}
     word_rank = {h.id: n for n, h in enumerate(hits.lexical or (), 1)} if explained else {}
+    topic_rank = {h.id: n for n, h in enumerate(hits.topic_only(), 1)} if explained else {}
     for passage in kept:
         why = None
         if explained:
@@ -216,6 +229,7 @@ def _fill(
                 vector_rank.get(passage.id),
                 word_rank.get(passage.id),
                 ranks.get(passage.message_id),
+                topic_rank.get(passage.id),
                 *_passage_factors(passage, scores, asked, head),
             )
         item = RecalledPassage(passage, why)
@@ -279,17 +293,10 @@ def _passages_in_order(
         yield from store.passages_by_ids(project, chunk, messages)
 
 
-def _hit_times(
-    scores: Mapping[str, float], nearest: Sequence[Hit] | None, lexical: Sequence[Hit] | None
-) -> dict[str, str] | None:
+def _hit_times(scores: Mapping[str, float], hits: Iterable[Hit]) -> dict[str, str] | None:
     """Each candidate's message time as its hits carry it ("" for a message that holds
     none); None if a candidate's hits carry none (indexed before times were kept)."""
-    times = {
-        h.id: h.occurred_at
-        for hits in (nearest or (), lexical or ())
-        for h in hits
-        if h.occurred_at is not None
-    }
+    times = {h.id: h.occurred_at for h in hits if h.occurred_at is not None}
     return times if all(pid in times for pid in scores) else None
 
 

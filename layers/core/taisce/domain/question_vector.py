@@ -23,24 +23,46 @@ class Question:
     store reads names and facts (neither needs the vector): on AWS both are network
     waits, which then overlap."""
 
-    def __init__(self, text: str, embedder: Embedder, *, early: bool = False) -> None:
+    def __init__(
+        self, text: str, embedder: Embedder, *, early: bool = False, twin: str | None = None
+    ) -> None:
         self.text = text
         self.embedder = embedder
         self._vector: Sequence[float] | None = None
         self.failed = False
         self.early = early
         self._thread: threading.Thread | None = None
+        # Another text the recall will also want a vector of (the question without its
+        # names: domain/question_topic.py). A local model embeds both in one call (two
+        # texts cost little more than one); a model across the network is asked for it
+        # in a thread of its own, beside this one.
+        self._twin: Question | None = None
+        if twin is not None and twin != text:
+            self._twin = Question(twin, embedder, early=early)
         if early:
             # A thread per recall, not a pool: nothing to go stale in a forked process.
             self._thread = threading.Thread(target=self._embed, name="question-vector")
             self._thread.start()
 
     def _embed(self) -> None:
+        twin = self._twin
+        batched = twin is not None and not twin.early and twin._vector is None and not twin.failed
+        texts = [self.text, twin.text] if batched and twin is not None else [self.text]
         try:
-            self._vector = embed_questions(self.embedder, [self.text])[0]
+            vectors = embed_questions(self.embedder, texts)
         except Exception:  # any model failure degrades the recall, never fails it
             logger.exception("embedding the question failed")
             self.failed = True
+            if batched and twin is not None:
+                twin.failed = True
+            return
+        self._vector = vectors[0]
+        if batched and twin is not None:
+            twin._vector = vectors[1]
+
+    def twin(self) -> Question | None:
+        """The twin text's Question (None if there is none)."""
+        return self._twin
 
     def vector(self) -> Sequence[float] | None:
         if self._thread is not None:

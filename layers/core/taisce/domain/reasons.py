@@ -51,6 +51,8 @@ def passage_reason(why: PassageWhy) -> str:
         parts.append(f"close in meaning (#{why.vector_rank})")
     if why.word_rank is not None:
         parts.append(f"shares words with the question (#{why.word_rank})")
+    if why.topic_rank is not None:
+        parts.append(f"close in meaning to what is asked, names aside (#{why.topic_rank})")
     if why.fact_rank is not None:
         parts.append(f"its message is cited by a fact near the question (#{why.fact_rank})")
     if why.neighbour_share is not None:

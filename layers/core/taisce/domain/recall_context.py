@@ -12,6 +12,7 @@ from .filters import FactFilter
 from .floors import MINILM_FLOORS, CosineFloors
 from .model import Fact, Role, Surface
 from .ports.store import Store
+from .question_topic import nameless_question
 from .question_vector import Meaning, Question
 from .semantic import Semantic
 
@@ -54,7 +55,9 @@ class RecallContext:
         floors = MINILM_FLOORS
         if semantic is not None:
             any_language, floors = semantic.any_language, semantic.floors
-            q = Question(question, semantic.embedder, early=semantic.early_vector)
+            # Step 4 also ranks passages by the question without its names.
+            nameless = nameless_question(question) if "passages" in controls.surfaces else None
+            q = Question(question, semantic.embedder, early=semantic.early_vector, twin=nameless)
             meaning = Meaning(q, semantic.index)
         bundle = Bundle(controls.max_characters, controls.max_rows)
         filters = controls.fact_filter(now)

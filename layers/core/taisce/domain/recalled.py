@@ -49,6 +49,9 @@ class PassageWhy:
     vector_rank: int | None
     word_rank: int | None
     fact_rank: int | None
+    # Its rank by the question without its written names (domain/question_topic.py);
+    # None if not there, or the question writes no name (that ranking is the first).
+    topic_rank: int | None
     message_share: float | None
     neighbour_share: float | None
     time_factor: float | None

@@ -36,6 +36,7 @@ const MEANINGS = {
   vector_rank: "its rank among the passages closest in meaning (1 is first)",
   word_rank: "its rank among the passages sharing the question's words (1 is first)",
   fact_rank: "its message's rank among those cited by the facts nearest the question",
+  topic_rank: "its rank among the passages closest in meaning to the question with its names replaced by “someone”",
   message_share: "the share of its score left after its own message's passages ahead of it",
   neighbour_share: "the share of its score given by the message stored just before",
   time_factor: "the asked time's factors that applied to it (above 1 lifts it)",

@@ -1,0 +1,236 @@
+"""Replay step 4's order of passages under variants, from one store.
+
+    .venv/bin/python -m bench.passage_replay [FILE] [--limit-conversations N] [--save F]
+    .venv/bin/python -m bench.passage_replay --load F
+
+Each conversation is stored as `taisce bench quality` stores it (through the local
+gateway, the local model) and each question with evidence is recalled once at 16,000
+characters with all four roles and hops 2, recording what step 4 ranks from: both
+rankings' hits with their scores, the messages the nearest facts cite, and every
+candidate passage with its message's time; and the facts and reports that come before
+the passages. Each variant then orders the passages again as domain/passage_step.py does
+(or as the variant changes it) and the bundle is refilled at each budget in step order,
+whole items until the first that does not fit or the row limit; evidence any / all is
+counted as the benchmark counts it. The first line, the order as committed, matches
+`taisce bench quality` on the same data (a few answers may differ by ties between two
+stores). `--save` keeps the capture (pickle) so that variants can be replayed without
+storing again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import pickle
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from taisce.domain import passage_ranking as pr
+from taisce.domain import passage_step
+from taisce.domain.budget import item_characters, passage_characters
+from taisce.domain.fact_ranking import pointer_scores
+from taisce.domain.model import Hit, Passage
+from taisce.evaluation.dataset import load_dataset
+from taisce.evaluation.harness import embedded_run, gateway_run, store_conversation
+from taisce.evaluation.quality import ROLES
+
+DEFAULT_FILE = Path("../shared/bench/locomo/locomo-dev.json")
+BUDGETS = (1000, 4000, 16000)
+
+
+@dataclass
+class Question:
+    id: str
+    category: str
+    question: str
+    evidence: set[str]
+    before: list[tuple[int, set[str]]]  # facts and reports, in step order
+    nearest: list[Hit]
+    lexical: list[Hit]
+    topic: list[Hit]
+    cited: dict[str, int]
+    passages: dict[str, Passage]
+    dataset_id: dict[str, str]
+
+
+@dataclass
+class Capture:
+    max_rows: int = 200
+    questions: list[Question] = field(default_factory=list)
+
+
+def capture(path: Path, limit: int | None) -> Capture:
+    """Store each conversation and record what each question's replay needs."""
+    dataset = load_dataset(str(path))
+    seen: dict[str, Any] = {}
+    search, cited_messages = passage_step._search, passage_step._cited_messages
+
+    def recording_search(ctx: Any, meaning: Any) -> Any:
+        hits = search(ctx, meaning)
+        ids = sorted({h.id for h in hits.all()})
+        seen["hits"] = hits
+        seen["passages"] = {
+            p.id: p for p in ctx.store.passages_by_ids(ctx.project, ids, None, times=True)
+        }
+        return hits
+
+    def recording_cited(*args: Any) -> dict[str, int]:
+        seen["cited"] = cited_messages(*args)
+        return seen["cited"]
+
+    out = Capture()
+    with embedded_run("taisce-passage-replay-", "local", BUDGETS[-1]):
+        passage_step._search = recording_search  # type: ignore[assignment]
+        passage_step._cited_messages = recording_cited  # type: ignore[assignment]
+        try:
+            built, state = gateway_run()
+            out.max_rows = built.settings.max_rows
+            for n, conversation in enumerate(dataset.conversations[:limit], start=1):
+                client = state.client(f"passage-replay-{n}")
+                dataset_id = {i: m.dataset_id for m, i in store_conversation(client, conversation)}
+                state.settle()
+                for q in conversation.questions:
+                    if not q.evidence:
+                        continue
+                    asked = {"question": q.question, "max_characters": BUDGETS[-1],
+                             "source_roles": list(ROLES), "hops": 2}  # fmt: skip
+                    seen.clear()
+                    status, body, _ = client.post("/v1/recalls", asked)
+                    assert status == 200, body
+                    before = [
+                        (item_characters(kind, item), _cited(item, kind, dataset_id))
+                        for kind in ("facts", "reports")
+                        for item in body.get(kind) or ()
+                    ]
+                    hits = seen["hits"]
+                    out.questions.append(
+                        Question(
+                            q.id, q.category, q.question, set(q.evidence), before,
+                            list(hits.nearest or ()), list(hits.lexical or ()),
+                            list(hits.topic or ()),
+                            dict(seen.get("cited", {})), seen["passages"], dataset_id,
+                        )
+                    )  # fmt: skip
+                print(f"[{n}] {conversation.id}: stored and recalled", file=sys.stderr, flush=True)
+        finally:
+            passage_step._search = search  # type: ignore[assignment]
+            passage_step._cited_messages = cited_messages  # type: ignore[assignment]
+    return out
+
+
+def _cited(item: Mapping[str, Any], kind: str, ids: Mapping[str, str]) -> set[str]:
+    found = item.get("source_messages") if kind == "reports" else [item.get("message_id")]
+    return {ids.get(i, i) for i in found or () if i}
+
+
+# -- variants -------------------------------------------------------------------------
+
+
+Order = Callable[[Question], list[Passage]]
+
+
+def committed(q: Question) -> list[Passage]:
+    """Step 4's order as committed (no message filter: every candidate is visible)."""
+    fused = pr.fused_scores(q.nearest, q.lexical, q.topic)
+    for pid, added in pointer_scores(list(fused), q.cited, pr.RRF_K).items():
+        fused[pid] += added
+    return _finish(q, fused)
+
+
+def _finish(q: Question, fused: Mapping[str, float], neighbour: bool = True) -> list[Passage]:
+    spread = pr.spread_messages(fused)
+    hits = (*q.nearest, *q.lexical, *q.topic)
+    positions = {h.id: h.position for h in hits if h.position is not None}
+    raised = pr.add_neighbours(spread, positions) if neighbour else spread
+    asked = pr.asked_time(q.question)
+    ids = [pid for _, pid in pr.best_first(raised)]
+    passages = [q.passages[pid] for pid in ids if pid in q.passages]
+    if asked.dated:
+        ordered: Iterator[Passage] | list[Passage] = pr.order_passages(passages, raised, asked)
+    elif asked.when:
+        ordered = pr.reorder_head(passages, raised, asked)
+    else:
+        ordered = passages
+    return list(pr.distinct_passages(ordered))
+
+
+VARIANTS: dict[str, Order] = {"as committed": committed}
+
+
+def variant(name: str) -> Callable[[Order], Order]:
+    def register(order: Order) -> Order:
+        VARIANTS[name] = order
+        return order
+
+    return register
+
+
+def evaluate(data: Capture, order: Order) -> dict[str, dict[int, tuple[float, float]]]:
+    """Evidence any / all per budget, over all questions and per category."""
+    counts: dict[str, dict[int, list[int]]] = {}
+    for q in data.questions:
+        items = list(q.before)
+        items += [
+            (passage_characters(p), {q.dataset_id.get(p.message_id, p.message_id)})
+            for p in order(q)
+        ]
+        for budget in BUDGETS:
+            characters = 0
+            covered: set[str] = set()
+            for rows, (size, cited) in enumerate(items):
+                if rows >= data.max_rows or characters + size > budget:
+                    break
+                characters += size
+                covered |= cited
+            for key in ("all", q.category):
+                c = counts.setdefault(key, {b: [0, 0, 0] for b in BUDGETS})[budget]
+                c[0] += 1
+                c[1] += bool(covered & q.evidence)
+                c[2] += q.evidence <= covered
+    return {
+        key: {b: (c[1] / c[0], c[2] / c[0]) for b, c in by_budget.items()}
+        for key, by_budget in counts.items()
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("file", nargs="?", type=Path, default=DEFAULT_FILE)
+    parser.add_argument("--limit-conversations", type=int, default=None)
+    parser.add_argument("--save", type=Path, default=None)
+    parser.add_argument("--load", type=Path, default=None)
+    parser.add_argument("--only", default=None, help="variants whose name holds this")
+    args = parser.parse_args(argv)
+    if args.load:
+        data = pickle.loads(args.load.read_bytes())
+    elif not args.file.exists():
+        print(f"{args.file} is absent: nothing to replay", file=sys.stderr)
+        return 0
+    else:
+        data = capture(args.file, args.limit_conversations)
+        if args.save:
+            args.save.write_bytes(pickle.dumps(data))
+    print(f"{len(data.questions)} questions with evidence; any / all at "
+          + " / ".join(f"{b:,}" for b in BUDGETS))  # fmt: skip
+    for name, order in VARIANTS.items():
+        if args.only and args.only not in name and name != "as committed":
+            continue
+        result = evaluate(data, order)
+        cells = "  ".join(f"{100 * a:.1f}/{100 * al:.1f}" for a, al in result["all"].values())
+        multi = result.get("multi-hop")
+        extra = ""
+        if multi:
+            extra = "  (multi-hop " + "  ".join(
+                f"{100 * a:.1f}/{100 * al:.1f}" for a, al in multi.values()
+            ) + ")"  # fmt: skip
+        print(f"{name:45} {cells}{extra}", flush=True)
+    return 0
+
+
+assert math  # used by variants below
+
+if __name__ == "__main__":
+    raise SystemExit(main())
