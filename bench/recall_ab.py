@@ -3,7 +3,7 @@ revision's package against this tree's, question by question, with the dense bas
 timed in the same loop, and every answer compared exactly.
 
     .venv/bin/python -m bench.recall_ab [FILE] [--base REV] [--limit-conversations N]
-        [--rounds R] [--budgets 1000,4000,16000] [--explain]
+        [--rounds R] [--budgets 1000,4000,16000] [--explain] [--deadline]
 
 The base revision's `layers/core/taisce` is taken with `git archive REV` into a
 temporary folder and imported as `taisce_base` (its imports are relative). Each
@@ -63,13 +63,20 @@ def _import_base(revision: str, folder: Path) -> None:
     sys.path.insert(0, str(folder))
 
 
-def _answering(memory: Any, package: str) -> Callable[[str, Any], object]:
+def _answering(memory: Any, package: str, deadline: bool) -> Callable[[str, Any], object]:
     """A side's recall as its body: a revision whose Memory.recall answers with the
-    domain's record has its body made by that revision's api/bodies.py."""
+    domain's record has its body made by that revision's api/bodies.py. With `deadline`,
+    each recall gets one a minute away, as the recall function gives it from Lambda's
+    time left (the calls it bounds then run as the function runs them)."""
     bodies = importlib.import_module(f"{package}.api.bodies")
+    later = importlib.import_module(f"{package}.domain.deadline").Deadline.after
 
     def answer(project: str, request: Any) -> object:
-        found = memory.recall(project, request)
+        found = (
+            memory.recall(project, request, later(60.0))
+            if deadline
+            else memory.recall(project, request)
+        )
         return found if isinstance(found, dict) else bodies.recall(found)
 
     return answer
@@ -101,8 +108,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             base = importlib.import_module("taisce_base.api.wiring").services()
             base_request = importlib.import_module("taisce_base.domain.controls").RecallRequest
             sides = {
-                "before": (_answering(base.memory, "taisce_base"), base_request),
-                "after": (_answering(built.memory, "taisce"), RecallRequest),
+                "before": (_answering(base.memory, "taisce_base", args.deadline), base_request),
+                "after": (_answering(built.memory, "taisce", args.deadline), RecallRequest),
             }
             cache = EmbeddingCache(embedder)
             embed = embed_question(embedder)
@@ -153,6 +160,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--budgets", type=_budgets, default=[1_000, 4_000, 16_000])
     parser.add_argument("--explain", action="store_true", help="ask every recall for `why`")
+    parser.add_argument(
+        "--deadline", action="store_true", help="give every recall a deadline, as Lambda does"
+    )
     args = parser.parse_args(argv)
     if not args.file.is_file():
         print(f"skipped: {args.file} is absent (docs/quality.md says how to make the dataset)")

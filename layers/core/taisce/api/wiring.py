@@ -65,7 +65,7 @@ def open_semantic(settings: Settings, store: object = None) -> Semantic | None:
     index = SqliteVectorIndex(settings.sqlite_path, embedder.dimensions)
     if isinstance(store, SqliteStore):
         _adopt_model(store, index, f"{embedder.name}/{embedder.dimensions}")
-    return _semantic(settings, embedder, index)
+    return _semantic(settings, embedder, index, local_index=True)
 
 
 def _adopt_model(store: SqliteStore, index: SqliteVectorIndex, model: str) -> None:
@@ -121,7 +121,9 @@ def open_opensearch_semantic(settings: Settings, store: object = None) -> Semant
     return _semantic(settings, embedder, index)
 
 
-def _semantic(settings: Settings, embedder: Embedder, index: VectorIndex) -> Semantic:
+def _semantic(
+    settings: Settings, embedder: Embedder, index: VectorIndex, *, local_index: bool = False
+) -> Semantic:
     remote = _across_network(settings)
     # A model across the network is never waited on by storing; a local one is, unless
     # TAISCE_EMBED_ON_WRITE=false leaves it to the worker.
@@ -133,6 +135,8 @@ def _semantic(settings: Settings, embedder: Embedder, index: VectorIndex) -> Sem
         embed_on_write=inline,
         any_language=bool(getattr(embedder, "any_language", False)),
         floors=floors_of(embedder),
+        local_model=not remote,
+        local_index=local_index,
     )
 
 

@@ -31,13 +31,18 @@ class Semantic:
     any_language: bool = False
     # The model's cosine floors (domain/floors.py): each model has its own scale.
     floors: CosineFloors = MINILM_FLOORS
+    # Whether the model and the index run in this process (the local model, the
+    # embedded index): their calls never wait on a network, so a deadline does not
+    # bound them. Bounding costs a thread per call, ~0.6 ms each on 2 cores, a third of
+    # a local recall's time (docs/benchmarks.md); unknown parts are bounded.
+    local_model: bool = False
+    local_index: bool = False
 
     def within(self, deadline: Deadline | None) -> Semantic:
-        """The same model and index, each call bounded by the deadline (domain/deadline.py)."""
-        if deadline is None:
+        """The same model and index, each call across the network bounded by the
+        deadline (domain/deadline.py)."""
+        if deadline is None or (self.local_model and self.local_index):
             return self
-        return replace(
-            self,
-            embedder=DeadlineEmbedder(self.embedder, deadline),
-            index=DeadlineIndex(self.index, deadline),
-        )
+        embedder = self.embedder if self.local_model else DeadlineEmbedder(self.embedder, deadline)
+        index = self.index if self.local_index else DeadlineIndex(self.index, deadline)
+        return replace(self, embedder=embedder, index=index)
