@@ -380,12 +380,12 @@ def test_with_a_model_fact_vectors_rank_on_dynamodb_and_their_calls_are_counted(
     assert body["facts"] and all(f["why"]["similarity"] is not None for f in body["facts"])
     assert body["facts"][0]["predicate"] == "works at"
     # Two index requests for the facts' similarities (with the question, and with the
-    # question without its names for the paths' hop-2 facts: Acme Corp's), two for
-    # passages (meaning, words) and one for the facts nearest the question, which point
-    # at their messages.
+    # question without its names for the paths' hop-2 facts: Acme Corp's), three for
+    # passages (meaning, meaning without the written name "Atlas", words) and one for the
+    # facts nearest the question, which point at their messages.
     assert index.calls == {
         "similarities fact": 2,
-        "search passage": 1,
+        "search passage": 2,
         "search_text passage": 1,
         "search fact": 1,
     }
@@ -770,7 +770,9 @@ def test_with_a_model_a_memory_of_messages_skips_the_spans_on_dynamodb(
         memory.recall(project, RecallRequest.model_validate({"question": question}))
     )
     assert body["degraded"] == [] and body["facts"] == [] and body["passages"]
-    assert embedded == [[question]]  # the question's vector only
+    # One model call: the question's vector and its twin's without the written names
+    # (step 4's topic ranking), none for its spans.
+    assert embedded == [[question, "Where does someone someone work?"]]
     assert "search entity" not in index.calls
     # DynamoDB: the question's names (one BatchGetItem), the entity listing (a Query per
     # shard, in parallel), then the passages found; beside the first wave, the

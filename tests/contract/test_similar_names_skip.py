@@ -77,8 +77,9 @@ def test_no_entity_name_no_span_model_call(store: Any, local_embedder: Any, tmp_
 
     model.calls.clear()
     answer = bodies.recall(memory.recall(project, request))
-    # One model call: the question's; none for its spans ("Caroline", "LGBTQ", ...).
-    assert model.calls == [[QUESTION]]
+    # One model call: the question's (with its twin without the names it writes, for
+    # step 4); none for its spans ("Caroline", "LGBTQ", ...).
+    assert model.calls == [[QUESTION, "When did someone go to the someone support group?"]]
     assert "entity" not in index.searched
     assert answer["degraded"] == [] and answer["facts"] == []
     assert answer["passages"][0]["message_id"] == "m1"
