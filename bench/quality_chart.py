@@ -22,14 +22,15 @@ CHART = ROOT / "docs" / "quality-chart.svg"
 SECTION = "### `locomo-dev.json`"
 METHODS = (
     ("taisce", "Taisce", "#0f766e"),
-    ("hybrid", "hybrid (BM25 + dense, RRF)", "#d97706"),
-    ("dense", "dense (same embedder)", "#2563eb"),
+    ("hybrid-passages", "hybrid, same passages", "#7c3aed"),
+    ("hybrid", "hybrid, whole messages", "#d97706"),
+    ("dense", "dense", "#2563eb"),
     ("bm25", "BM25", "#6b7280"),
     ("recency", "most recent", "#c4c4c4"),
 )
 
 _BUDGET = re.compile(r"^#### max_characters ([\d,]+)$")
-_ROW = re.compile(r"^\| (\w+) \| ([\d.]+)% \|")
+_ROW = re.compile(r"^\| ([\w-]+) \| ([\d.]+)% \|")
 _DATASET = re.compile(r"^- dataset: .*?(\d[\d,]*) questions \((\d[\d,]*) with evidence")
 _RUN = re.compile(r"on commit (\w+)\s*\((\d{4}-\d\d-\d\d)")
 
@@ -77,7 +78,7 @@ def svg(figures: dict[int, dict[str, float]], facts: dict[str, str]) -> str:
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" font-family="Helvetica, Arial, sans-serif" '
         'role="img" aria-labelledby="title desc">',
-        '<title id="title">Evidence recall on LoCoMo: Taisce against four baselines</title>',
+        '<title id="title">Evidence recall on LoCoMo: Taisce against five baselines</title>',
         '<desc id="desc">Share of questions whose evidence messages the bundle covers, '
         "at three character budgets, from the tables of docs/quality.md.</desc>",
         f'<rect width="{width}" height="{height}" fill="#ffffff"/>',

@@ -14,11 +14,12 @@ def test_the_committed_chart_is_drawn_from_the_pages_tables() -> None:
 def test_the_chart_reads_each_method_at_each_budget() -> None:
     figures, facts = read_figures(PAGE.read_text(encoding="utf-8"))
     assert sorted(figures) == [1_000, 4_000, 16_000]
-    assert figures[4_000]["taisce"] == 89.5 and figures[4_000]["hybrid"] == 76.8
-    assert facts == {"questions": "996", "commit": "4d501dc", "date": "2026-12-04"}
+    assert figures[4_000]["taisce"] == 93.3 and figures[4_000]["hybrid"] == 76.8
+    assert figures[4_000]["hybrid-passages"] == 81.7
+    assert facts == {"questions": "996", "commit": "e25e7e6", "date": "2026-12-06"}
     drawn = svg(figures, facts)
-    assert drawn.count("<rect x=") == 3 * 5 + 5  # the bars, then the legend's keys
-    assert "89.5" in drawn and "Recall's settings were chosen" in drawn
+    assert drawn.count("<rect x=") == 3 * 6 + 6  # the bars, then the legend's keys
+    assert "93.3" in drawn and "Recall's settings were chosen" in drawn
 
 
 def test_a_page_without_the_tables_is_refused() -> None:
