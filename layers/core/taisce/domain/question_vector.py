@@ -33,9 +33,9 @@ class Question:
         self.early = early
         self._thread: threading.Thread | None = None
         # Another text the recall will also want a vector of (the question without its
-        # names: domain/question_topic.py). A local model embeds both in one call (two
-        # texts cost little more than one); a model across the network is asked for it
-        # in a thread of its own, beside this one.
+        # names: domain/question_topic.py). A local model embeds both in one call (about
+        # 1.6 times one text, where two calls cost twice); a model across the network is
+        # asked for it in a thread of its own, beside this one.
         self._twin: Question | None = None
         if twin is not None and twin != text:
             self._twin = Question(twin, embedder, early=early)
