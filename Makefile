@@ -6,7 +6,7 @@ DATA ?= data
 HOST ?= 127.0.0.1
 PORT ?= 8080
 
-.PHONY: install run test test-ts lint audit browser screenshots openapi bench bench-quick bench-quality bench-extraction bench-erasure bench-secure-delete bench-load bench-load-quick bench-recall-speed bench-fact-replay bench-recall-ab bench-users bench-fairness bench-erasure-repeats bench-languages bench-model-floors bench-miss-ranks clean sam-install sam-validate sam cold-start
+.PHONY: install run test test-ts lint audit browser screenshots openapi bench bench-quick bench-quality bench-extraction bench-erasure bench-secure-delete bench-load bench-load-quick bench-recall-speed bench-fact-replay bench-passage-replay bench-recall-ab bench-users bench-fairness bench-erasure-repeats bench-languages bench-model-floors bench-miss-ranks clean sam-install sam-validate sam cold-start
 
 # Two steps, each with its stamp: .venv/.runtime is what `make run` needs (the two
 # packages, editable, with their runtime dependencies at the pinned versions, no AWS SDK
@@ -98,6 +98,11 @@ bench-recall-speed: install
 # Step 1's path rule replayed under its variants on one store (docs/API.md, "Paths").
 bench-fact-replay: install
 	$(BIN)/python -m bench.fact_replay $(ARGS)
+
+# Step 4's order of passages replayed under its variants on one store per file
+# (ARGS="FILE", default the LoCoMo messages file; docs/API.md, step 4).
+bench-passage-replay: install
+	$(BIN)/python -m bench.passage_replay $(ARGS)
 
 # Another revision's recall against this tree's, interleaved on one store, answers compared
 # (ARGS="--base REV").

@@ -20,7 +20,6 @@ storing again.
 from __future__ import annotations
 
 import argparse
-import math
 import pickle
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -157,15 +156,32 @@ def _finish(q: Question, fused: Mapping[str, float], neighbour: bool = True) -> 
     return list(pr.distinct_passages(ordered))
 
 
-VARIANTS: dict[str, Order] = {"as committed": committed}
+def with_constants(**values: Any) -> Order:
+    """The committed order with some of domain/passage_ranking.py's constants changed."""
+
+    def order(q: Question) -> list[Passage]:
+        saved = {name: getattr(pr, name) for name in values}
+        for name, value in values.items():
+            setattr(pr, name, value)
+        try:
+            return committed(q)
+        finally:
+            for name, value in saved.items():
+                setattr(pr, name, value)
+
+    return order
 
 
-def variant(name: str) -> Callable[[Order], Order]:
-    def register(order: Order) -> Order:
-        VARIANTS[name] = order
-        return order
-
-    return register
+VARIANTS: dict[str, Order] = {
+    "as committed": committed,
+    "no topic ranking": with_constants(TOPIC_WEIGHT=0.0),
+    "topic ranking at 0.7": with_constants(TOPIC_WEIGHT=0.7),
+    "topic ranking at 1.5": with_constants(TOPIC_WEIGHT=1.5),
+    "neighbour 0.075": with_constants(NEIGHBOUR=0.075),
+    "neighbour 0.2": with_constants(NEIGHBOUR=0.2),
+    "neighbour 0.4": with_constants(NEIGHBOUR=0.4),
+    "no topic ranking, neighbour 0.075": with_constants(TOPIC_WEIGHT=0.0, NEIGHBOUR=0.075),
+}
 
 
 def evaluate(data: Capture, order: Order) -> dict[str, dict[int, tuple[float, float]]]:
@@ -229,8 +245,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:45} {cells}{extra}", flush=True)
     return 0
 
-
-assert math  # used by variants below
 
 if __name__ == "__main__":
     raise SystemExit(main())
