@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.replay_evidence import BUDGETS, Figures, evidence_recall, figures_line
 from taisce.domain import fact_ranking, fact_step
 from taisce.domain.budget import fact_characters, item_characters
 from taisce.evaluation.dataset import load_dataset
@@ -33,7 +34,6 @@ from taisce.evaluation.harness import embedded_run, gateway_run, store_conversat
 from taisce.evaluation.quality import ROLES
 
 DEFAULT_FILE = Path("bench/data/dev.json")
-BUDGETS = (1000, 4000, 16000)
 
 
 @dataclass
@@ -173,29 +173,19 @@ def facts_of(step: Mapping[str, Any], variant: Variant) -> list[tuple[int, set[s
     return chosen
 
 
-def evaluate(data: Capture, variant: Variant) -> dict[str, dict[int, tuple[float, float]]]:
+def evaluate(data: Capture, variant: Variant) -> Figures:
     """Evidence any / all per budget, over all questions and per category."""
-    counts: dict[str, dict[int, list[int]]] = {}
-    for q in data.questions:
-        items = [f for step in q.steps for f in facts_of(step, variant)]
-        items += q.reports + q.passages
-        for budget in BUDGETS:
-            characters = 0
-            covered: set[str] = set()
-            for rows, (size, cited) in enumerate(items):
-                if rows >= data.max_rows or characters + size > budget:
-                    break
-                characters += size
-                covered |= cited
-            for key in ("all", q.category):
-                c = counts.setdefault(key, {b: [0, 0, 0] for b in BUDGETS})[budget]
-                c[0] += 1
-                c[1] += bool(covered & q.evidence)
-                c[2] += q.evidence <= covered
-    return {
-        key: {b: (c[1] / c[0], c[2] / c[0]) for b, c in by_budget.items()}
-        for key, by_budget in counts.items()
-    }
+    return evidence_recall(
+        (
+            (
+                q.category,
+                q.evidence,
+                [f for step in q.steps for f in facts_of(step, variant)] + q.reports + q.passages,
+            )
+            for q in data.questions
+        ),
+        data.max_rows,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -210,17 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{args.file}: {len(data.questions)} questions with evidence; any / all at "
           + " / ".join(f"{b:,}" for b in BUDGETS))  # fmt: skip
     for variant in VARIANTS:
-        result = evaluate(data, variant)
-        cells = "  ".join(f"{100 * a:.1f}/{100 * al:.1f}" for a, al in result["all"].values())
-        multi = result.get("multi-hop")
-        extra = ""
-        if multi:
-            extra = (
-                "  (multi-hop "
-                + "  ".join(f"{100 * a:.1f}/{100 * al:.1f}" for a, al in multi.values())
-                + ")"
-            )
-        print(f"{variant.name:45} {cells}{extra}")
+        print(figures_line(variant.name, evaluate(data, variant)))
     return 0
 
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.replay_evidence import BUDGETS, Figures, evidence_recall, figures_line
 from taisce.domain import passage_ranking as pr
 from taisce.domain import passage_step
 from taisce.domain.budget import item_characters, passage_characters
@@ -37,7 +38,6 @@ from taisce.evaluation.harness import embedded_run, gateway_run, store_conversat
 from taisce.evaluation.quality import ROLES
 
 DEFAULT_FILE = Path("../shared/bench/locomo/locomo-dev.json")
-BUDGETS = (1000, 4000, 16000)
 
 
 @dataclass
@@ -184,32 +184,25 @@ VARIANTS: dict[str, Order] = {
 }
 
 
-def evaluate(data: Capture, order: Order) -> dict[str, dict[int, tuple[float, float]]]:
+def evaluate(data: Capture, order: Order) -> Figures:
     """Evidence any / all per budget, over all questions and per category."""
-    counts: dict[str, dict[int, list[int]]] = {}
-    for q in data.questions:
-        items = list(q.before)
-        items += [
-            (passage_characters(p), {q.dataset_id.get(p.message_id, p.message_id)})
-            for p in order(q)
-        ]
-        for budget in BUDGETS:
-            characters = 0
-            covered: set[str] = set()
-            for rows, (size, cited) in enumerate(items):
-                if rows >= data.max_rows or characters + size > budget:
-                    break
-                characters += size
-                covered |= cited
-            for key in ("all", q.category):
-                c = counts.setdefault(key, {b: [0, 0, 0] for b in BUDGETS})[budget]
-                c[0] += 1
-                c[1] += bool(covered & q.evidence)
-                c[2] += q.evidence <= covered
-    return {
-        key: {b: (c[1] / c[0], c[2] / c[0]) for b, c in by_budget.items()}
-        for key, by_budget in counts.items()
-    }
+    return evidence_recall(
+        (
+            (
+                q.category,
+                q.evidence,
+                [
+                    *q.before,
+                    *(
+                        (passage_characters(p), {q.dataset_id.get(p.message_id, p.message_id)})
+                        for p in order(q)
+                    ),
+                ],
+            )
+            for q in data.questions
+        ),
+        data.max_rows,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -234,15 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, order in VARIANTS.items():
         if args.only and args.only not in name and name != "as committed":
             continue
-        result = evaluate(data, order)
-        cells = "  ".join(f"{100 * a:.1f}/{100 * al:.1f}" for a, al in result["all"].values())
-        multi = result.get("multi-hop")
-        extra = ""
-        if multi:
-            extra = "  (multi-hop " + "  ".join(
-                f"{100 * a:.1f}/{100 * al:.1f}" for a, al in multi.values()
-            ) + ")"  # fmt: skip
-        print(f"{name:45} {cells}{extra}", flush=True)
+        print(figures_line(name, evaluate(data, order)), flush=True)
     return 0
 
 
