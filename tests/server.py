@@ -71,6 +71,11 @@ def start_server(
     environ = {k: v for k, v in os.environ.items() if not k.startswith("TAISCE_")}
     # Embeddings are off unless a test asks for them: the model is slow to load.
     environ.update({"TAISCE_EMBEDDINGS": "none", **(env or {})})
+    if "--processes" not in args:
+        # Two handler slots (this process and one more) unless a test asks for more:
+        # each handler process imports every handler and loads the model where one is
+        # set, and the suite starts many servers; the default of four doubled that CPU.
+        args = (*args, "--processes", "2")
     if "--refused-credentials" not in args:
         # The suite sends many refused credentials from one address on purpose; the
         # throttle's own tests (test_http_throttle.py) start servers with it on.

@@ -257,6 +257,7 @@ def serving_demo(data: Path, **env: str) -> Iterator[Demo]:
         [
             sys.executable,
             *("-m", "taisce.cli", "serve", "--port", "0", "--demo", "--data", str(data)),
+            *("--processes", "2"),  # the default of four is tested by tests/packaging
         ],
         cwd=ROOT,
         env=_environ() | env,

@@ -6,6 +6,7 @@ lower CPU priority."""
 from __future__ import annotations
 
 import sqlite3
+import subprocess
 import sys
 import threading
 import time
@@ -112,3 +113,19 @@ def test_sigterm_mid_erasure_stops_within_seconds_and_the_erasure_resumes(
             assert "ab ab" not in str(message)
     finally:
         again.stop()
+
+
+def test_sigterm_as_soon_as_the_server_says_it_serves_stops_it_cleanly(tmp_path: Path) -> None:
+    """A SIGTERM sent the moment `serving` is printed, before the HTTP server has put its
+    own signal handlers in, still stops the server, gracefully (exit 0, not killed by the
+    signal): such a signal used to be swallowed and the server ran on."""
+    for attempt in range(3):
+        server = start_server(tmp_path / str(attempt), args=("--processes", "1"))
+        server.process.terminate()
+        try:
+            server.process.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.process.kill()
+            server.process.communicate()
+            raise AssertionError(f"attempt {attempt}: SIGTERM did not stop the server") from None
+        assert server.process.returncode == 0, f"attempt {attempt}: {server.process.returncode}"

@@ -155,6 +155,20 @@ async def _serve(args: argparse.Namespace) -> bool:
         await sandboxes.start()  # each imports every handler: a broken one stops us here
         worker = BackgroundWorker()  # once per server, whatever the process count
         await worker.started()
+        throttle = CredentialThrottle.per_minute(args.refused_credentials)
+        # Below the descriptor limit: accepting never fails for want of descriptors.
+        most = total_limit(args.processes)
+        limits = ConnectionLimits(args.client_connections, min(args.connections or most, most))
+        quiet_loop_errors(asyncio.get_running_loop())
+        shares = ProjectShares(services().credentials.project_for)
+        server = make_server(App(gateway, sandboxes, throttle, shares), limits)
+        # uvicorn stops gracefully on SIGINT and SIGTERM once serve() has put its own
+        # handlers in, then raises the signal again with the handlers it found. Ours
+        # ask the server to stop: a signal sent after the line below is printed but
+        # before serve() took the signals stops it as soon as it starts (it was lost,
+        # and the server ran on), and the processes below stop in order either way.
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: setattr(server, "should_exit", True))
         host, port = sock.getsockname()[:2]
         url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
         print(f"taisce serving {url} (data in {settings.data_dir.resolve()})", flush=True)
@@ -169,17 +183,6 @@ async def _serve(args: argparse.Namespace) -> bool:
             )
             print(f"  or open {url}/ui in a browser and paste the credential on the next line.")
             print(secret, flush=True)
-        # uvicorn stops gracefully on SIGINT and SIGTERM, then raises the signal again
-        # with the handlers it found: ours let the processes below stop in order.
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, lambda *_: None)
-        throttle = CredentialThrottle.per_minute(args.refused_credentials)
-        # Below the descriptor limit: accepting never fails for want of descriptors.
-        most = total_limit(args.processes)
-        limits = ConnectionLimits(args.client_connections, min(args.connections or most, most))
-        quiet_loop_errors(asyncio.get_running_loop())
-        shares = ProjectShares(services().credentials.project_for)
-        server = make_server(App(gateway, sandboxes, throttle, shares), limits)
         await server.serve(sockets=[sock])
     finally:
         # Within seconds whatever runs (sandboxes.py): the worker and the handler
