@@ -393,8 +393,8 @@ def test_with_a_model_fact_vectors_rank_on_dynamodb_and_their_calls_are_counted(
     # found (a Query per message they come from); beside the first wave, the project's
     # pending erasures. The facts nearest the question are all facts steps 1 read
     # (hops 1 and 2), so following them to their messages reads nothing more. Last, the
-    # passage's message, for its occurred_at and recorded_at (a GetItem per message).
-    assert meter.sent == {"BatchGetItem": 1, "Query": 1 + 2 + 1 + 1, "GetItem": 1}
+    # passages' messages, for their occurred_at and recorded_at (one BatchGetItem).
+    assert meter.sent == {"BatchGetItem": 2, "Query": 1 + 2 + 1 + 1}
     assert meter.waves() == 5
     assert meter.beside_first_wave()
 
@@ -775,8 +775,9 @@ def test_with_a_model_a_memory_of_messages_skips_the_spans_on_dynamodb(
     assert embedded == [[question, "Where does someone someone work?"]]
     assert "search entity" not in index.calls
     # DynamoDB: the question's names (one BatchGetItem), the entity listing (a Query per
-    # shard, in parallel), then the passages found; beside the first wave, the
-    # project's pending erasures. No BatchGetItem confirms a similar name.
-    assert meter.sent["BatchGetItem"] == 1
+    # shard, in parallel), then the passages found and their messages' times (one
+    # BatchGetItem); beside the first wave, the project's pending erasures. No
+    # BatchGetItem confirms a similar name.
+    assert meter.sent["BatchGetItem"] == 2
     assert meter.sent["Query"] >= LISTING_SHARDS + PENDING_ERASURES
     assert meter.beside_first_wave()
