@@ -309,7 +309,7 @@ def test_the_client_wheel_works_on_python_3_10(
     folder = tmp_path / "venv310"
     _run(python310, "-m", "venv", folder)
     python = folder / "bin" / "python"
-    pip = (python, "-m", "pip", "install", "-q", "--disable-pip-version-check")
+    pip = (python, "-m", "pip", "install", "-q", "--no-compile", "--disable-pip-version-check")
     _run(*pip, f"{wheels.client}[mcp]")
     script = (
         "import sys, taisce_client, taisce_client.mcp_server\n"

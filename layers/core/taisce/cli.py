@@ -152,9 +152,13 @@ async def _serve(args: argparse.Namespace) -> bool:
     sandboxes = Sandboxes(template, args.processes, gateway)
     worker: BackgroundWorker | None = None
     try:
-        await sandboxes.start()  # each imports every handler: a broken one stops us here
-        worker = BackgroundWorker()  # once per server, whatever the process count
-        await worker.started()
+        # The worker (once per server, whatever the process count) and the handler
+        # processes (each imports every handler: a broken one stops us here) start side
+        # by side, as each takes a second or more to import.
+        worker = BackgroundWorker()
+        starting = await asyncio.gather(sandboxes.start(), worker.started(), return_exceptions=True)
+        if failed := [r for r in starting if isinstance(r, BaseException)]:
+            raise failed[0]
         throttle = CredentialThrottle.per_minute(args.refused_credentials)
         # Below the descriptor limit: accepting never fails for want of descriptors.
         most = total_limit(args.processes)
