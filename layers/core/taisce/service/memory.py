@@ -471,9 +471,9 @@ class Memory(ErasureCases, BackgroundWork):
             return self._dated(project, hide_pending(answer, view.keys, view.spared))
 
     def _dated(self, project: str, answer: RecallAnswer) -> RecallAnswer:
-        """The recalled passages with their message's occurred_at and recorded_at: their
-        messages in one batch read (a message a read cost a 16,000-character recall
-        dozens of SQLite queries, or of DynamoDB GetItems)."""
+        """The recalled passages with their message's occurred_at and recorded_at, their
+        messages read in one batch (read one at a time, they cost a 16,000-character
+        recall dozens of SQLite queries or DynamoDB GetItems)."""
         ids = list(dict.fromkeys(r.passage.message_id for r in answer.passages))
         if not ids:
             return answer
