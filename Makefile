@@ -12,7 +12,13 @@ PORT ?= 8080
 # packages, editable, with their runtime dependencies at the pinned versions, no AWS SDK
 # and no tools); .venv/.dev adds the tools and the AWS SDKs (`make install`, which every
 # other target uses). docs/packages.md has both sizes.
-PIP := $(BIN)/python -m pip install -q --disable-pip-version-check
+# uv installs the pinned packages (the versions pip would pick: the pins and the ranges
+# are the same files) in seconds where pip takes minutes; pip, which every venv has,
+# installs uv itself at this version. uv reads its own settings, not pip's: behind a
+# package mirror, set UV_DEFAULT_INDEX (docs/packages.md).
+UV_PIN := uv==0.13.8
+BOOTSTRAP_UV = $(1)/bin/python -m pip install -q --disable-pip-version-check $(UV_PIN)
+INSTALL := $(BIN)/uv pip install -q --python $(BIN)/python
 PINNED := layers/core/requirements.txt layers/local-model/requirements.txt requirements-local.txt
 
 install: $(VENV)/.dev
@@ -23,13 +29,15 @@ $(VENV)/.runtime: pyproject.toml clients/python/pyproject.toml $(PINNED)
 	$(PYTHON) -m venv $(VENV)
 	@# The server's distribution was named taisce before it was taisce-server.
 	@$(BIN)/python -m pip uninstall -q -y taisce >/dev/null 2>&1 || true
-	@# --no-compile: Python caches the bytecode of the modules it imports when it first
-	@# runs them, rather than pip compiling every file of every package (52 MB, tests too).
-	$(PIP) --no-compile $(addprefix -c ,$(PINNED)) -e . -e clients/python
+	$(call BOOTSTRAP_UV,$(VENV))
+	@# No bytecode compiled ahead (uv's default): Python caches the bytecode of the
+	@# modules it imports when it first runs them, rather than every file of every
+	@# package being compiled (52 MB, tests too).
+	$(INSTALL) $(addprefix -c ,$(PINNED)) -e . -e clients/python
 	@touch $@
 
 $(VENV)/.dev: $(VENV)/.runtime requirements-dev.txt
-	$(PIP) $(addprefix -r ,$(PINNED)) -r requirements-dev.txt
+	$(INSTALL) $(addprefix -r ,$(PINNED)) -r requirements-dev.txt
 	@touch $@
 
 run: $(VENV)/.runtime
@@ -137,7 +145,8 @@ sam-install: $(SAM_VENV)/.installed
 
 $(SAM_VENV)/.installed: requirements-sam.txt
 	$(PYTHON) -m venv $(SAM_VENV)
-	$(SAM_VENV)/bin/python -m pip install -q --disable-pip-version-check -r requirements-sam.txt
+	$(call BOOTSTRAP_UV,$(SAM_VENV))
+	$(SAM_VENV)/bin/uv pip install -q --python $(SAM_VENV)/bin/python -r requirements-sam.txt
 	@touch $@
 
 sam-validate: sam-install
