@@ -18,8 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import numpy as np
-
 # How many of the order's first passages are reordered, and the weight of the score
 # against the likeness to those placed before.
 DIVERSE_DEPTH = 20
@@ -38,6 +36,8 @@ def diversify(
     with_vector = [pid for pid in head if pid in vectors]
     like: dict[tuple[str, str], float] = {}
     if len(with_vector) > 1:
+        import numpy as np  # here: a handler's cold start does without it until a recall needs it
+
         matrix = np.asarray([vectors[pid] for pid in with_vector], dtype=np.float64)
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         matrix = matrix / np.where(norms > 0.0, norms, 1.0)
