@@ -18,7 +18,8 @@ PORT ?= 8080
 # package mirror, set UV_DEFAULT_INDEX (docs/packages.md).
 UV_PIN := uv==0.13.8
 BOOTSTRAP_UV = $(1)/bin/python -m pip install -q --disable-pip-version-check $(UV_PIN)
-INSTALL := $(BIN)/uv pip install -q --python $(BIN)/python
+UV_INSTALL = $(1)/bin/uv pip install -q --python $(1)/bin/python
+INSTALL := $(call UV_INSTALL,$(VENV))
 PINNED := layers/core/requirements.txt layers/local-model/requirements.txt requirements-local.txt
 
 install: $(VENV)/.dev
@@ -146,7 +147,7 @@ sam-install: $(SAM_VENV)/.installed
 $(SAM_VENV)/.installed: requirements-sam.txt
 	$(PYTHON) -m venv $(SAM_VENV)
 	$(call BOOTSTRAP_UV,$(SAM_VENV))
-	$(SAM_VENV)/bin/uv pip install -q --python $(SAM_VENV)/bin/python -r requirements-sam.txt
+	$(call UV_INSTALL,$(SAM_VENV)) -r requirements-sam.txt
 	@touch $@
 
 sam-validate: sam-install

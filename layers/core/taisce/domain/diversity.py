@@ -34,18 +34,20 @@ def diversify(
     top = scores.get(head[0], 0.0) if head else 0.0
     if len(head) < 2 or top <= 0.0:
         return [*head, *tail]
-    with_vector = [pid for pid in head if pid in vectors]
-    like: dict[tuple[str, str], float] = {}
-    if len(with_vector) > 1:
+    row = {pid: n for n, pid in enumerate(pid for pid in head if pid in vectors)}
+    cosines: list[list[float]] = []
+    if len(row) > 1:
         import numpy as np  # here: a handler's cold start does without it until a recall needs it
 
-        matrix = np.asarray([vectors[pid] for pid in with_vector], dtype=np.float64)
+        matrix = np.asarray([vectors[pid] for pid in row], dtype=np.float64)
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         matrix = matrix / np.where(norms > 0.0, norms, 1.0)
-        cosines = matrix @ matrix.T
-        for i, a in enumerate(with_vector):
-            for j, b in enumerate(with_vector):
-                like[a, b] = float(cosines[i, j])
+        cosines = (matrix @ matrix.T).tolist()
+
+    def like(a: str, b: str) -> float:
+        """Their cosine; 0 (like none) where either has no vector."""
+        return cosines[row[a]][row[b]] if cosines and a in row and b in row else 0.0
+
     placed: list[str] = []
     nearest = dict.fromkeys(head, -1.0)  # each one's largest cosine with those placed
     left = list(head)
@@ -61,5 +63,5 @@ def diversify(
         left.remove(best)
         placed.append(best)
         for pid in left:
-            nearest[pid] = max(nearest[pid], like.get((pid, best), 0.0))
+            nearest[pid] = max(nearest[pid], like(pid, best))
     return [*placed, *tail]

@@ -39,6 +39,7 @@ from .ports.vectors import VectorIndex
 from .question_vector import Meaning, Question, attempt
 from .recall_context import RecallContext
 from .recalled import PassageWhy, RecalledPassage
+from .search import passage_message_id
 
 logger = logging.getLogger(__name__)
 
@@ -149,7 +150,7 @@ def _fused(hits: _Hits, ranks: Mapping[str, int], in_bundle: frozenset[str]) -> 
         fused[pid] += added
     if in_bundle:
         for pid in fused:
-            if _message_of(pid) in in_bundle:
+            if passage_message_id(pid) in in_bundle:
                 fused[pid] *= CITED_SHARE
     return fused
 
@@ -201,11 +202,6 @@ def _ordered(
     if asked.when:
         ordered = reorder_head(ordered, raised, asked, head)
     return ordered
-
-
-def _message_of(passage_id: str) -> str:
-    """A passage's message: its id is its message's id, "#", its number (domain/ingest.py)."""
-    return passage_id.rpartition("#")[0]
 
 
 def _diverse(
