@@ -61,11 +61,13 @@ class Demo:
         return self.server.client(self.secret)
 
 
-# One server and one browser for every file here: each start costs seconds on a busy
-# machine; the tests that change memory use a project of their own. Package-scoped, not
-# session: Playwright's sync API keeps an event loop running in this thread until it
-# stops, and the async tests of the files after these could not run their own.
-@pytest.fixture(scope="package")
+# One server for every file here (a test worker's whole session: the worker runs these
+# files between others, and a package-scoped server was started again each time it
+# came back, seconds each on a busy machine); the tests that change memory use a
+# project of their own. The browser is package-scoped: Playwright's sync API keeps an
+# event loop running in this thread until it stops, and the async tests of the files
+# after these could not run their own.
+@pytest.fixture(scope="session")
 def demo_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
     """`taisce serve` with the demo memory (as `make run` loads it) in a project, and the
     local embedding model (as `make run` has it), so that recalls find passages too."""

@@ -136,19 +136,29 @@ def _read(store: DynamoDbStore, project: str) -> tuple[Any, ...]:
     )
 
 
-@pytest.fixture(scope="module")
-def own_table(moto_dynamodb: MotoDynamoDb) -> MotoDynamoDb:
-    """A table of this file's own on the session's server: the test looks at its
-    projects by Scan, and a Scan of the shared table reads every other test's items
-    (it made this file take a minute and a half late in the session)."""
-    return moto_dynamodb.table_named("taisce-batch-faults")
+def _tables(
+    moto: MotoDynamoDb, name: str, code: Any, observer: Any
+) -> tuple[DynamoDbStore, DynamoDbStore]:
+    """The code's store and the test's observer, through these clients, on a table of
+    their own: the test looks at a project by Scan, and a Scan reads the whole table (on
+    the shared one, every other test's items; on one table for every attempt, all the
+    attempts before it: two thirds of this file's time)."""
+    table = moto.table_named(name).table
+    return (
+        DynamoDbStore(table, client=code, direct_reads=False),
+        DynamoDbStore(table, client=observer),
+    )
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_a_batch_failing_at_any_call_is_all_or_nothing(own_table: MotoDynamoDb, case: str) -> None:
-    dynamo = DynamoDbStore(own_table.table, client=own_table.client(), direct_reads=False)
-    # Its Scans are the test's look at the table, recorded apart (tests/conftest.py).
-    observer = DynamoDbStore(own_table.table, client=own_table.observer_client())
+def test_a_batch_failing_at_any_call_is_all_or_nothing(
+    moto_dynamodb: MotoDynamoDb, case: str
+) -> None:
+    slug = case.replace(" ", "-")
+    # The failures are injected into the code's client; the observer's Scans are the
+    # test's look at the table, recorded apart (tests/conftest.py).
+    clients = moto_dynamodb.client(), moto_dynamodb.observer_client()
+    dynamo, observer = _tables(moto_dynamodb, f"taisce-batch-faults-{slug}", *clients)
     faults = FailNth(dynamo.client)
 
     clean = unique("clean")
@@ -162,6 +172,7 @@ def test_a_batch_failing_at_any_call_is_all_or_nothing(own_table: MotoDynamoDb, 
     assert calls >= 2  # more than one call: there is a "part-way"
 
     for n in range(1, calls + 1):
+        dynamo, observer = _tables(moto_dynamodb, f"taisce-batch-faults-{slug}-{n}", *clients)
         project = unique(f"fail{n}")
         seed, write = CASES[case](project)
         seed(dynamo)

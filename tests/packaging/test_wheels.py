@@ -1,5 +1,5 @@
 """The two packages as a user gets them: both wheels built from this checkout, installed
-alone in a fresh venv (pip resolves their dependencies within the ranges they declare, as
+alone in a fresh venv (their dependencies resolved within the ranges they declare, as
 for anyone), `taisce serve --demo` started from that venv outside the checkout, and the
 demo recalled through the installed client over real HTTP.
 
@@ -84,13 +84,20 @@ def wheels(tmp_path_factory: pytest.TempPathFactory) -> Wheels:
     return Wheels(server, client)
 
 
+def _install(python: Path, *requirements: str | Path) -> None:
+    """Install into the venv of `python` as `pip install` would, by the uv that `make
+    install` puts beside this interpreter (it reads the same metadata and ranges; pip
+    took a minute of the suite's time for these two venvs)."""
+    uv = Path(sys.executable).parent / "uv"
+    _run(uv, "pip", "install", "-q", "--python", python, *requirements)
+
+
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory: pytest.TempPathFactory, wheels: Wheels) -> Path:
     """A fresh venv holding the two wheels and what they depend on, nothing else."""
     folder = tmp_path_factory.mktemp("venv") / "venv"
     _run(sys.executable, "-m", "venv", folder)
-    pip = (folder / "bin" / "python", "-m", "pip", "install", "-q", "--no-compile")
-    _run(*pip, "--disable-pip-version-check", wheels.server, wheels.client)
+    _install(folder / "bin" / "python", wheels.server, wheels.client)
     return folder
 
 
@@ -309,8 +316,7 @@ def test_the_client_wheel_works_on_python_3_10(
     folder = tmp_path / "venv310"
     _run(python310, "-m", "venv", folder)
     python = folder / "bin" / "python"
-    pip = (python, "-m", "pip", "install", "-q", "--no-compile", "--disable-pip-version-check")
-    _run(*pip, f"{wheels.client}[mcp]")
+    _install(python, f"{wheels.client}[mcp]")
     script = (
         "import sys, taisce_client, taisce_client.mcp_server\n"
         "with taisce_client.Client() as c:\n"

@@ -16,14 +16,17 @@ import sqlite3
 import threading
 from collections.abc import Collection, Sequence
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ...domain.model import Hit, Role, VectorItem, VectorKind
 from ...domain.ports.vectors import VectorIndexError
 from ...domain.scope import best_hits, partitions
 from .file import SqliteFile, add_columns
-from .matrix import Matrix
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .matrix import Matrix
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS vectors (
@@ -196,6 +199,11 @@ def purge_text(db: sqlite3.Connection) -> None:
 
 
 def _blob(vector: Sequence[float], dimensions: int) -> np.ndarray:
+    # numpy (and the matrix) only once a vector is written or searched: every `taisce`
+    # command and every local handler process opens this index, and numpy is a third
+    # of their start when no model is set.
+    import numpy as np
+
     array = np.asarray(vector, dtype=np.float32)
     if array.shape != (dimensions,):
         raise VectorIndexError(f"a vector must have {dimensions} dimensions")
@@ -316,6 +324,10 @@ class SqliteVectorIndex:
         return int(row[0]) if row else 0
 
     def _matrix(self, project: str, kind: str) -> Matrix:
+        import numpy as np
+
+        from .matrix import Matrix
+
         db = self.file.db()
         version = self._version(db, project, kind)
         with self._lock:
@@ -342,6 +354,8 @@ class SqliteVectorIndex:
         k: int,
         roles: Collection[Role] | None = None,
     ) -> list[Hit]:
+        import numpy as np
+
         query = _blob(vector, self.dimensions)
         matrix = self._matrix(project, kind)
         with self._lock:
