@@ -1,7 +1,8 @@
 """`explain` shows the factors of a passage's fused score in step 4, on both stores: the
 share left by its own message's passages ahead of it, the share its neighbouring
-messages gave it, and the asked time's factor, each only where it applied (null
-elsewhere)."""
+messages gave it, the asked time's factor, the share kept when a fact in the bundle
+cites its message, and the places the diverse head moved it, each only where it applied
+(null elsewhere)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,12 @@ from typing import Any
 
 import pytest
 
-from taisce.domain import passage_ranking
+from taisce.api import bodies
+from taisce.domain import diversity, passage_ranking
+from taisce.domain.controls import RecallRequest
+from taisce.domain.ingest import FactsRequest
 from taisce.domain.passage_ranking import DAY_BOOST, MONTH_BOOST, SIBLING, WHEN_BOOST
+from taisce.domain.passage_step import CITED_SHARE
 from taisce.service.memory import Memory
 from tests.contract.factories import unique
 from tests.contract.passage_recall import recalled_passages, store_embedded
@@ -94,3 +99,72 @@ def test_the_neighbours_share_shows_what_they_gave(
     assert {pid: w["message_share"] for pid, w in alone.items()} == {
         pid: w["message_share"] for pid, w in why.items()
     }
+
+
+def test_a_passage_of_a_message_a_fact_above_cites_shows_the_share_it_kept(
+    semantic_memory: Memory,
+) -> None:
+    project = unique("why-cited")
+    messages = [{"id": i, "role": "user", "content": c, "occurred_at": t} for i, c, t in MESSAGES]
+    store_embedded(semantic_memory, project, messages)
+    fact = {
+        "subject": "Atlas",
+        "predicate": "took out",
+        "object": "the sailing boat",
+        "object_kind": "value",
+        "source_role": "user",
+        "message_id": "m2",
+    }
+    semantic_memory.store_facts(project, FactsRequest.model_validate({"facts": [fact]}))
+    semantic_memory.index_pending(project)
+    question = "When did Atlas take the sailing boat out?"
+    body = {"question": question, "surfaces": ["facts", "passages"], "explain": True}
+    answer = bodies.recall(semantic_memory.recall(project, RecallRequest.model_validate(body)))
+    assert [f["message_id"] for f in answer["facts"]] == ["m2"]
+    why = {p["id"]: p["why"] for p in answer["passages"]}
+    assert why["m2#0"]["cited_share"] == CITED_SHARE
+    assert "a fact above cites its message (kept 25% of its score)" in why["m2#0"]["reason"]
+    assert all(w["cited_share"] is None for pid, w in why.items() if pid != "m2#0")
+    # Without the fact in the bundle, no passage yields to it.
+    alone = whys(semantic_memory, project, question)
+    assert alone["m2#0"]["cited_share"] is None
+    assert all("cites its message" not in w["reason"] for w in alone.values())
+
+
+# Passages that say one thing in other words (too few words alike to be dropped as
+# repeats), and two on other things about sailing.
+ALIKE = [
+    ("a1", "The sailing boat has a blue and white hull."),
+    ("a2", "Our yacht is moored in the harbour, painted in blue and white."),
+    ("a3", "That little sailboat of ours is coloured blue with white stripes."),
+    ("b1", "The sailing club meets on Thursdays by the pier."),
+    ("b2", "Sailing lessons for the children cost twenty euros an hour."),
+]
+
+
+def test_a_passage_the_diverse_head_moved_shows_by_how_many_places(
+    semantic_memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = unique("why-diverse")
+    store_embedded(
+        semantic_memory, project, [{"id": i, "role": "user", "content": c} for i, c in ALIKE]
+    )
+    question = "Tell me about the sailing boat."
+    diverse = passages(semantic_memory, project, question, explain=True)
+    shifts = {p["id"]: p["why"]["diversity_shift"] for p in diverse}
+    assert any(s is not None for s in shifts.values()), shifts  # the data moves some
+    # With the score alone deciding, nothing moves, and each moved passage was exactly
+    # that many places away from where the diverse head put it.
+    monkeypatch.setattr(diversity, "DIVERSE_WEIGHT", 1.0)
+    plain = [p["id"] for p in passages(semantic_memory, project, question, explain=True)]
+    placed = [p["id"] for p in diverse]
+    assert sorted(plain) == sorted(placed) and plain != placed
+    for pid, shift in shifts.items():
+        assert placed.index(pid) - plain.index(pid) == (shift or 0), (pid, plain, placed)
+    moved = next(p for p in diverse if p["why"]["diversity_shift"])
+    shift = moved["why"]["diversity_shift"]
+    places = f"{abs(shift)} place{'s' if abs(shift) > 1 else ''}"
+    where = f"moved {places} {'later' if shift > 0 else 'earlier'}"
+    assert f"{where} so that the first passages say different things" in moved["why"]["reason"]
+    unmoved = passages(semantic_memory, project, question, explain=True)
+    assert all(p["why"]["diversity_shift"] is None for p in unmoved)

@@ -1010,6 +1010,16 @@ export interface components {
              * @description Factor of the time the question asks about (month 3, day 4, a stated time for 'when' 2, multiplied); null if none applied.
              */
             time_factor?: number | null;
+            /**
+             * Cited Share
+             * @description Share of its fused score kept because a fact in the bundle cites its message (0.25); null if none does.
+             */
+            cited_share?: number | null;
+            /**
+             * Diversity Shift
+             * @description Places it moved when the first 20 passages of the ranking were reordered so that they say different things (positive: later; negative: earlier); null if it kept its place.
+             */
+            diversity_shift?: number | null;
         };
         /** PreviewName */
         PreviewName: {

@@ -352,6 +352,8 @@ def recalled_passage(item: RecalledPassage) -> Body:
             "message_share": _signal(why.message_share),
             "neighbour_share": _signal(why.neighbour_share),
             "time_factor": _signal(why.time_factor),
+            "cited_share": _signal(why.cited_share),
+            "diversity_shift": why.diversity_shift,
         }
     return body
 

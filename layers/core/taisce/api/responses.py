@@ -195,6 +195,17 @@ class PassageWhy(BaseModel):
         description="Factor of the time the question asks about (month 3, day 4, a stated "
         "time for 'when' 2, multiplied); null if none applied.",
     )
+    cited_share: Signal = Field(
+        default=None,
+        description="Share of its fused score kept because a fact in the bundle cites its "
+        "message (0.25); null if none does.",
+    )
+    diversity_shift: int | None = Field(
+        default=None,
+        description="Places it moved when the first 20 passages of the ranking were "
+        "reordered so that they say different things (positive: later; negative: earlier); "
+        "null if it kept its place.",
+    )
 
 
 class RecalledFact(Fact):

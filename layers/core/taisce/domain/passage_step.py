@@ -83,6 +83,8 @@ class _Scores:
     fused: dict[str, float]
     spread: dict[str, float]
     raised: dict[str, float]
+    # The messages cited by the bundle's facts: their passages kept CITED_SHARE.
+    cited: frozenset[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,16 +111,19 @@ def passage_step(ctx: RecallContext, meaning: Meaning) -> set[str]:
     ranks = _cited_messages(
         ctx.store, ctx.project, meaning.question, meaning.index, ctx.roles, ctx.filters, ctx.read
     )
-    fused = _fused(hits, ranks, _cited_in_bundle(ctx))
+    cited = _cited_in_bundle(ctx)
+    fused = _fused(hits, ranks, cited)
     # A message's later passages yield to other messages (domain/passage_ranking.py).
     spread = spread_messages(fused)
     asked = asked_time(ctx.question)
     pool = _pool(ctx, hits, spread, asked)
-    scores = _Scores(fused, spread, add_neighbours(spread, pool.positions))
-    # The passages the "when" factor was applied to (all of them when dated).
+    scores = _Scores(fused, spread, add_neighbours(spread, pool.positions), cited)
+    # The passages the "when" factor was applied to (all of them when dated), and the
+    # places the diverse head moved each passage it moved.
     head: set[str] = set()
-    ordered = _ordered(ctx, meaning.index, hits, pool, scores.raised, asked, head)
-    _fill(ctx, distinct_passages(ordered), hits, ranks, scores, asked, head)
+    shifts: dict[str, int] = {}
+    ordered = _ordered(ctx, meaning.index, hits, pool, scores.raised, asked, head, shifts)
+    _fill(ctx, distinct_passages(ordered), hits, ranks, scores, asked, head, shifts)
     return set() if hits.nearest is not None and hits.topic is not None else {"passages"}
 
 
@@ -184,20 +189,22 @@ def _ordered(
     raised: Mapping[str, float],
     asked: AskedTime,
     head: set[str],
+    shifts: dict[str, int],
 ) -> Iterable[Passage]:
-    """The passages in the order they go in, the head made diverse (domain/diversity.py)
-    unless a named month or day orders them. The fused order is read a chunk at a time
-    as the bundle fills ("when" reorders the first chunk's passages only:
-    domain/passage_ranking.py)."""
+    """The passages in the order they go in, the head made diverse (domain/diversity.py;
+    the places each moved into `shifts`) unless a named month or day orders them. The
+    fused order is read a chunk at a time as the bundle fills ("when" reorders the first
+    chunk's passages only: domain/passage_ranking.py)."""
     if asked.dated:
         return _dated_order(ctx, hits, pool, raised, asked)
     ordered: Iterable[Passage]
     if pool.found is not None:
         found = {p.id: p for p in pool.found}
-        ids = _diverse(ctx, index, sorted(found, key=lambda pid: (-raised[pid], pid)), raised)
+        by_score = sorted(found, key=lambda pid: (-raised[pid], pid))
+        ids = _diverse(ctx, index, by_score, raised, shifts)
         ordered = [found[pid] for pid in ids]
     else:
-        ids = _diverse(ctx, index, [pid for _, pid in best_first(raised)], raised)
+        ids = _diverse(ctx, index, [pid for _, pid in best_first(raised)], raised, shifts)
         ordered = _passages_in_order(ctx.store, ctx.project, ids, pool.wanted)
     if asked.when:
         ordered = reorder_head(ordered, raised, asked, head)
@@ -205,11 +212,16 @@ def _ordered(
 
 
 def _diverse(
-    ctx: RecallContext, index: VectorIndex, ids: list[str], scores: Mapping[str, float]
+    ctx: RecallContext,
+    index: VectorIndex,
+    ids: list[str],
+    scores: Mapping[str, float],
+    shifts: dict[str, int],
 ) -> list[str]:
     """`ids` with their head made diverse by the passages' stored vectors (one read of
-    DIVERSE_DEPTH vectors); in the order given if the index fails (logged: the order is
-    still the fused one, so nothing is listed as degraded)."""
+    DIVERSE_DEPTH vectors), the places each passage moved put into `shifts`; in the
+    order given if the index fails (logged: the order is still the fused one, so
+    nothing is listed as degraded)."""
     head = ids[:DIVERSE_DEPTH]
     if len(head) < 2:
         return ids
@@ -218,7 +230,11 @@ def _diverse(
     except Exception:  # an index failure degrades the recall, never fails it
         logger.exception("passage vectors failed during a recall")
         return ids
-    return diversify(ids, scores, vectors)
+    diverse = diversify(ids, scores, vectors)
+    for place, pid in enumerate(diverse[: len(head)]):
+        if pid != head[place]:
+            shifts[pid] = place - head.index(pid)
+    return diverse
 
 
 def _dated_order(
@@ -258,6 +274,7 @@ def _fill(
     scores: _Scores,
     asked: AskedTime,
     head: set[str],
+    shifts: Mapping[str, int],
 ) -> None:
     """The passages into the bundle, in order, until it closes."""
     # Ranks for `explain` only (800 entries at depth 400: not built otherwise).
@@ -274,6 +291,8 @@ def _fill(
                 ranks.get(passage.message_id),
                 topic_rank.get(passage.id),
                 *_passage_factors(passage, scores, asked, head),
+                CITED_SHARE if passage.message_id in scores.cited else None,
+                shifts.get(passage.id),
             )
         item = RecalledPassage(passage, why)
         if not ctx.bundle.add("passages", item, passage_characters(passage)):

@@ -59,4 +59,11 @@ def passage_reason(why: PassageWhy) -> str:
         parts.append("the message before it is related")
     if why.time_factor is not None:
         parts.append("from the time asked" if why.time_factor >= 1 else "outside the time asked")
+    if why.cited_share is not None:
+        parts.append(f"a fact above cites its message (kept {why.cited_share:.0%} of its score)")
+    if why.diversity_shift is not None:
+        places = abs(why.diversity_shift)
+        where = f"{places} place{'s' if places > 1 else ''}"
+        where += " later" if why.diversity_shift > 0 else " earlier"
+        parts.append(f"moved {where} so that the first passages say different things")
     return "; ".join(parts) or "a passage near the question"

@@ -55,6 +55,12 @@ class PassageWhy:
     message_share: float | None
     neighbour_share: float | None
     time_factor: float | None
+    # The share of its fused score kept because a fact in the bundle cites its message
+    # (passage_step.py, CITED_SHARE); None if none does.
+    cited_share: float | None = None
+    # The places the diverse head moved it (domain/diversity.py): positive later,
+    # negative earlier; None if it kept its place.
+    diversity_shift: int | None = None
 
 
 # Plain tuples, not frozen dataclasses: a recall makes up to max_rows (200) of them.

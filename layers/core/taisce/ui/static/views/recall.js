@@ -40,6 +40,8 @@ const MEANINGS = {
   message_share: "the share of its score left after its own message's passages ahead of it",
   neighbour_share: "the share of its score given by the message stored just before",
   time_factor: "the asked time's factors that applied to it (above 1 lifts it)",
+  cited_share: "the share of its score kept because a fact above cites its message",
+  diversity_shift: "the places it moved so that the first passages say different things (above 0: later)",
 };
 
 function sentence(text) {
