@@ -7,7 +7,7 @@ share the table and stay apart by project, as tenants of the deployed table do. 
 dummy credentials are used, and only against this endpoint.
 
 The process (`python -m tests.moto_server`) serves the same WSGI app as
-`python -m moto.server`, with two changes, both about moto rather than DynamoDB:
+`python -m moto.server`, with these changes, all about moto rather than DynamoDB:
 
 - Requests are served one at a time. DynamoDB serialises conflicting writes and its
   transactions are serialisable; moto's in-memory backend has no locking, and its
@@ -18,6 +18,9 @@ The process (`python -m tests.moto_server`) serves the same WSGI app as
   items 100 times: seconds per call, growing with the table the tests share).
 - A Query reads only its partition. moto walks and sorts the whole table for each
   Query, so its time grew with every test's data (and a benchmark's project).
+- An item's attribute values go into a response as they are when they are plain JSON,
+  rather than walked member by member against botocore's shapes (the same bytes out;
+  TAISCE_MOTO_CHECK_SERIALIZER checks it on every value).
 
 moto is the test database, not a speed reference.
 """
@@ -293,6 +296,68 @@ def _snapshot_only_touched_items() -> None:
     models.DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]
 
 
+# The members an item's attribute value may have in moto's JSON, each with what its value
+# must be for it to go out as it is (anything else takes moto's serializer).
+_PLAIN_MEMBERS = {"S": str, "N": str, "SS": list, "NS": list, "BOOL": bool, "NULL": bool}
+
+
+def _plain_value(value: Any) -> bool:
+    """Whether an attribute value (in moto's JSON) is plain JSON that moto's serializer
+    would write out unchanged: one member, strings, booleans, lists of strings, and maps
+    and lists of plain values. Binary members are not (the serializer encodes them)."""
+    if not isinstance(value, dict) or len(value) != 1:
+        return False
+    ((member, inner),) = value.items()
+    if member == "M":
+        return isinstance(inner, dict) and all(_plain_value(v) for v in inner.values())
+    if member == "L":
+        return isinstance(inner, list) and all(_plain_value(v) for v in inner)
+    kind = _PLAIN_MEMBERS.get(member)
+    if kind is None or type(inner) is not kind:
+        return False
+    return kind is not list or all(type(v) is str for v in inner)
+
+
+# Set (to anything) in the server's environment, every attribute value is serialized both
+# ways and a difference fails the request: the check that the shortcut below writes what
+# moto's serializer writes.
+CHECK_SERIALIZER = "TAISCE_MOTO_CHECK_SERIALIZER"
+
+
+def _attribute_values_as_they_are() -> None:
+    """moto 5 writes each response by walking botocore's output shape member by member:
+    for an item's attribute values ({"S": ...}, {"M": {...}}), already in the wire's JSON
+    in moto's result, that walk was about 40% of the server's CPU time in the suite (ten
+    members looked up for each value, at every depth). A plain attribute value goes out
+    as it is instead; any other (binary, or holding moto's objects) takes the walk.
+    Skipped if moto's internals are not what this expects."""
+    from moto.core.serialize import JSONSerializer
+
+    check = bool(os.environ.get(CHECK_SERIALIZER))
+    if not hasattr(JSONSerializer, "_serialize_type_structure") or not hasattr(
+        JSONSerializer, "_default_serialize"
+    ):
+        if check:  # asked to check a shortcut that is not there: say so, do not serve
+            raise RuntimeError("moto's serializer is not what the shortcut expects")
+        return
+    walk = JSONSerializer._serialize_type_structure
+
+    def serialize(self: Any, serialized: Any, value: Any, shape: Any, key: str) -> None:
+        if key and getattr(shape, "name", None) == "AttributeValue" and _plain_value(value):
+            if check:
+                walked: dict[str, Any] = {}
+                walk(self, walked, value, shape, key)
+                mine: dict[str, Any] = {}
+                self._default_serialize(mine, value, shape, key)
+                if walked != mine:
+                    raise AssertionError(f"serialized differently: {walked!r} != {mine!r}")
+            self._default_serialize(serialized, value, shape, key)
+            return
+        walk(self, serialized, value, shape, key)
+
+    JSONSerializer._serialize_type_structure = serialize  # type: ignore[method-assign]
+
+
 # Where the server records the DynamoDB operations it serves (one name a line), so the
 # test session can check that no request or worker path Scans the table
 # (tests/conftest.py). Set by the session; unset, nothing is recorded.
@@ -446,6 +511,7 @@ def main(argv: list[str] | None = None) -> None:
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     _snapshot_only_touched_items()
     _query_reads_one_partition()
+    _attribute_values_as_they_are()
     app = _OneAtATime(DomainDispatcherApplication(create_backend_app))
     server = make_server(
         args.host, args.port, app, threaded=True, request_handler=MotoRequestHandler
