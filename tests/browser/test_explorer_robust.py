@@ -89,6 +89,12 @@ def test_a_page_waiting_for_its_answer_says_it_is_loading(page: Any, demo_server
     page.route("**/v1/messages?*", lambda route: held.append(route))
     page.evaluate("location.hash = '#/messages'")
     expect(page.locator("#view .loading")).to_have_text("Loading…")
+    # The route's callback runs when the driver's event reaches Python, which can come
+    # after the page already shows "Loading…": let Playwright dispatch it (5 s at most).
+    for _ in range(100):
+        if held:
+            break
+        page.wait_for_timeout(50)
     assert held, "the messages request is held"
     held[0].continue_()
     page.locator("#messages article").first.wait_for()
