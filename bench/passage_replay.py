@@ -11,10 +11,13 @@ candidate passage with its message's time; and the facts and reports that come b
 the passages. Each variant then orders the passages again as domain/passage_step.py does
 (or as the variant changes it) and the bundle is refilled at each budget in step order,
 whole items until the first that does not fit or the row limit; evidence any / all is
-counted as the benchmark counts it. The first line, the order as committed, matches
-`taisce bench quality` on the same data (a few answers may differ by ties between two
-stores). `--save` keeps the capture (pickle) so that variants can be replayed without
-storing again.
+counted as the benchmark counts it. The first line is step 4's order without the two
+rules that share the budget out (a cited message's share and the diverse head: they
+need the bundle's facts and the passages' vectors, which the capture does not keep);
+it matched `taisce bench quality` on the same data before those rules came (a few
+answers may differ by ties between two stores); compare variants with that line, not
+with the benchmark. `--save` keeps the capture (pickle) so that variants can be
+replayed without storing again.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from taisce.domain import passage_step
 from taisce.domain.budget import item_characters, passage_characters
 from taisce.domain.fact_ranking import pointer_scores
 from taisce.domain.model import Hit, Passage
+from taisce.domain.search import passage_message_id
 from taisce.evaluation.dataset import load_dataset
 from taisce.evaluation.harness import embedded_run, gateway_run, store_conversation
 from taisce.evaluation.quality import ROLES
@@ -53,6 +57,13 @@ class Question:
     cited: dict[str, int]
     passages: dict[str, Passage]
     dataset_id: dict[str, str]
+    # Second-hop rankings (ids, best first) from the first pass's best passages, one per
+    # message: "words+1" / "words+3" the question's words plus the first one's / three's
+    # text; "words" / "vector" each of the first SECOND_HOP passages' own text / vector.
+    second: dict[str, list[list[str]]] = field(default_factory=dict)
+
+
+SECOND_HOP = 5
 
 
 @dataclass
@@ -71,6 +82,7 @@ def capture(path: Path, limit: int | None) -> Capture:
         hits = search(ctx, meaning)
         ids = sorted({h.id for h in hits.all()})
         seen["hits"] = hits
+        seen["second"] = _second_hop(ctx, meaning.index, hits)
         seen["passages"] = {
             p.id: p for p in ctx.store.passages_by_ids(ctx.project, ids, None, times=True)
         }
@@ -111,6 +123,7 @@ def capture(path: Path, limit: int | None) -> Capture:
                             list(hits.nearest or ()), list(hits.lexical or ()),
                             list(hits.topic or ()),
                             dict(seen.get("cited", {})), seen["passages"], dataset_id,
+                            seen["second"],
                         )
                     )  # fmt: skip
                 print(f"[{n}] {conversation.id}: stored and recalled", file=sys.stderr, flush=True)
@@ -118,6 +131,32 @@ def capture(path: Path, limit: int | None) -> Capture:
             passage_step._search = search  # type: ignore[assignment]
             passage_step._cited_messages = cited_messages  # type: ignore[assignment]
     return out
+
+
+def _second_hop(ctx: Any, index: Any, hits: Any) -> dict[str, list[list[str]]]:
+    """The second-hop rankings (Question.second) of one recall."""
+    fused = pr.fused_scores(hits.nearest or [], hits.lexical or [], hits.topic or [])
+    best: list[str] = []
+    for _, pid in pr.best_first(pr.spread_messages(fused)):
+        if all(passage_message_id(b) != passage_message_id(pid) for b in best):
+            best.append(pid)
+        if len(best) == SECOND_HOP:
+            break
+    texts = {p.id: p.quote for p in ctx.store.passages_by_ids(ctx.project, best, None)}
+    vectors = index.vectors(ctx.project, "passage", best)
+
+    def words(text: str) -> list[str]:
+        return [h.id for h in index.search_text(ctx.project, "passage", text, 400, ctx.roles)]
+
+    def near(vector: Any) -> list[str]:
+        return [h.id for h in index.search(ctx.project, "passage", vector, 400, ctx.roles)]
+
+    return {
+        "words+1": [words(" ".join([ctx.question, *(texts.get(b, "") for b in best[:1])]))],
+        "words+3": [words(" ".join([ctx.question, *(texts.get(b, "") for b in best[:3])]))],
+        "words": [words(texts.get(b, "")) for b in best],
+        "vector": [near(vectors[b]) for b in best if b in vectors],
+    }
 
 
 def _cited(item: Mapping[str, Any], kind: str, ids: Mapping[str, str]) -> set[str]:
@@ -156,6 +195,24 @@ def _finish(q: Question, fused: Mapping[str, float], neighbour: bool = True) -> 
     return list(pr.distinct_passages(ordered))
 
 
+def second_hop(name: str, first: int, weight: float) -> Order:
+    """The committed order with the second-hop rankings `name` from the first `first`
+    passages fused in at `weight` (shared among them), reordering the candidates."""
+
+    def order(q: Question) -> list[Passage]:
+        fused = pr.fused_scores(q.nearest, q.lexical, q.topic)
+        rankings = q.second[name][:first]
+        for ranking in rankings:
+            for rank, pid in enumerate(ranking, start=1):
+                if pid in q.passages:
+                    fused[pid] = fused.get(pid, 0.0) + weight / len(rankings) / (pr.RRF_K + rank)
+        for pid, added in pointer_scores(list(fused), q.cited, pr.RRF_K).items():
+            fused[pid] += added
+        return _finish(q, {pid: s for pid, s in fused.items() if pid in q.passages})
+
+    return order
+
+
 def with_constants(**values: Any) -> Order:
     """The committed order with some of domain/passage_ranking.py's constants changed."""
 
@@ -181,6 +238,15 @@ VARIANTS: dict[str, Order] = {
     "neighbour 0.2": with_constants(NEIGHBOUR=0.2),
     "neighbour 0.4": with_constants(NEIGHBOUR=0.4),
     "no topic ranking, neighbour 0.075": with_constants(TOPIC_WEIGHT=0.0, NEIGHBOUR=0.075),
+    "second hop: words + best passage, 0.25": second_hop("words+1", 1, 0.25),
+    "second hop: words + best passage, 0.5": second_hop("words+1", 1, 0.5),
+    "second hop: words + best 3 passages, 0.5": second_hop("words+3", 1, 0.5),
+    **{
+        f"second hop: best {n} passages' {name}, {w}": second_hop(name, n, w)
+        for name in ("words", "vector")
+        for n in (1, 3, SECOND_HOP)
+        for w in (0.5, 1.0)
+    },
 }
 
 
