@@ -19,10 +19,13 @@ RESERVED_FILES = 64
 FILES_PER_PROCESS = 4
 PER_CLIENT = 100
 # The listening socket's queue, which is also how many connections the event loop
-# accepts in one go. A refused connection's descriptor is freed on the loop's next
-# turn, and that turn may accept the next batch first: two batches are kept free.
-BACKLOG = 128
-BATCHES_KEPT_FREE = 2
+# accepts in one go. A connection accepted on one turn of the loop gets its protocol on
+# the next, is counted or refused on the one after, and a refused one's descriptor is
+# freed on the third; each of those turns may accept a batch first. So three batches
+# can be open beyond the counted connections, and four are kept free (seen: with two,
+# a loaded host ran out of descriptors under a flood of connections).
+BACKLOG = 64
+BATCHES_KEPT_FREE = 4
 # Refusals are logged at most this often.
 LOG_SECONDS = 60.0
 
