@@ -231,9 +231,10 @@ def _diverse(
         logger.exception("passage vectors failed during a recall")
         return ids
     diverse = diversify(ids, scores, vectors)
+    was = {pid: place for place, pid in enumerate(head)}
     for place, pid in enumerate(diverse[: len(head)]):
         if pid != head[place]:
-            shifts[pid] = place - head.index(pid)
+            shifts[pid] = place - was[pid]
     return diverse
 
 
