@@ -66,3 +66,30 @@ def test_credentials_stored_before_the_copies_are_listed_and_revoked(store: Any)
     assert listed[older[1].id].revoked_at is None
     assert set(seen) == {"CREDS#legacy"}
     assert store.credential_for(hashes[0]) is None and store.credential_for(hashes[1])
+
+
+def test_the_backfill_marker_is_read_once_per_process(store: Any) -> None:
+    for _ in range(2):
+        store.add_credential(credential("marked"), uuid.uuid4().hex)
+    table = store.table.table_name
+    gets: list[str] = []
+
+    def record(params: dict[str, Any], **_: Any) -> None:
+        if params["TableName"] == table:
+            gets.append(params["Key"]["PK"]["S"])
+
+    # The tests' stores share one client, so this sees the second store's calls too.
+    store.client.meta.events.register("provide-client-params.dynamodb.GetItem", record)
+    store.list_credentials("marked")  # reads the marker (absent), copies, writes it
+    assert gets == ["CREDS#marked"]
+    for _ in range(3):
+        assert len(store.list_credentials("marked")) == 2
+        store.credential_page("marked", 1, None)
+    assert gets == ["CREDS#marked"]
+    # Another process over the same table reads the marker once, finds it, copies nothing.
+    other = shared_moto().table_named(table).store()
+    queries = queried(other)
+    assert len(other.list_credentials("marked")) == 2
+    assert len(other.list_credentials("marked")) == 2
+    assert gets == ["CREDS#marked"] * 2
+    assert "CREDS" not in queries

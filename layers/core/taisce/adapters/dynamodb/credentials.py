@@ -3,7 +3,8 @@ authorizer's one GetItem), one in the listing of every credential (revoke by id,
 CLI's list of all) and a copy in the project's own partition (the API's listing, which
 so reads one project's credentials whatever the number of others), written in one
 transaction. Credentials stored before the copies existed are copied the first time
-their project is listed (`_backfill`), once per project. A listing reads revocations
+their project is listed (`_backfill`), once per project, and a process that has seen
+the marker does not read it again. A listing reads revocations
 and last uses from the items by hash, so a copy is never updated after it is written.
 
 The last use is written on the item by hash only, by the authorizer (whose rights are
@@ -35,6 +36,9 @@ class DynamoDbCredentialStore:
 
     def __init__(self, table: TableClient) -> None:
         self.table = table
+        # Projects whose backfill this process has seen done: a marker is never removed
+        # while older credentials could still lack copies, so it need not be read again.
+        self._backfilled: set[str] = set()
 
     def add_credential(self, credential: Credential, secret_hash: str) -> None:
         owner = f"credential {credential.id!r}"
@@ -107,8 +111,11 @@ class DynamoDbCredentialStore:
         """Copies into the project's partition of its credentials stored before the
         copies existed (read from the listing of all by a filter, once per project),
         then the marker that says so. A copy already there is kept."""
+        if project in self._backfilled:
+            return
         marker = item_key(project_credentials_pk(project), CREDENTIALS_BACKFILLED_SK)
         if self.table._get(marker) is not None:
+            self._backfilled.add(project)
             return
         older = self.table._query(
             KeyConditionExpression="PK = :pk",
@@ -119,6 +126,7 @@ class DynamoDbCredentialStore:
         for item in older:
             self._put_new({**item, **project_credential_key(project, item["id"]["S"])})
         self._put_new(marker)
+        self._backfilled.add(project)
 
     def _put_new(self, item: dict[str, Any]) -> None:
         try:
