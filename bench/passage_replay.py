@@ -82,10 +82,10 @@ def capture(path: Path, limit: int | None) -> Capture:
         hits = search(ctx, meaning)
         ids = sorted({h.id for h in hits.all()})
         seen["hits"] = hits
-        seen["second"] = _second_hop(ctx, meaning.index, hits)
         seen["passages"] = {
             p.id: p for p in ctx.store.passages_by_ids(ctx.project, ids, None, times=True)
         }
+        seen["second"] = _second_hop(ctx, meaning.index, hits, seen["passages"])
         return hits
 
     def recording_cited(*args: Any) -> dict[str, int]:
@@ -133,16 +133,20 @@ def capture(path: Path, limit: int | None) -> Capture:
     return out
 
 
-def _second_hop(ctx: Any, index: Any, hits: Any) -> dict[str, list[list[str]]]:
-    """The second-hop rankings (Question.second) of one recall."""
+def _second_hop(
+    ctx: Any, index: Any, hits: Any, passages: Mapping[str, Passage]
+) -> dict[str, list[list[str]]]:
+    """The second-hop rankings (Question.second) of one recall, from its candidates."""
     fused = pr.fused_scores(hits.nearest or [], hits.lexical or [], hits.topic or [])
     best: list[str] = []
+    messages: set[str] = set()
     for _, pid in pr.best_first(pr.spread_messages(fused)):
-        if all(passage_message_id(b) != passage_message_id(pid) for b in best):
+        if passage_message_id(pid) not in messages:
+            messages.add(passage_message_id(pid))
             best.append(pid)
         if len(best) == SECOND_HOP:
             break
-    texts = {p.id: p.quote for p in ctx.store.passages_by_ids(ctx.project, best, None)}
+    texts = {pid: passages[pid].quote for pid in best if pid in passages}
     vectors = index.vectors(ctx.project, "passage", best)
 
     def words(text: str) -> list[str]:
@@ -170,11 +174,14 @@ def _cited(item: Mapping[str, Any], kind: str, ids: Mapping[str, str]) -> set[st
 Order = Callable[[Question], list[Passage]]
 
 
-def committed(q: Question) -> list[Passage]:
-    """Step 4's order as committed (no message filter: every candidate is visible)."""
+def committed(q: Question, added: Mapping[str, float] | None = None) -> list[Passage]:
+    """Step 4's order as committed (no message filter: every candidate is visible),
+    with `added` to the fused scores of the candidates it names."""
     fused = pr.fused_scores(q.nearest, q.lexical, q.topic)
-    for pid, added in pointer_scores(list(fused), q.cited, pr.RRF_K).items():
-        fused[pid] += added
+    for pid, score in (added or {}).items():
+        fused[pid] = fused.get(pid, 0.0) + score
+    for pid, score in pointer_scores(list(fused), q.cited, pr.RRF_K).items():
+        fused[pid] += score
     return _finish(q, fused)
 
 
@@ -200,15 +207,13 @@ def second_hop(name: str, first: int, weight: float) -> Order:
     passages fused in at `weight` (shared among them), reordering the candidates."""
 
     def order(q: Question) -> list[Passage]:
-        fused = pr.fused_scores(q.nearest, q.lexical, q.topic)
         rankings = q.second[name][:first]
+        added: dict[str, float] = {}
         for ranking in rankings:
             for rank, pid in enumerate(ranking, start=1):
                 if pid in q.passages:
-                    fused[pid] = fused.get(pid, 0.0) + weight / len(rankings) / (pr.RRF_K + rank)
-        for pid, added in pointer_scores(list(fused), q.cited, pr.RRF_K).items():
-            fused[pid] += added
-        return _finish(q, {pid: s for pid, s in fused.items() if pid in q.passages})
+                    added[pid] = added.get(pid, 0.0) + weight / len(rankings) / (pr.RRF_K + rank)
+        return committed(q, added)
 
     return order
 
