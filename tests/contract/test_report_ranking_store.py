@@ -11,6 +11,7 @@ import pytest
 
 from taisce.api import bodies
 from taisce.domain.controls import RecallRequest
+from taisce.domain.floors import MINILM_FLOORS
 from taisce.domain.ingest import FactsRequest
 from taisce.service.memory import Memory
 from tests.contract.factories import unique
@@ -66,9 +67,22 @@ def test_the_report_nearest_the_question_comes_first(memory: tuple[Memory, str])
     assert titles(garden)[0].startswith("Kilkenny Allotment")
     # The same memory and request give the same answer.
     assert ask(m, project, "who plays music in an orchestra?") == music
-    # Each report once; only the user's (the default roles).
-    assert len(set(titles(music))) == len(music["reports"]) >= 2
+    # Each report once; only the user's (the default roles); only those that bear on
+    # the question: the gardening and work reports stay under the floor.
+    assert len(set(titles(music))) == len(music["reports"])
     assert not any("Heron" in t or "Opera" in t for t in titles(music))
+    assert not any(t.startswith(("Kilkenny Allotment", "Ledger Partners")) for t in titles(music))
+
+
+def test_a_report_comes_back_only_if_it_reaches_the_floor(memory: tuple[Memory, str]) -> None:
+    """A question that no report bears on gets none (step 3's floor), and every report
+    that comes back reaches it: the budget stays for passages that might."""
+    m, project = memory
+    assert ask(m, project, "Where should we eat tonight?", explain=True)["reports"] == []
+    for question in ("who plays music in an orchestra?", "where are the tomatoes grown?"):
+        whys = [r["why"] for r in ask(m, project, question, explain=True)["reports"]]
+        assert whys, question
+        assert all(w["similarity"] >= MINILM_FLOORS.report for w in whys), whys
 
 
 def test_a_smaller_budget_returns_a_prefix(memory: tuple[Memory, str]) -> None:

@@ -18,8 +18,9 @@ class CosineFloors:
     span: float = 0.85
     # Two entity names this near are proposed as one entity (domain/aliases.py).
     proposal: float = 0.85
-    # A report must reach this cosine with the question (domain/report_ranking.py).
-    report: float = 0.0
+    # A report must reach this cosine with the question to come back when no name
+    # matched (domain/report_ranking.py); MiniLM puts unrelated short texts near 0.1.
+    report: float = 0.25
 
 
 MINILM_FLOORS = CosineFloors()
