@@ -16,7 +16,7 @@ def test_the_chart_reads_each_method_at_each_budget() -> None:
     assert sorted(figures) == [1_000, 4_000, 16_000]
     assert figures[4_000]["taisce"] == 93.3 and figures[4_000]["hybrid"] == 76.8
     assert figures[4_000]["hybrid-passages"] == 81.7
-    assert facts == {"questions": "996", "commit": "6e49ca3", "date": "2026-12-07"}
+    assert facts == {"questions": "996", "commit": "afc5ac3", "date": "2026-12-07"}
     drawn = svg(figures, facts)
     assert drawn.count("<rect x=") == 3 * 6 + 6  # the bars, then the legend's keys
     assert "93.3" in drawn and "Recall's settings were chosen" in drawn
