@@ -1,5 +1,6 @@
 """Facts and questions in several languages, for the recall tests over HTTP: each
-question names an entity exactly and asks about one of its facts."""
+question names an entity exactly and asks about one of its facts (in Korean, Hebrew
+and Arabic with a particle or prefix written joined to the name)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,10 @@ FACTS: list[dict[str, Any]] = [
     {"subject": "田中", "predicate": "lives in", "object": "大阪"},
     {"subject": "田中", "predicate": "works at", "object": "Sony"},
     {"subject": "สมชาย", "predicate": "lives in", "object": "Chiang Mai"},
+    # Words written joined to the name: Korean particles, Hebrew and Arabic prefixes.
+    {"subject": "김민수", "predicate": "works at", "object": "Samsung"},
+    {"subject": "Dani Cohen", "predicate": "lives in", "object": "חיפה"},
+    {"subject": "Ali Hassan", "predicate": "lives in", "object": "القاهرة"},
 ]
 for _fact in FACTS:
     _fact["source_role"] = "user"
@@ -29,6 +34,9 @@ QUESTIONS = [
     ("Où travaille Siobhán Ní Bhriain ?", "Siobhán Ní Bhriain works at a bakery"),
     ("田中さんはどこに住んでいますか", "田中 lives in 大阪"),
     ("สมชายอาศัยอยู่ที่ไหน", "สมชาย lives in Chiang Mai"),
+    ("김민수는 어디에서 일해요?", "김민수 works at Samsung"),
+    ("מי גר בחיפה?", "Dani Cohen lives in חיפה"),
+    ("من يسكن بالقاهرة؟", "Ali Hassan lives in القاهرة"),
 ]
 
 

@@ -12,7 +12,7 @@ from taisce.adapters.sqlite.store import SqliteStore
 from taisce.adapters.sqlite.vectors import SqliteVectorIndex
 from taisce.api import bodies
 from taisce.domain.controls import Limits, RecallRequest
-from taisce.domain.erasure import plan_erasure, subject_hash
+from taisce.domain.erasure import MASK, plan_erasure, subject_hash
 from taisce.domain.ingest import FactsRequest
 from taisce.domain.model import VectorItem
 from taisce.domain.names import candidate_spans
@@ -122,6 +122,47 @@ def test_erasure_removes_facts_entities_and_text_naming_the_entity(
     # "Al" is not "Alice" and not Atlas: the other message is untouched.
     (m2,) = [m for m in store.project_messages(project) if m.id == held["m2"].id]
     assert m2.content == held["m2"].content
+
+
+def test_a_name_is_erased_where_words_are_written_joined_to_it(
+    store: Any, memory: Memory, project: str
+) -> None:
+    """Korean particles after a name and Hebrew or Arabic prefixes before it are written
+    in the same word (domain/affixes.py): the passages naming it go, and a longer word
+    that only begins with the name is another word."""
+    lines = [
+        "김민수는 삼성전자에서 일해요.",
+        "김민수전자는 회사예요.",
+        "דני גר בחיפה.",
+        "علي يسكن بالقاهرة.",
+        "Nothing else here.",
+    ]
+    messages, passages = with_passages(*map(message, lines))
+    assert [p.quote for p in passages] == lines
+    store.put_messages(project, messages, passages)
+    store.put_facts(
+        project,
+        [
+            fact("김민수", "works at", "Samsung"),
+            fact("Dani", "lives in", "חיפה"),
+            fact("Ali", "lives in", "القاهرة"),
+        ],
+    )
+    for name in ["김민수", "חיפה", "القاهرة"]:
+        assert memory.erase_now(project, name)["facts"] == 1
+
+    held = {x.id: x.content for x in store.project_messages(project)}
+    left = [held[x.id] for x in messages]
+    assert [set(text) <= {MASK, " "} for text in left] == [True, False, True, True, False]
+    assert [left[1], left[4]] == [lines[1], lines[4]]
+    assert [[p.quote for p in store.passages_of(project, x.id)] for x in messages] == [
+        [],
+        [lines[1]],
+        [],
+        [],
+        [lines[4]],
+    ]
+    assert list(store.project_facts(project)) == []
 
 
 def test_erasure_keeps_other_projects_and_other_entities_counts(

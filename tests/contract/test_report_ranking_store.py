@@ -85,6 +85,33 @@ def test_a_report_comes_back_only_if_it_reaches_the_floor(memory: tuple[Memory, 
         assert all(w["similarity"] >= MINILM_FLOORS.report for w in whys), whys
 
 
+def test_a_question_in_a_script_the_model_cannot_read_gets_reports_by_their_words(
+    memory: tuple[Memory, str],
+) -> None:
+    """MiniLM reads English: a question mostly in a script it does not know is near any
+    report in such a script by its cosine, so such a question that names nothing gets
+    the reports that share one of its words, ranked by words, and no other."""
+    m, project = memory
+    korean = [("김민수", "근무", "삼성전자"), ("삼성전자", "본사", "수원")]
+    facts = [
+        {"subject": s, "predicate": p, "object": o, "source_role": "user"} for s, p, o in korean
+    ]
+    m.store_facts(project, FactsRequest.model_validate({"facts": facts}))
+    m.rebuild_reports(project)
+    m.index_pending(project)
+    for question in (
+        "박지훈은 어디에 살아요?",  # "Where does 박지훈 live?": a name nothing is known about
+        "오늘 저녁에 어디서 먹을까요?",  # "Where should we eat tonight?"
+    ):
+        assert ask(m, project, question)["reports"] == [], question
+    answer = ask(m, project, "본사 어디 있어요?", explain=True)  # "Where's the head office?"
+    assert titles(answer) == ["삼성전자, 김민수 and 수원"]
+    assert all(r["why"]["similarity"] is None and r["why"]["words"] > 0 for r in answer["reports"])
+    # A terse English question is still read by the model.
+    terse = ask(m, project, "orchestra concerts", explain=True)["reports"]
+    assert terse and all(r["why"]["similarity"] is not None for r in terse)
+
+
 def test_a_smaller_budget_returns_a_prefix(memory: tuple[Memory, str]) -> None:
     m, project = memory
     full = ask(m, project, "who plays music in an orchestra?")

@@ -37,6 +37,40 @@ def test_find_name_agrees_with_how_a_question_finds_names(pieces: list[str], dat
     assert find_name(text, key) == expected
 
 
+# Words written joined to a name: Korean particles after it, Hebrew and Arabic prefixes
+# before it (domain/affixes.py), and pieces that are not affixes.
+AFFIXED = [
+    "김민수",
+    "는",
+    "에게",
+    "전자",
+    "수",
+    "ב",
+    "ו",
+    "חיפה",
+    "ח",
+    "و",
+    "ب",
+    "علي",
+    "x",
+    " ",
+    ".",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(AFFIXED), max_size=10), st.data())
+def test_find_name_agrees_with_a_question_where_words_are_joined_to_a_name(
+    pieces: list[str], data
+) -> None:
+    text = normalize_name("".join(pieces))
+    spans = candidate_spans(text)
+    keys = sorted({s.key for s in spans}) or ["김민수"]
+    key = data.draw(st.sampled_from(keys))
+    expected = sorted({(s.start, s.end) for s in spans if s.key == key})
+    assert find_name(text, key) == expected
+
+
 @pytest.mark.parametrize(
     ("text", "name"),
     [

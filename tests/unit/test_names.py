@@ -140,10 +140,38 @@ def test_no_spans_in_an_empty_question() -> None:
         ("Tell me about Acme Corporation", "Acme Corp"),
         ("A question about MacDonald", "Mac"),
         ("Wer wohnt in der Hauptstraße?", "Straße"),
+        # What follows or precedes the name in its word is no particle or prefix.
+        ("김민수전자는 어디에 있어요?", "김민수"),
+        ("김은 어디?", "김"),  # a name of one syllable takes no particle
+        ("ab김민수는", "김민수"),
+        ("מי גר ברחיפה?", "חיפה"),  # ר is no prefix
+        ("أين يسكن تعلي؟", "علي"),  # nor is ت
+        ("Who is Alis?", "Ali"),
     ],
 )
 def test_a_name_is_not_found_inside_a_word(question: str, name: str) -> None:
     assert found(question, name) == []
+
+
+@pytest.mark.parametrize(
+    ("question", "name"),
+    [
+        ("김민수는 어디에서 일해요?", "김민수"),
+        ("김민수에게는 뭐가 있어요?", "김민수"),  # two particles
+        ("김민수씨도 왔어요", "김민수"),  # an honorific, then a particle
+        ("김 민수는 어디?", "김 민수"),
+        ("서울로 가요", "서울"),
+        ("מי גר בחיפה?", "חיפה"),
+        ("מה ידוע ולדני כהן?", "דני כהן"),  # two prefixes
+        ("من يسكن بالقاهرة؟", "القاهرة"),
+        ("أين محمد وعلي؟", "علي"),
+        ("وبالقاهرة", "القاهرة"),  # a conjunction and a preposition
+    ],
+)
+def test_a_name_is_found_with_a_particle_or_prefix_joined_to_it(question: str, name: str) -> None:
+    assert found(question, name) == [normalize_name(name)]
+    # Where the word holds a longer known name, that one wins.
+    assert found("이민서는 어디?", "이민", "이민서") == ["이민서"]
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,11 @@ in another script the store does not know is one such word). "Que commande
 Jean-Luc Picard ?", "Was kommandiert Jean-Luc Picard?", "¿Dónde vive Siobhán Ní
 Bhriain?" and "田中さんはどこに住んでいますか" are not; "Where was Picard born?" is.
 Recall uses it for one thing: a question an English-only model cannot read is not
-ranked by that model's cosines (domain/fact_ranking.py, `rank_facts`).
+ranked by that model's cosines (domain/fact_ranking.py, `rank_facts`). Where the model's
+cosines alone would let a report in, a narrower test stands (domain/report_step.py): a
+question mostly in another script than Latin is one an English model reads as pieces it
+does not know, while a terse English question without function words ("weekend
+plans?") still reads.
 """
 
 from __future__ import annotations
@@ -66,9 +70,24 @@ def _tokens(text: str) -> list[str]:
     return _WORD.findall(fold_piece(text))
 
 
+def _asked(question: str, names: Iterable[str]) -> list[str]:
+    name_words = {w for name in names for w in _tokens(name)}
+    return [w for w in _tokens(question) if w not in name_words]
+
+
+def _mostly_other_script(asked: list[str]) -> bool:
+    foreign = sum(1 for w in asked if any(_foreign_letter(c) for c in w))
+    return 2 * foreign > len(asked)
+
+
 def reads_as_english(question: str, names: Iterable[str] = ()) -> bool:
     """Whether the question, its matched names set aside, reads as English (see the module)."""
-    name_words = {w for name in names for w in _tokens(name)}
-    asked = [w for w in _tokens(question) if w not in name_words]
-    foreign = sum(1 for w in asked if any(_foreign_letter(c) for c in w))
-    return 2 * foreign <= len(asked) and any(w in ENGLISH_ONLY for w in asked)
+    asked = _asked(question, names)
+    return not _mostly_other_script(asked) and any(w in ENGLISH_ONLY for w in asked)
+
+
+def written_in_other_script(question: str) -> bool:
+    """Whether more than half the question's words are in a script other than Latin:
+    an English model reads such text as pieces it does not know, and puts it near any
+    other such text ("박지훈은 어디에 살아요?" near a report "삼성전자, 김민수 and 수원")."""
+    return _mostly_other_script(_asked(question, ()))

@@ -16,7 +16,10 @@ is found only as whole words, and where found names overlap the longest wins. In
 scripts written without spaces between words (Han, Hiragana, Katakana, Thai, Lao,
 Khmer, Myanmar) each character is a word of its own, with the marks that follow it, so
 "田中" is found in "田中さんはどこに住んでいますか": such a name is found wherever its
-characters stand together (there is no word boundary to check).
+characters stand together (there is no word boundary to check). A name in Hangul is
+also found where Korean particles follow it in its word ("김민수" in "김민수는 어디서
+일해요?"), and one in Hebrew or Arabic letters after a one-letter prefix ("חיפה" in
+"מי גר בחיפה?"; domain/affixes.py).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import unicodedata
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from .affixes import name_ends, name_starts, particles_follow, prefix_before
 from .confusables import latin_lookalikes
 
 _SPACE = re.compile(r"\s+")
@@ -275,6 +279,20 @@ class QuestionNames:
         self.tokens = _tokens(self.text)
         self._starts = [start for start, _ in self.tokens]
         self._ends = [end for _, end in self.tokens]
+        # Where a name may start or end inside a word, after a Hebrew or Arabic prefix
+        # ("בחיפה") or before Korean particles ("김민수는"), by the word's token index
+        # (domain/affixes.py).
+        text = self.text
+        self._inner_starts = {
+            i: cut
+            for i, (start, end) in enumerate(self.tokens)
+            if (cut := name_starts(text, start, end))
+        }
+        self._inner_ends = {
+            i: cut
+            for i, (start, end) in enumerate(self.tokens)
+            if (cut := name_ends(text, start, end))
+        }
 
     def _runs(self, width: int) -> Iterator[str]:
         """The key of every run of `width` tokens, in question order."""
@@ -283,12 +301,30 @@ class QuestionNames:
             self.text.__getitem__, map(slice, starts[: len(starts) - width + 1], ends[width - 1 :])
         )
 
+    def _inner_runs(self, width: int) -> Iterator[tuple[int, int, int]]:
+        """(first token, start, end) of every run of `width` tokens whose first word
+        is cut after its prefix or whose last word is cut before its particles."""
+        if not (self._inner_starts or self._inner_ends):
+            return
+        starts, ends = self._starts, self._ends
+        for first in {*self._inner_starts, *(last + 1 - width for last in self._inner_ends)}:
+            last = first + width - 1
+            if first < 0 or last >= len(starts):
+                continue
+            for start in [starts[first], *self._inner_starts.get(first, ())]:
+                for end in [ends[last], *self._inner_ends.get(last, ())]:
+                    if (start, end) != (starts[first], ends[last]) and start < end:
+                        yield first, start, end
+
     def keys(self, cap: int | None = MAX_CANDIDATES) -> list[str]:
         """The distinct candidate keys, one token long first, then two, ..., in
         question order within a length; at most `cap` (None: all)."""
         seen: dict[str, None] = {}
         for width in range(1, MAX_NAME_TOKENS + 1):
             seen.update(dict.fromkeys(self._runs(width)))
+            seen.update(
+                dict.fromkeys(self.text[start:end] for _, start, end in self._inner_runs(width))
+            )
             if cap is not None and len(seen) >= cap:
                 return list(seen)[:cap]
         return list(seen)
@@ -305,6 +341,10 @@ class QuestionNames:
             for i, key in enumerate(self._runs(width)):
                 if known is None or key in known:
                     yield Span(key, starts[i], ends[i + width - 1], i, i + width - 1)
+            for i, start, end in self._inner_runs(width):
+                key = self.text[start:end]
+                if known is None or key in known:
+                    yield Span(key, start, end, i, i + width - 1)
 
     def matches(self, known: Collection[str]) -> list[str]:
         """The keys of the names found, as pick_matches chooses them."""
@@ -386,9 +426,16 @@ def find_written(text: str, key: str) -> list[tuple[int, int]]:
 def _whole(text: str, start: int, end: int) -> bool:
     """Whether text[start:end] begins and ends at token edges: a token never straddles
     them (the characters on either side must not join into one word)."""
-    starts = start == 0 or not _joined(text[start - 1], text[start])
-    ends = end == len(text) or not _joined(text[end - 1], text[end])
-    return starts and ends
+    if start > 0 and _joined(text[start - 1], text[start]):
+        # A Hebrew or Arabic name may follow a prefix in its word ("בחיפה").
+        start = prefix_before(text, start)
+        if start > 0 and _joined(text[start - 1], text[start]):
+            return False
+    if end < len(text) and _joined(text[end - 1], text[end]):
+        # A Korean name may be followed by particles in its word ("김민수는").
+        end = particles_follow(text, end)
+        return end == len(text) or not _joined(text[end - 1], text[end])
+    return True
 
 
 def _run_together(text: str, key: str) -> list[tuple[int, int]]:

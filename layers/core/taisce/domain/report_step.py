@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .budget import report_characters
+from .languages import written_in_other_script
 from .question_vector import Meaning, attempt
 from .recall_context import RecallContext
 from .recalled import RecalledReport
@@ -60,12 +61,20 @@ def _nearest(ctx: RecallContext, meaning: Meaning, lost: set[str]) -> list[Score
     """The reports nearest the question by vector and by words; adds "reports" to
     `lost` if the vectors failed (what words still find is returned)."""
     project, roles, index = ctx.project, ctx.roles, meaning.index
-    nearest = meaning.question.nearest(index, project, "report", REPORT_DEPTH, roles)
+    # A question mostly in a script an English-only model does not know ("박지훈은 어디에
+    # 살아요?") is near any report in such a script by its cosines (MiniLM: above the
+    # floor): words alone find and keep its reports (domain/languages.py).
+    readable = ctx.any_language or not written_in_other_script(ctx.question)
+    nearest = (
+        meaning.question.nearest(index, project, "report", REPORT_DEPTH, roles)
+        if readable
+        else None
+    )
     lexical = attempt(
         "report text search",
         lambda: index.search_text(project, "report", ctx.question, REPORT_DEPTH, roles),
     )
-    if nearest is None:
+    if nearest is None and readable:
         lost.add("reports")
     ids = list(dict.fromkeys(h.id for h in [*(nearest or ()), *(lexical or ())]))
     held = [r for r in ctx.store.reports_by_ids(project, ids) if r.role in roles]
