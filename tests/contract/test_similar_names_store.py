@@ -1,5 +1,5 @@
-"""Recall step 2 on both stores (issue 11): a misspelt name in the question reaches the
-entity, by the same domain code (domain/similar_names.py) over each store's listing."""
+"""Recall step 2 on both stores: a misspelt name, or a part of the name, in the question
+reaches the entity, by the same domain code (domain/similar_names.py) over each store's listing."""
 
 from __future__ import annotations
 
@@ -30,6 +30,9 @@ def test_a_misspelt_name_reaches_the_entity(store: Any, semantic_memory: Memory)
         return [f["statement"] for f in answer["facts"]]
 
     assert facts_of("Where is Atlas Moren employed?") == ["Atlas Moran works at Acme Corp"]
+    # A family or given name alone is a part of the name.
+    assert facts_of("Where is Moran employed?") == ["Atlas Moran works at Acme Corp"]
+    assert facts_of("Where is Atlas employed?") == ["Atlas Moran works at Acme Corp"]
     assert facts_of("Where is Paris Morgan employed?") == []
     # A name only another role uses is not similar for these roles.
     assert facts_of("What does Tobias Wrenn use?") == []

@@ -11,7 +11,13 @@ find an entity for a span:
   "Atlas Moran" while "Bob" does not find "Rob";
 - meaning: the span's vector is near the entity name's vector (the worker's entity
   vectors, per role), at cosine SPAN_VECTOR_FLOOR or more ("Bob Smith" finds
-  "Robert Smith").
+  "Robert Smith");
+- part: a whole run of capitalised words (less the function words opening it) is the
+  first or last words of a longer name, as people name someone by given or family
+  name ("Picard" and "Jean-Luc" find "Jean-Luc Picard"; "Project" in "Project Cobalt"
+  finds no "Project Basalt"). Its
+  similarity is the share of the name's words the span holds, under any spelling or
+  meaning match's, so those come first.
 
 Each match says which span found it, how similar it is and by which signal, so a
 recall can explain itself. Names a question does not capitalise (or scripts without
@@ -68,7 +74,7 @@ class SimilarName:
     key: str
     span: str  # the span as the question wrote it
     similarity: float  # 0-1: 1 - edits / length for spelling, the cosine for meaning
-    signal: Literal["spelling", "meaning"]
+    signal: Literal["spelling", "meaning", "part"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,10 +96,8 @@ def _capitalised(word: str) -> bool:
     )
 
 
-def name_like_spans(question: str) -> list[str]:
-    """Runs of capitalised words and their sub-runs (at most MAX_SPAN_WORDS words),
-    longest first, then in question order; distinct by normalised form."""
-    text = unicodedata.normalize("NFKC", question)
+def _runs(text: str) -> list[list[tuple[int, int]]]:
+    """The (start, end) of each word of each run of capitalised words of `text`."""
     runs: list[list[tuple[int, int]]] = []
     current: list[tuple[int, int]] = []
     last_end = 0
@@ -112,8 +116,28 @@ def name_like_spans(question: str) -> list[str]:
         last_end = end
     if current:
         runs.append(current)
+    return runs
+
+
+def name_runs(question: str) -> list[str]:
+    """The whole runs of capitalised words, less the function words that open them
+    ("What Picard" is "Picard"), in question order: a name as the question wrote it."""
+    text = unicodedata.normalize("NFKC", question)
+    found: list[str] = []
+    for run in _runs(text):
+        while run and normalize_name(text[slice(*run[0])]) in STOPWORDS:
+            run = run[1:]
+        if run and len(run) <= MAX_SPAN_WORDS and len(found) < MAX_SPANS:
+            found.append(text[run[0][0] : run[-1][1]])
+    return found
+
+
+def name_like_spans(question: str) -> list[str]:
+    """Runs of capitalised words and their sub-runs (at most MAX_SPAN_WORDS words),
+    longest first, then in question order; distinct by normalised form."""
+    text = unicodedata.normalize("NFKC", question)
     spans: list[tuple[int, int, int]] = []  # (words, start, end)
-    for run in runs:
+    for run in _runs(text):
         for i in range(len(run)):
             for j in range(i, min(i + MAX_SPAN_WORDS, len(run))):
                 spans.append((j - i + 1, run[i][0], run[j][1]))
@@ -151,6 +175,36 @@ def by_spelling(spans: Sequence[str], keys: Sequence[str]) -> list[SimilarName]:
         if edits <= min(allowed_edits(len(key)), allowed_edits(len(name))):
             found.append(SimilarName(name, span, 1 - edits / max(len(key), len(name)), "spelling"))
     return found
+
+
+# A span shorter than this is no part of a name ("Mr", "St", "Dr" would find many).
+PART_LEAST = 3
+
+
+def by_part(spans: Sequence[str], keys: Sequence[str]) -> list[SimilarName]:
+    """Entities (of `keys`) whose name's first or last words are a span (a whole run,
+    name_runs: "Project" of "Project Cobalt" is no part of "Project Basalt"): one pass
+    over the names, two C-level tests each."""
+    wanted: dict[str, str] = {}
+    for span in spans:
+        key = normalize_name(span)
+        if len(key) >= PART_LEAST:
+            wanted.setdefault(key, span)
+    if not wanted:
+        return []
+    starts = tuple(f"{key} " for key in wanted)
+    ends = tuple(f" {key}" for key in wanted)
+    found: dict[str, list[SimilarName]] = {key: [] for key in wanted}
+    for name in keys:
+        if not (name.startswith(starts) or name.endswith(ends)):
+            continue
+        words = name.count(" ") + 1
+        for key, span in wanted.items():
+            if name.startswith(f"{key} ") or name.endswith(f" {key}"):
+                found[key].append(SimilarName(name, span, (key.count(" ") + 1) / words, "part"))
+    # A part many names share names none of them ("Project" of Project Basalt, Project
+    # Heron, ...; a common family name): more than SIMILAR_NAMES, and it finds nothing.
+    return [m for matches in found.values() if len(matches) <= SIMILAR_NAMES for m in matches]
 
 
 def by_meaning(
@@ -207,7 +261,7 @@ def similar_names(
         # so neither the spans' model call nor the entity index search runs (the
         # same answer, and nothing lost, without the model's call).
         return SimilarNames([])
-    matches = by_spelling(spans, keys)
+    matches = by_spelling(spans, keys) + by_part(name_runs(question), keys)
     failed = False
     try:
         matches += by_meaning(spans, project, roles, embedder, index, floor)
