@@ -1,11 +1,11 @@
-"""The same facts asked about in five languages: does the fact asked about come back?
+"""The same facts asked about in six languages: does the fact asked about come back?
 
     .venv/bin/python -m bench.languages_bench [--models local,multilingual] [--budget 1000]
 
 The facts are the synthetic graph's (`bench/data/dev.json`, the conversations that carry
 facts, each in a project of its own); each distinct subject and predicate is asked about
-in English, French, German, Spanish and Japanese, from question templates written for
-this bench (one per predicate and language, the subject's name put in as stored).
+in English, French, German, Spanish, Japanese and Korean, from question templates
+written for this bench (one per predicate and language, the subject's name put in as stored).
 Every question names its entity exactly. For each model (TAISCE_EMBEDDINGS) the facts
 are stored through the local gateway, the worker settles, and each question is recalled
 (facts only, `--budget` characters). Per language it prints the share of questions whose
@@ -31,16 +31,17 @@ from taisce.evaluation.harness import embedded_run, gateway_run
 from taisce.evaluation.machine import describe_machine
 
 DATA = Path(__file__).parent / "data" / "dev.json"
-LANGUAGES = ("en", "fr", "de", "es", "ja")
+LANGUAGES = ("en", "fr", "de", "es", "ja", "ko")
 
 # predicate -> one question per language; {s} is the subject's name.
-TEMPLATES: dict[str, tuple[str, str, str, str, str]] = {
+TEMPLATES: dict[str, tuple[str, str, str, str, str, str]] = {
     "lives in": (
         "Where does {s} live?",
         "Où habite {s} ?",
         "Wo wohnt {s}?",
         "¿Dónde vive {s}?",
         "{s}はどこに住んでいますか？",
+        "{s}는 어디에 살아요?",
     ),
     "works at": (
         "Where does {s} work?",
@@ -48,6 +49,7 @@ TEMPLATES: dict[str, tuple[str, str, str, str, str]] = {
         "Wo arbeitet {s}?",
         "¿Dónde trabaja {s}?",
         "{s}はどこで働いていますか？",
+        "{s}는 어디에서 일해요?",
     ),
     "drives": (
         "What car does {s} drive?",
@@ -55,6 +57,7 @@ TEMPLATES: dict[str, tuple[str, str, str, str, str]] = {
         "Welches Auto fährt {s}?",
         "¿Qué coche conduce {s}?",
         "{s}はどんな車を運転していますか？",
+        "{s}는 어떤 차를 운전해요?",
     ),
     "is allergic to": (
         "What is {s} allergic to?",
@@ -62,6 +65,7 @@ TEMPLATES: dict[str, tuple[str, str, str, str, str]] = {
         "Wogegen ist {s} allergisch?",
         "¿A qué es alérgico {s}?",
         "{s}は何にアレルギーがありますか？",
+        "{s}는 무엇에 알레르기가 있어요?",
     ),
     "has a pet": (
         "What pet does {s} have?",
@@ -69,6 +73,7 @@ TEMPLATES: dict[str, tuple[str, str, str, str, str]] = {
         "Welches Haustier hat {s}?",
         "¿Qué mascota tiene {s}?",
         "{s}はどんなペットを飼っていますか？",
+        "{s}는 어떤 반려동물을 키워요?",
     ),
     "leads": (
         "Which project does {s} lead?",
@@ -76,6 +81,7 @@ TEMPLATES: dict[str, tuple[str, str, str, str, str]] = {
         "Welches Projekt leitet {s}?",
         "¿Qué proyecto dirige {s}?",
         "{s}はどのプロジェクトを率いていますか？",
+        "{s}는 어떤 프로젝트를 이끌어요?",
     ),
     "reports to": (
         "Who is {s}'s manager?",
@@ -83,6 +89,7 @@ TEMPLATES: dict[str, tuple[str, str, str, str, str]] = {
         "Wer ist die Vorgesetzte von {s}?",
         "¿Quién es el jefe de {s}?",
         "{s}の上司は誰ですか？",
+        "{s}의 상사는 누구예요?",
     ),
     "has a birthday on": (
         "When is {s}'s birthday?",
@@ -90,6 +97,7 @@ TEMPLATES: dict[str, tuple[str, str, str, str, str]] = {
         "Wann hat {s} Geburtstag?",
         "¿Cuándo es el cumpleaños de {s}?",
         "{s}の誕生日はいつですか？",
+        "{s}의 생일은 언제예요?",
     ),
     "plays": (
         "Which sport does {s} play?",
@@ -97,6 +105,7 @@ TEMPLATES: dict[str, tuple[str, str, str, str, str]] = {
         "Welchen Sport treibt {s}?",
         "¿Qué deporte practica {s}?",
         "{s}はどんなスポーツをしていますか？",
+        "{s}는 어떤 운동을 해요?",
     ),
     "is the partner of": (
         "Who is {s}'s partner?",
@@ -104,6 +113,7 @@ TEMPLATES: dict[str, tuple[str, str, str, str, str]] = {
         "Wer ist der Partner von {s}?",
         "¿Quién es la pareja de {s}?",
         "{s}のパートナーは誰ですか？",
+        "{s}의 파트너는 누구예요?",
     ),
     "is studying": (
         "Which language is {s} studying?",
@@ -111,6 +121,7 @@ TEMPLATES: dict[str, tuple[str, str, str, str, str]] = {
         "Welche Sprache lernt {s}?",
         "¿Qué idioma estudia {s}?",
         "{s}は何語を勉強していますか？",
+        "{s}는 어떤 언어를 공부해요?",
     ),
     "is learning to play": (
         "Which instrument is {s} learning?",
@@ -118,6 +129,7 @@ TEMPLATES: dict[str, tuple[str, str, str, str, str]] = {
         "Welches Instrument lernt {s}?",
         "¿Qué instrumento está aprendiendo {s}?",
         "{s}はどの楽器を習っていますか？",
+        "{s}는 어떤 악기를 배우고 있어요?",
     ),
 }
 

@@ -161,6 +161,8 @@ def test_a_name_is_not_found_inside_a_word(question: str, name: str) -> None:
         ("김민수씨도 왔어요", "김민수"),  # an honorific, then a particle
         ("김 민수는 어디?", "김 민수"),
         ("서울로 가요", "서울"),
+        ("Google에서 일해요?", "Google"),  # a name in Latin letters, a Korean particle
+        ("Aoife Brailaith는 어디에 살아요?", "Aoife Brailaith"),
         ("מי גר בחיפה?", "חיפה"),
         ("מה ידוע ולדני כהן?", "דני כהן"),  # two prefixes
         ("من يسكن بالقاهرة؟", "القاهرة"),

@@ -13,7 +13,8 @@ erasure would leave their name in such a text:
 - Arabic writes the conjunctions و and ف, then the prepositions ب, ل and ك, before it:
   "وعلي" is "and Ali", "بالقاهرة" "in Cairo" (the name is "القاهرة").
 
-So a name in Hangul also counts as found where the rest of its word is one or more
+Korean text writes the particles after a name in Latin letters too ("Google에서",
+"Alice는"). So a name also counts as found where the rest of its word is one or more
 particles, and a name in Hebrew or Arabic letters where the start of its word is such a
 prefix, and nothing else. A name of one letter or syllable takes no affix.
 """
@@ -70,15 +71,15 @@ def only_particles(rest: str) -> bool:
 
 def name_ends(text: str, start: int, end: int) -> list[int]:
     """Where a name may end inside the word text[start:end]: each offset after which
-    the rest of the word is Korean particles, leaving a name of at least two
-    syllables, longest name first. Empty unless the word ends in Hangul."""
+    the rest of the word is Korean particles, leaving a name of at least two letters
+    (syllables, in Hangul), longest name first. Empty unless the word ends in Hangul."""
     if end - start < 3 or not hangul(text[end - 1]):
         return []
     return [
         at
         for at in range(end - 1, max(start + 2, end - _MOST) - 1, -1)
-        if hangul(text[at - 2])
-        and hangul(text[at - 1])
+        if text[at - 2].isalpha()
+        and text[at - 1].isalpha()
         and all(map(hangul, text[at:end]))
         and only_particles(text[at:end])
     ]
@@ -100,11 +101,12 @@ def name_starts(text: str, start: int, end: int) -> list[int]:
 
 
 def particles_follow(text: str, at: int) -> int:
-    """The end of the Korean particles that follow a Hangul name ending at `at`
-    within its word, or `at` itself when none do (the word goes on with something
-    else, or the name is not Hangul)."""
-    if at < 2 or at >= len(text) or not all(map(hangul, text[at - 2 : at + 1])):
-        return at  # a name of two syllables or more, then a syllable
+    """The end of the Korean particles that follow a name ending at `at` within its
+    word, or `at` itself when none do (the word goes on with something else)."""
+    if at < 2 or at >= len(text) or not (text[at - 2].isalpha() and text[at - 1].isalpha()):
+        return at  # a name of two letters or more
+    if not hangul(text[at]):
+        return at
     end = at
     while end < len(text) and hangul(text[end]):
         if end - at == _MOST:
