@@ -18,6 +18,8 @@ def test_a_misspelt_name_reaches_the_entity(store: Any, semantic_memory: Memory)
     facts = [
         {"subject": "Atlas Moran", "predicate": "works at", "object": "Acme Corp"},
         {"subject": "Tobias Wren", "predicate": "uses", "object": "Linear", "source_role": "tool"},
+        {"subject": "田中太郎", "predicate": "lives in", "object": "大阪"},
+        {"subject": "김민수", "predicate": "works at", "object": "Samsung"},
     ]
     request = FactsRequest.model_validate({"facts": [{"source_role": "user", **f} for f in facts]})
     memory.store_facts(project, request)
@@ -33,6 +35,9 @@ def test_a_misspelt_name_reaches_the_entity(store: Any, semantic_memory: Memory)
     # A family or given name alone is a part of the name.
     assert facts_of("Where is Moran employed?") == ["Atlas Moran works at Acme Corp"]
     assert facts_of("Where is Atlas employed?") == ["Atlas Moran works at Acme Corp"]
+    # So in scripts without capitals: a family name, a given name less its particle.
+    assert facts_of("田中さんはどこに住んでいますか") == ["田中太郎 lives in 大阪"]
+    assert facts_of("민수는 어디서 일해요?") == ["김민수 works at Samsung"]
     assert facts_of("Where is Paris Morgan employed?") == []
     # A name only another role uses is not similar for these roles.
     assert facts_of("What does Tobias Wrenn use?") == []

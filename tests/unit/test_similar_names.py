@@ -21,8 +21,10 @@ from taisce.domain.similar_names import (
     best,
     by_part,
     by_spelling,
+    by_unspaced_part,
     name_like_spans,
     name_runs,
+    unspaced_parts,
 )
 
 # Capitalised words a question may hold that name none of the pool's entities: question
@@ -227,6 +229,35 @@ def test_a_part_many_names_share_finds_none() -> None:
     assert parts("Who runs Project?", keys[:SIMILAR_NAMES]) != []
     # "Project Cobalt" is the name asked for: its first word is no part of another.
     assert parts("Who runs Project Cobalt?", keys[:1]) == []
+
+
+UNSPACED = ["田中太郎", "田中 花子", "王小明", "スズキイチロー", "김민수", "北京大学"]
+
+
+@pytest.mark.parametrize(
+    ("question", "found"),
+    [
+        ("田中さんはどこに住んでいますか", [("田中 花子", "田中"), ("田中太郎", "田中")]),
+        ("太郎はどこ", [("田中太郎", "太郎")]),
+        ("小明在哪里工作\uff1f", [("王小明", "小明")]),
+        ("スズキさんは\uff1f", [("スズキイチロー", "スズキ")]),
+        ("민수는 어디서 일해요?", [("김민수", "민수")]),  # less its particle
+        ("中太はどこ", []),  # the middle of a name is no part of it
+        ("Where does Tanaka live?", []),
+    ],
+)
+def test_a_given_or_family_name_in_a_script_without_capitals_finds_the_name(
+    question: str, found: list[tuple[str, str]]
+) -> None:
+    matches = best(by_unspaced_part(unspaced_parts(question), UNSPACED))
+    assert [(m.key, m.span) for m in matches] == found
+    assert all(m.span in question and m.signal == "part" for m in matches)
+
+
+def test_unspaced_parts_are_bounded() -> None:
+    parts = unspaced_parts("北京" * 5_000)
+    assert parts == ["北京", "京北", "北京北", "京北京", "北京北京", "京北京北"]
+    assert len(unspaced_parts("".join(chr(0x4E00 + i) for i in range(5_000)))) == 200
 
 
 def test_unrelated_capitalised_words_are_no_part_of_a_name() -> None:

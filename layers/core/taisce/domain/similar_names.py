@@ -15,13 +15,16 @@ find an entity for a span:
 - part: a whole run of capitalised words (less the function words opening it) is the
   first or last words of a longer name, as people name someone by given or family
   name ("Picard" and "Jean-Luc" find "Jean-Luc Picard"; "Project" in "Project Cobalt"
-  finds no "Project Basalt"). Its
-  similarity is the share of the name's words the span holds, under any spelling or
-  meaning match's, so those come first.
+  finds no "Project Basalt"); in scripts without capitals, a run of 2-4 Han or
+  Katakana characters, or a Hangul word less its particles, that begins or ends a
+  longer name of one word ("田中" of "田中さんはどこ" finds 田中太郎, "小明" finds 王小明,
+  "민수는" finds 김민수). Its similarity is the share of the name's words (or
+  characters) the part holds, under any spelling or meaning match's, so those come
+  first.
 
 Each match says which span found it, how similar it is and by which signal, so a
-recall can explain itself. Names a question does not capitalise (or scripts without
-capitals) are found only by step 1, exactly.
+recall can explain itself. Names a question does not capitalise are found only by
+step 1, exactly, but for the parts of names in scripts without capitals.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from typing import TYPE_CHECKING, Literal
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
+from .affixes import name_ends
 from .floors import MINILM_FLOORS
 from .model import Role
 from .names import normalize_name
@@ -207,6 +211,59 @@ def by_part(spans: Sequence[str], keys: Sequence[str]) -> list[SimilarName]:
     return [m for matches in found.values() if len(matches) <= SIMILAR_NAMES for m in matches]
 
 
+# Scripts without capitals: a part of a name is a run of 2-4 Han or Katakana characters
+# of the question (they are written without spaces, so any run may be the name: "田中"
+# in "田中さんはどこ"), or a Hangul word of 2 syllables or more, less its particles.
+_HAN_KATAKANA = re.compile(
+    "[\u3005\u30a0-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+    "\U00020000-\U0003134f]{2,}"
+)
+_HANGUL_WORD = re.compile("[\uac00-\ud7a3]{2,}")
+UNSPACED_PART = (2, 4)
+MAX_UNSPACED_PARTS = 200
+
+
+def unspaced_parts(question: str) -> list[str]:
+    """The question's runs that may be a given or family name in a script without
+    capitals, in question order, distinct, at most MAX_UNSPACED_PARTS."""
+    text = unicodedata.normalize("NFKC", question)
+    found: dict[str, None] = {}
+    least, most = UNSPACED_PART
+    for m in _HAN_KATAKANA.finditer(text):
+        run = m.group()
+        for width in range(least, min(most, len(run)) + 1):
+            found.update(dict.fromkeys(run[i : i + width] for i in range(len(run) - width + 1)))
+    for m in _HANGUL_WORD.finditer(text):
+        start, end = m.span()
+        found[m.group()] = None
+        found.update(dict.fromkeys(text[start:cut] for cut in name_ends(text, start, end)))
+    return list(found)[:MAX_UNSPACED_PARTS]
+
+
+def by_unspaced_part(parts: Sequence[str], keys: Sequence[str]) -> list[SimilarName]:
+    """Entities (of `keys`) whose name begins or ends with a part: written as one word,
+    without a space between given and family name ("田中太郎", "王小明", "김민수"), or
+    with one ("田中 太郎"), the part then a whole word of it."""
+    if not parts:
+        return []
+    wanted = tuple(parts)
+    found: dict[str, list[SimilarName]] = {part: [] for part in parts}
+    for name in keys:
+        if not (name.startswith(wanted) or name.endswith(wanted)):
+            continue
+        spaced = " " in name
+        for part in parts:
+            if (
+                name.startswith(f"{part} ") or name.endswith(f" {part}")
+                if spaced
+                else len(name) > len(part) and (name.startswith(part) or name.endswith(part))
+            ):
+                similarity = len(part) / len(name.replace(" ", ""))
+                found[part].append(SimilarName(name, part, similarity, "part"))
+    # A part many names share names none of them (as in by_part).
+    return [m for matches in found.values() if len(matches) <= SIMILAR_NAMES for m in matches]
+
+
 def by_meaning(
     spans: Sequence[str],
     project: str,
@@ -253,7 +310,8 @@ def similar_names(
     """The entities (at most SIMILAR_NAMES, named by live facts of `roles`) the
     question's name-like spans are similar to, most similar first."""
     spans = name_like_spans(question)
-    if not spans:
+    parts = unspaced_parts(question)
+    if not spans and not parts:
         return SimilarNames([])
     keys = store.entity_keys(project, NAME_POOL)
     if not keys:
@@ -262,9 +320,11 @@ def similar_names(
         # same answer, and nothing lost, without the model's call).
         return SimilarNames([])
     matches = by_spelling(spans, keys) + by_part(name_runs(question), keys)
+    matches += by_unspaced_part(parts, keys)
     failed = False
     try:
-        matches += by_meaning(spans, project, roles, embedder, index, floor)
+        if spans:
+            matches += by_meaning(spans, project, roles, embedder, index, floor)
     except Exception:  # a model or index failure degrades the recall, never fails it
         logger.exception("similar names by meaning failed during a recall")
         failed = True
