@@ -35,6 +35,8 @@ def test_a_misspelt_name_reaches_the_entity(store: Any, semantic_memory: Memory)
     # A family or given name alone is a part of the name.
     assert facts_of("Where is Moran employed?") == ["Atlas Moran works at Acme Corp"]
     assert facts_of("Where is Atlas employed?") == ["Atlas Moran works at Acme Corp"]
+    # A family name with a joined genitive "s", before a capitalised German noun.
+    assert facts_of("Wo arbeitet Morans Bruder?") == ["Atlas Moran works at Acme Corp"]
     # So in scripts without capitals: a family name, a given name less its particle.
     assert facts_of("田中さんはどこに住んでいますか") == ["田中太郎 lives in 大阪"]
     assert facts_of("민수는 어디서 일해요?") == ["김민수 works at Samsung"]

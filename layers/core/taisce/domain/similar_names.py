@@ -2,7 +2,7 @@
 
 Only the question's own name-like spans are compared, never the whole question: a
 span is a run of capitalised words ("Where is Atlas Moren employed?" gives "Atlas
-Moren", "Atlas" and "Moren"; "Where" alone is a function word, not a name). Two signals
+Moren", "Atlas" and "Moren"; "Where" alone is a function word, not a name). Three signals
 find an entity for a span:
 
 - spelling: the span and the entity's name (both normalised) differ by at most a few
@@ -18,9 +18,10 @@ find an entity for a span:
   finds no "Project Basalt"); in scripts without capitals, a run of 2-4 Han or
   Katakana characters, or a Hangul word less its particles, that begins or ends a
   longer name of one word ("田中" of "田中さんはどこ" finds 田中太郎, "小明" finds 王小明,
-  "민수는" finds 김민수). Its similarity is the share of the name's words (or
-  characters) the part holds, under any spelling or meaning match's, so those come
-  first.
+  "민수는" finds 김민수). A span less a joined genitive "s" counts as written ("Annas
+  Bruder" finds Anna, "Picards Schiff" Jean-Luc Picard). Its similarity is the share
+  of the name's words (or characters) the part holds, under any spelling or meaning
+  match's, so those come first.
 
 Each match says which span found it, how similar it is and by which signal, so a
 recall can explain itself. Names a question does not capitalise are found only by
@@ -160,13 +161,41 @@ def name_like_spans(question: str) -> list[str]:
     return list(found.values())
 
 
+def genitive(key: str) -> str | None:
+    """The name a span ending in a joined genitive "s" is of ("annas" of Annas Bruder,
+    "picards" of Picards Schiff: German, Dutch and the Scandinavian languages write it
+    without an apostrophe), if it is one: a Latin letter, at least three, then "s"."""
+    if len(key) >= 4 and key.endswith("s") and key[-2].isascii() and key[-2].isalpha():
+        return key[:-1]
+    return None
+
+
+def _genitives(spans: Sequence[str], keys: Sequence[str]) -> list[SimilarName]:
+    """Entities named exactly by a span less its genitive "s" (a name of any length:
+    one edit that is always grammar)."""
+    asked = [(span, key, genitive(key)) for span in spans if (key := normalize_name(span))]
+    asked = [(span, key, name) for span, key, name in asked if name is not None]
+    if not asked:
+        return []
+    held = set(keys)
+    return [
+        SimilarName(name, span, 1 - 1 / len(key), "spelling")
+        for span, key, name in asked
+        if name in held
+    ]
+
+
 def by_spelling(spans: Sequence[str], keys: Sequence[str]) -> list[SimilarName]:
-    """Entities (of `keys`, normalised names) within allowed_edits of a span: one
-    distance matrix, spans by names, computed in C++ (rapidfuzz.process.cdist)."""
+    """Entities (of `keys`, normalised names) within allowed_edits of a span, or named
+    by it less a genitive "s": one distance matrix, spans by names, computed in C++
+    (rapidfuzz.process.cdist)."""
+    if not keys:
+        return []
+    genitives = _genitives(spans, keys)
     wanted = [(span, normalize_name(span)) for span in spans]
     wanted = [(span, key) for span, key in wanted if allowed_edits(len(key))]
-    if not wanted or not keys:
-        return []
+    if not wanted:
+        return genitives
     import numpy as np  # here: a handler's cold start does without it until a recall needs it
 
     distances = process.cdist(
@@ -178,22 +207,33 @@ def by_spelling(spans: Sequence[str], keys: Sequence[str]) -> list[SimilarName]:
         name, edits = keys[col], int(distances[row, col])
         if edits <= min(allowed_edits(len(key)), allowed_edits(len(name))):
             found.append(SimilarName(name, span, 1 - edits / max(len(key), len(name)), "spelling"))
-    return found
+    return found + genitives
 
 
 # A span shorter than this is no part of a name ("Mr", "St", "Dr" would find many).
 PART_LEAST = 3
 
 
-def by_part(spans: Sequence[str], keys: Sequence[str]) -> list[SimilarName]:
-    """Entities (of `keys`) whose name's first or last words are a span (a whole run,
-    name_runs: "Project" of "Project Cobalt" is no part of "Project Basalt"): one pass
-    over the names, two C-level tests each."""
+def _wanted_parts(spans: Sequence[str], words: Sequence[str]) -> dict[str, str]:
+    """part -> the span that asks for it: each span, and it or each word less a genitive "s"."""
+    asked = [(span, normalize_name(span)) for span in spans]
+    asked += [(word, name) for word in words if (name := genitive(normalize_name(word)))]
     wanted: dict[str, str] = {}
-    for span in spans:
-        key = normalize_name(span)
-        if len(key) >= PART_LEAST:
-            wanted.setdefault(key, span)
+    for span, key in asked:
+        for part in (key, genitive(key)):
+            if part is not None and len(part) >= PART_LEAST:
+                wanted.setdefault(part, span)
+    return wanted
+
+
+def by_part(
+    spans: Sequence[str], keys: Sequence[str], words: Sequence[str] = ()
+) -> list[SimilarName]:
+    """Entities (of `keys`) whose name's first or last words are a span (a whole run,
+    name_runs: "Project" of "Project Cobalt" is no part of "Project Basalt"), or one of
+    `words` less its genitive "s" (any capitalised word: German capitalises the noun
+    after it, "Picards Schiff"): one pass over the names, two C-level tests each."""
+    wanted = _wanted_parts(spans, words)
     if not wanted:
         return []
     starts = tuple(f"{key} " for key in wanted)
@@ -202,10 +242,10 @@ def by_part(spans: Sequence[str], keys: Sequence[str]) -> list[SimilarName]:
     for name in keys:
         if not (name.startswith(starts) or name.endswith(ends)):
             continue
-        words = name.count(" ") + 1
+        length = name.count(" ") + 1
         for key, span in wanted.items():
             if name.startswith(f"{key} ") or name.endswith(f" {key}"):
-                found[key].append(SimilarName(name, span, (key.count(" ") + 1) / words, "part"))
+                found[key].append(SimilarName(name, span, (key.count(" ") + 1) / length, "part"))
     # A part many names share names none of them ("Project" of Project Basalt, Project
     # Heron, ...; a common family name): more than SIMILAR_NAMES, and it finds nothing.
     return [m for matches in found.values() if len(matches) <= SIMILAR_NAMES for m in matches]
@@ -264,6 +304,15 @@ def by_unspaced_part(parts: Sequence[str], keys: Sequence[str]) -> list[SimilarN
     return [m for matches in found.values() if len(matches) <= SIMILAR_NAMES for m in matches]
 
 
+def by_parts(
+    question: str, spans: Sequence[str], parts: Sequence[str], keys: Sequence[str]
+) -> list[SimilarName]:
+    """The part signal: the question's whole runs, its one-word spans less a genitive
+    "s", and its `parts` in scripts without capitals (unspaced_parts)."""
+    words = [span for span in spans if " " not in span]
+    return by_part(name_runs(question), keys, words) + by_unspaced_part(parts, keys)
+
+
 def by_meaning(
     spans: Sequence[str],
     project: str,
@@ -319,8 +368,7 @@ def similar_names(
         # so neither the spans' model call nor the entity index search runs (the
         # same answer, and nothing lost, without the model's call).
         return SimilarNames([])
-    matches = by_spelling(spans, keys) + by_part(name_runs(question), keys)
-    matches += by_unspaced_part(parts, keys)
+    matches = by_spelling(spans, keys) + by_parts(question, spans, parts, keys)
     failed = False
     try:
         if spans:
