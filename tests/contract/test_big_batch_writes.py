@@ -27,8 +27,10 @@ SENTENCE = "Atlas wrote a long note about the plan, the budget and the Galway of
 @pytest.fixture
 def metered(moto: MotoDynamoDb) -> Iterator[tuple[Memory, Meter, DynamoDbStore]]:
     store = DynamoDbStore(moto.table, client=moto.client(), direct_reads=False)
-    # 20 ms before each call: waves are told apart by the code's order, not the load.
-    meter = Meter(store.client, latency=0.02)
+    # 100 ms before each call: waves are told apart by the code's order, not the load
+    # (with 20 ms, a loaded CI machine started a thread of one wave after the others
+    # had ended, and counted 8 waves for 6).
+    meter = Meter(store.client, latency=0.1)
     yield Memory(store, Limits(bundle_characters=16_000, max_rows=200)), meter, store
     store.client.close()
 
