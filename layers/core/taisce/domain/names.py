@@ -16,10 +16,10 @@ is found only as whole words, and where found names overlap the longest wins. In
 scripts written without spaces between words (Han, Hiragana, Katakana, Thai, Lao,
 Khmer, Myanmar) each character is a word of its own, with the marks that follow it, so
 "田中" is found in "田中さんはどこに住んでいますか": such a name is found wherever its
-characters stand together (there is no word boundary to check). A name in Hangul is
-also found where Korean particles follow it in its word ("김민수" in "김민수는 어디서
-일해요?"), and one in Hebrew or Arabic letters after a one-letter prefix ("חיפה" in
-"מי גר בחיפה?"; domain/affixes.py).
+characters stand together (there is no word boundary to check). A name is also found
+where Korean particles follow it in its word ("김민수" in "김민수는 어디서 일해요?",
+"Google" in "Google에서"), and one in Hebrew or Arabic letters after a one-letter
+prefix ("חיפה" in "מי גר בחיפה?"; domain/affixes.py).
 """
 
 from __future__ import annotations
