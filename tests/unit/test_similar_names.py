@@ -247,6 +247,12 @@ def test_a_part_is_less_similar_than_a_spelling_match() -> None:
     assert matches[1].similarity == pytest.approx(0.5)
 
 
+def test_a_span_read_as_written_comes_before_it_read_as_a_genitive() -> None:
+    keys = ["mar del plata", "mars rover"]
+    assert parts("Where is Mars?", keys) == [("mars rover", "Mars")]
+    assert parts("Where is Mars?", keys[:1]) == [("mar del plata", "Mars")]
+
+
 def test_a_part_many_names_share_finds_none() -> None:
     keys = [f"project {n}" for n in ("basalt", "heron", "obsidian", "sextant")]
     assert len(keys) > SIMILAR_NAMES

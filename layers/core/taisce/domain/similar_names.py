@@ -214,15 +214,19 @@ def by_spelling(spans: Sequence[str], keys: Sequence[str]) -> list[SimilarName]:
 PART_LEAST = 3
 
 
-def _wanted_parts(spans: Sequence[str], words: Sequence[str]) -> dict[str, str]:
-    """part -> the span that asks for it: each span, and it or each word less a genitive "s"."""
+def _wanted_parts(spans: Sequence[str], words: Sequence[str]) -> dict[str, tuple[str, bool]]:
+    """part -> (the span that asks for it, whether less a genitive "s"): each span, and
+    it or each word less a genitive "s"."""
     asked = [(span, normalize_name(span)) for span in spans]
-    asked += [(word, name) for word in words if (name := genitive(normalize_name(word)))]
-    wanted: dict[str, str] = {}
+    wanted: dict[str, tuple[str, bool]] = {}
     for span, key in asked:
-        for part in (key, genitive(key)):
-            if part is not None and len(part) >= PART_LEAST:
-                wanted.setdefault(part, span)
+        if len(key) >= PART_LEAST:
+            wanted.setdefault(key, (span, False))
+    asked += [(word, normalize_name(word)) for word in words]
+    for span, key in asked:
+        part = genitive(key)
+        if part is not None and len(part) >= PART_LEAST:
+            wanted.setdefault(part, (span, True))
     return wanted
 
 
@@ -243,12 +247,16 @@ def by_part(
         if not (name.startswith(starts) or name.endswith(ends)):
             continue
         length = name.count(" ") + 1
-        for key, span in wanted.items():
+        for key, (span, _) in wanted.items():
             if name.startswith(f"{key} ") or name.endswith(f" {key}"):
                 found[key].append(SimilarName(name, span, (key.count(" ") + 1) / length, "part"))
     # A part many names share names none of them ("Project" of Project Basalt, Project
     # Heron, ...; a common family name): more than SIMILAR_NAMES, and it finds nothing.
-    return [m for matches in found.values() if len(matches) <= SIMILAR_NAMES for m in matches]
+    kept = {k: v for k, v in found.items() if v and len(v) <= SIMILAR_NAMES}
+    # A span read as written comes before it read less an "s": "Mars" that is a part
+    # of a name is no genitive of "Mar".
+    plain = {wanted[k][0] for k in kept if not wanted[k][1]}
+    return [m for k, v in kept.items() if not (wanted[k][1] and wanted[k][0] in plain) for m in v]
 
 
 # Scripts without capitals: a part of a name is a run of 2-4 Han or Katakana characters
