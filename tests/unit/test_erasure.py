@@ -80,6 +80,9 @@ def test_find_name_agrees_with_a_question_where_words_are_joined_to_a_name(
         ("Zoe\u0308 and Zoë and ZOË!", "Zoë"),
         ("\uff26\uff55\uff4c\uff4c  Moon rises; full\tmoon.", "Full Moon"),
         ("Maya\n  Okafor wrote to maya okafor's team.", "Maya Okafor"),
+        ("ΑΘΗΝΑ, Αθήνα and Αθηνα.", "Αθήνα"),  # Greek accents are optional
+        ("مُحَمَّد and مـحـمـد and محمد", "محمد"),  # so are Arabic vowels; the tatweel
+        ("שָׁלוֹם and שלום", "שלום"),
     ],
 )
 def test_occurrences_map_back_to_the_original_text(text: str, name: str) -> None:

@@ -42,7 +42,13 @@ def found(question: str, *names: str) -> list[str]:
         ("Straße", "strasse"),
         ("STRASSE", "strasse"),
         ("straSSe", "strasse"),
-        ("ΣΊΣΥΦΟΣ", "σίσυφοσ"),
+        ("ΣΊΣΥΦΟΣ", "σισυφοσ"),  # Greek accents go, as Latin ones
+        ("Αθήνα", "αθηνα"),
+        ("Ἀθῆναι", "αθηναι"),
+        ("مُحَمَّد", "محمد"),  # Arabic short vowels and shadda are optional
+        ("مـحـمـد", "محمد"),  # the tatweel only stretches the word
+        ("שָׁלוֹם", "שלום"),  # so are Hebrew points
+        ("हिन्दी", "हिन्दी"),  # Devanagari's marks make the letters
         ("ＡＴＬＡＳ", "atlas"),  # full-width letters
         ("Ａｃｍｅ　Ｃｏｒｐ", "acme corp"),  # full-width letters and ideographic space
         ("１２３", "123"),

@@ -82,6 +82,32 @@ def test_an_old_file_is_rekeyed_once_when_opened(tmp_path: Path) -> None:
     store.close()
 
 
+def test_a_greek_arabic_or_hebrew_key_with_its_marks_is_rekeyed(tmp_path: Path) -> None:
+    """Version 4: Greek accents and Arabic and Hebrew optional marks go, so a name
+    stored with them is found by a question written without them (as in capitals)."""
+    path = tmp_path / "t.sqlite3"
+    store = SqliteStore(path)
+    _store(Memory(store, Limits()), ("g", "Αθήνα", "Piraeus", "user"),
+           ("a", "مُحَمَّد", "Cairo", "user"), ("h", "שָׁלוֹם", "Haifa", "user"))  # fmt: skip
+    store.close()
+    with sqlite3.connect(path) as db:  # the keys an older version made
+        for new, was in {"αθηνα": "αθήνα", "محمد": "مُحَمَّد", "שלום": "שָׁלוֹם"}.items():
+            for table, column in [("facts", "subject_key"), ("entities", "key"),
+                                  ("entity_roles", "key")]:  # fmt: skip
+                db.execute(f"UPDATE {table} SET {column} = ? WHERE {column} = ?", (was, new))
+        db.execute("DELETE FROM meta WHERE key = 'name_keys'")
+
+    store = SqliteStore(path)
+    memory = Memory(store, Limits())
+    assert _recall(memory, "ΑΘΗΝΑ;") == ["g"]
+    assert _recall(memory, "أين محمد؟") == ["a"]
+    assert _recall(memory, "איפה שלום?") == ["h"]
+    with sqlite3.connect(path) as db:
+        keys = {r[0] for r in db.execute("SELECT key FROM entities WHERE project = 'p'")}
+        assert {"αθηνα", "محمد", "שלום"} <= keys and "αθήνα" not in keys
+    store.close()
+
+
 def test_a_new_file_needs_no_rekeying(tmp_path: Path) -> None:
     store = SqliteStore(tmp_path / "t.sqlite3")
     with sqlite3.connect(store.path) as db:

@@ -7,9 +7,11 @@ controls, variation selectors), a zero width space counts as a space, and a hyph
 underscore, period, slash, any dash or middle dot between two parts of a name counts
 as a space too, so "Xanthe-Morrow", "Xanthe_Morrow", "Xanthe.Morrow", "Xanthe/Morrow",
 "Xanthe\u2014Morrow", "Xanthe\u30fbMorrow" and "Xanthe\u200bMorrow" are all "xanthe
-morrow", and "X\u00adanthe" is "xanthe". Accents on Latin letters go ("X\u00e1nthe" is
-"xanthe"), and in a word with Latin letters, letters of other scripts that look Latin
-read as Latin (Unicode's confusables: "\u0425anthe" with a Cyrillic ha is "xanthe";
+morrow", and "X\u00adanthe" is "xanthe". Accents on Latin and Greek letters go
+("X\u00e1nthe" is "xanthe", "\u0391\u03b8\u03ae\u03bd\u03b1" is
+"\u03b1\u03b8\u03b7\u03bd\u03b1"), so do the optional marks of Arabic and Hebrew (short
+vowels, niqqud), and in a word with Latin letters, letters of other scripts that look
+Latin read as Latin (Unicode's confusables: "\u0425anthe" with a Cyrillic ha is "xanthe";
 domain/confusables.py). Erasure also finds a name of several words written with its
 words run together (find_written: "Xanthe\u200dMorrow" reads "xanthemorrow"). A name
 is found only as whole words, and where found names overlap the longest wins. In
@@ -93,18 +95,37 @@ def _visible(text: str) -> str:
     return _INVISIBLE.sub("", text.replace(_ZERO_WIDTH_SPACE, " "))
 
 
+# Marks that writers of a script leave out as often as not, so a name reads the same
+# with or without them: Arabic's short vowels, tanwin, shadda, sukun and superscript
+# alef (U+064B-065F, U+0670), and Hebrew's points and cantillation (niqqud, U+0591-05C7
+# but for the punctuation among them). The Arabic tatweel (U+0640) only stretches a word.
+_OPTIONAL_MARKS = re.compile(
+    "[\u064b-\u065f\u0670\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7]"
+)
+_TATWEEL = "\u0640"
+
+
+def _accented(char: str) -> bool:
+    """A base letter whose accents are optional: Latin (ASCII once decomposed) or Greek
+    (tonos and dialytika, left out in capitals and often in writing: "ΑΘΗΝΑ", "Αθηνα")."""
+    return char.isalpha() and (char.isascii() or "\u0370" <= char <= "\u03ff")
+
+
 def _as_latin(text: str) -> str:
-    """Latin letters without their accents ("á" is "a", "ë" is "e"): a name reads as
-    its letters. Marks on other scripts' letters stay (they make the letter: Devanagari
-    vowel signs, Thai tone marks)."""
+    """Latin and Greek letters without their accents ("á" is "a", "ë" is "e", "ή" is
+    "η"), Arabic and Hebrew letters without their optional marks: a name reads as its
+    letters. Other marks on other scripts' letters stay (they make the letter:
+    Devanagari vowel signs, Thai tone marks)."""
     out: list[str] = []
-    latin = False  # whether the last base character was an ASCII letter
+    accented = False  # whether the last base character's accents are optional
     for char in unicodedata.normalize("NFD", text):
         if unicodedata.category(char) == "Mn":
-            if not latin:
+            if not accented and not _OPTIONAL_MARKS.match(char):
                 out.append(char)
             continue
-        latin = char.isascii() and char.isalpha()
+        if char == _TATWEEL:
+            continue
+        accented = _accented(char)
         out.append(char)
     return unicodedata.normalize("NFC", "".join(out))
 

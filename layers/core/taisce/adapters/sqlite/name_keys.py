@@ -5,7 +5,9 @@ rule, invisible characters are dropped and a hyphen, underscore, period or slash
 between two parts of a name counts as a space, so a file written before holds keys
 such as "jean-luc" that a question now looks up as "jean luc"; since version 3 every
 dash and middle dot is such a separator, accents on Latin letters go and Latin
-look-alikes in a Latin word read as Latin ("xánthe" is "xanthe"). Opening such a file
+look-alikes in a Latin word read as Latin ("xánthe" is "xanthe"); since version 4
+accents on Greek letters go ("αθήνα" is "αθηνα") and so do Arabic and Hebrew
+optional marks (short vowels, niqqud) and the Arabic tatweel. Opening such a file
 re-keys it once, in one transaction: each entity whose key changes is moved to its
 new key (two old spellings that now read alike become one entity, their role counts
 added), with its facts (both ends), aliases, report memberships and marks; its
@@ -26,7 +28,7 @@ from ...domain.model import ROLES
 from ...domain.names import normalize_name
 from .work import MARK_DIRTY
 
-NAME_KEYS_VERSION = "3"
+NAME_KEYS_VERSION = "4"
 
 
 def _changed(db: sqlite3.Connection) -> list[tuple[str, str, str]]:
