@@ -32,17 +32,21 @@ TOOL_FACTS = [
 ]
 
 
+def as_facts(*groups: tuple[list[tuple[str, str, str]], str]) -> FactsRequest:
+    """One request of (subject, predicate, object) triples, each group with its role."""
+    facts = [
+        {"subject": s, "predicate": p, "object": o, "source_role": role}
+        for triples, role in groups
+        for s, p, o in triples
+    ]
+    return FactsRequest.model_validate({"facts": facts})
+
+
 @pytest.fixture
 def memory(semantic_memory: Memory) -> Iterator[tuple[Memory, str]]:
     memory = semantic_memory
     project = unique("reports")
-    facts = [
-        {"subject": s, "predicate": p, "object": o, "source_role": "user"} for s, p, o in FACTS
-    ]
-    facts += [
-        {"subject": s, "predicate": p, "object": o, "source_role": "tool"} for s, p, o in TOOL_FACTS
-    ]
-    memory.store_facts(project, FactsRequest.model_validate({"facts": facts}))
+    memory.store_facts(project, as_facts((FACTS, "user"), (TOOL_FACTS, "tool")))
     memory.rebuild_reports(project)
     memory.index_pending(project)
     yield memory, project
@@ -93,10 +97,7 @@ def test_a_question_in_a_script_the_model_cannot_read_gets_reports_by_their_word
     the reports that share one of its words, ranked by words, and no other."""
     m, project = memory
     korean = [("김민수", "근무", "삼성전자"), ("삼성전자", "본사", "수원")]
-    facts = [
-        {"subject": s, "predicate": p, "object": o, "source_role": "user"} for s, p, o in korean
-    ]
-    m.store_facts(project, FactsRequest.model_validate({"facts": facts}))
+    m.store_facts(project, as_facts((korean, "user")))
     m.rebuild_reports(project)
     m.index_pending(project)
     for question in (

@@ -214,6 +214,13 @@ def by_spelling(spans: Sequence[str], keys: Sequence[str]) -> list[SimilarName]:
 PART_LEAST = 3
 
 
+def _unambiguous(found: dict[str, list[SimilarName]]) -> dict[str, list[SimilarName]]:
+    """The parts that found a name, less those many names share: such a part names none
+    of them ("Project" of Project Basalt, Project Heron, ...; a common family name):
+    more than SIMILAR_NAMES, and it finds nothing."""
+    return {part: names for part, names in found.items() if 0 < len(names) <= SIMILAR_NAMES}
+
+
 def _wanted_parts(spans: Sequence[str], words: Sequence[str]) -> dict[str, tuple[str, bool]]:
     """part -> (the span that asks for it, whether less a genitive "s"): each span, and
     it or each word less a genitive "s"."""
@@ -250,9 +257,7 @@ def by_part(
         for key, (span, _) in wanted.items():
             if name.startswith(f"{key} ") or name.endswith(f" {key}"):
                 found[key].append(SimilarName(name, span, (key.count(" ") + 1) / length, "part"))
-    # A part many names share names none of them ("Project" of Project Basalt, Project
-    # Heron, ...; a common family name): more than SIMILAR_NAMES, and it finds nothing.
-    kept = {k: v for k, v in found.items() if v and len(v) <= SIMILAR_NAMES}
+    kept = _unambiguous(found)
     # A span read as written comes before it read less an "s": "Mars" that is a part
     # of a name is no genitive of "Mar".
     plain = {wanted[k][0] for k in kept if not wanted[k][1]}
@@ -308,8 +313,7 @@ def by_unspaced_part(parts: Sequence[str], keys: Sequence[str]) -> list[SimilarN
             ):
                 similarity = len(part) / len(name.replace(" ", ""))
                 found[part].append(SimilarName(name, part, similarity, "part"))
-    # A part many names share names none of them (as in by_part).
-    return [m for matches in found.values() if len(matches) <= SIMILAR_NAMES for m in matches]
+    return [m for matches in _unambiguous(found).values() for m in matches]
 
 
 def by_parts(
