@@ -1,12 +1,14 @@
-"""The same facts asked about in six languages: does the fact asked about come back?
+"""The same facts asked about in seven languages: does the fact asked about come back?
 
     .venv/bin/python -m bench.languages_bench [--models local,multilingual] [--budget 1000]
 
 The facts are the synthetic graph's (`bench/data/dev.json`, the conversations that carry
 facts, each in a project of its own); each distinct subject and predicate is asked about
-in English, French, German, Spanish, Japanese and Korean, from question templates
-written for this bench (one per predicate and language, the subject's name put in as stored).
-Every question names its entity exactly. For each model (TAISCE_EMBEDDINGS) the facts
+in English, French, German, Spanish, Japanese, Korean and Polish, from question
+templates written for this bench (one per predicate and language, the subject's name put
+in as stored). Every question names its entity exactly, but the Polish questions about
+a manager, a birthday or a partner, which write the name in the genitive ("Kto jest
+przełożonym Ady?"), as Polish does. For each model (TAISCE_EMBEDDINGS) the facts
 are stored through the local gateway, the worker settles, and each question is recalled
 (facts only, `--budget` characters). Per language it prints the share of questions whose
 first fact has the predicate asked about, the share with such a fact anywhere in the
@@ -31,10 +33,23 @@ from taisce.evaluation.harness import embedded_run, gateway_run
 from taisce.evaluation.machine import describe_machine
 
 DATA = Path(__file__).parent / "data" / "dev.json"
-LANGUAGES = ("en", "fr", "de", "es", "ja", "ko")
+LANGUAGES = ("en", "fr", "de", "es", "ja", "ko", "pl")
 
-# predicate -> one question per language; {s} is the subject's name.
-TEMPLATES: dict[str, tuple[str, str, str, str, str, str]] = {
+# The Polish genitive of each name asked about in the genitive ({g}), as Polish writes
+# it (written by hand, irregular forms too: Pavel is "Pavla", Hugo "Hugona"; names
+# Polish does not decline stay as they are).
+POLISH_GENITIVE = {
+    "Ada": "Ady", "Carlos": "Carlosa", "Cleo": "Cleo", "Desmond": "Desmonda",
+    "Esme": "Esme", "Goran": "Gorana", "Grace": "Grace", "Hana": "Hany", "Hugo": "Hugona",
+    "Jasper": "Jaspera", "Keiko": "Keiko", "Liam": "Liama", "Lorcan": "Lorcana",
+    "Mira": "Miry", "Orla": "Orli", "Pavel": "Pavla", "Priya": "Priyi", "Rosa": "Rosy",
+    "Sean": "Seana", "Tomas": "Tomasa", "Ulla": "Ulli", "Viktor": "Viktora",
+    "Wanjiru": "Wanjiru", "Yara": "Yary", "Zara": "Zary",
+}  # fmt: skip
+
+# predicate -> one question per language; {s} is the subject's name, {g} its Polish
+# genitive.
+TEMPLATES: dict[str, tuple[str, str, str, str, str, str, str]] = {
     "lives in": (
         "Where does {s} live?",
         "Où habite {s} ?",
@@ -42,6 +57,7 @@ TEMPLATES: dict[str, tuple[str, str, str, str, str, str]] = {
         "¿Dónde vive {s}?",
         "{s}はどこに住んでいますか？",
         "{s}는 어디에 살아요?",
+        "Gdzie mieszka {s}?",
     ),
     "works at": (
         "Where does {s} work?",
@@ -50,6 +66,7 @@ TEMPLATES: dict[str, tuple[str, str, str, str, str, str]] = {
         "¿Dónde trabaja {s}?",
         "{s}はどこで働いていますか？",
         "{s}는 어디에서 일해요?",
+        "Gdzie pracuje {s}?",
     ),
     "drives": (
         "What car does {s} drive?",
@@ -58,6 +75,7 @@ TEMPLATES: dict[str, tuple[str, str, str, str, str, str]] = {
         "¿Qué coche conduce {s}?",
         "{s}はどんな車を運転していますか？",
         "{s}는 어떤 차를 운전해요?",
+        "Jakim samochodem jeździ {s}?",
     ),
     "is allergic to": (
         "What is {s} allergic to?",
@@ -66,6 +84,7 @@ TEMPLATES: dict[str, tuple[str, str, str, str, str, str]] = {
         "¿A qué es alérgico {s}?",
         "{s}は何にアレルギーがありますか？",
         "{s}는 무엇에 알레르기가 있어요?",
+        "Na co {s} ma alergię?",
     ),
     "has a pet": (
         "What pet does {s} have?",
@@ -74,6 +93,7 @@ TEMPLATES: dict[str, tuple[str, str, str, str, str, str]] = {
         "¿Qué mascota tiene {s}?",
         "{s}はどんなペットを飼っていますか？",
         "{s}는 어떤 반려동물을 키워요?",
+        "Jakie zwierzę ma {s}?",
     ),
     "leads": (
         "Which project does {s} lead?",
@@ -82,6 +102,7 @@ TEMPLATES: dict[str, tuple[str, str, str, str, str, str]] = {
         "¿Qué proyecto dirige {s}?",
         "{s}はどのプロジェクトを率いていますか？",
         "{s}는 어떤 프로젝트를 이끌어요?",
+        "Jakim projektem kieruje {s}?",
     ),
     "reports to": (
         "Who is {s}'s manager?",
@@ -90,6 +111,7 @@ TEMPLATES: dict[str, tuple[str, str, str, str, str, str]] = {
         "¿Quién es el jefe de {s}?",
         "{s}の上司は誰ですか？",
         "{s}의 상사는 누구예요?",
+        "Kto jest przełożonym {g}?",
     ),
     "has a birthday on": (
         "When is {s}'s birthday?",
@@ -98,6 +120,7 @@ TEMPLATES: dict[str, tuple[str, str, str, str, str, str]] = {
         "¿Cuándo es el cumpleaños de {s}?",
         "{s}の誕生日はいつですか？",
         "{s}의 생일은 언제예요?",
+        "Kiedy są urodziny {g}?",
     ),
     "plays": (
         "Which sport does {s} play?",
@@ -106,6 +129,7 @@ TEMPLATES: dict[str, tuple[str, str, str, str, str, str]] = {
         "¿Qué deporte practica {s}?",
         "{s}はどんなスポーツをしていますか？",
         "{s}는 어떤 운동을 해요?",
+        "Jaki sport uprawia {s}?",
     ),
     "is the partner of": (
         "Who is {s}'s partner?",
@@ -114,6 +138,7 @@ TEMPLATES: dict[str, tuple[str, str, str, str, str, str]] = {
         "¿Quién es la pareja de {s}?",
         "{s}のパートナーは誰ですか？",
         "{s}의 파트너는 누구예요?",
+        "Kto jest partnerem {g}?",
     ),
     "is studying": (
         "Which language is {s} studying?",
@@ -122,6 +147,7 @@ TEMPLATES: dict[str, tuple[str, str, str, str, str, str]] = {
         "¿Qué idioma estudia {s}?",
         "{s}は何語を勉強していますか？",
         "{s}는 어떤 언어를 공부해요?",
+        "Jakiego języka uczy się {s}?",
     ),
     "is learning to play": (
         "Which instrument is {s} learning?",
@@ -130,15 +156,20 @@ TEMPLATES: dict[str, tuple[str, str, str, str, str, str]] = {
         "¿Qué instrumento está aprendiendo {s}?",
         "{s}はどの楽器を習っていますか？",
         "{s}는 어떤 악기를 배우고 있어요?",
+        "Na jakim instrumencie uczy się grać {s}?",
     ),
 }
+
+
+def _asked(template: str, subject: str) -> str:
+    return template.format(s=subject, g=POLISH_GENITIVE[subject] if "{g}" in template else "")
 
 
 def questions(facts: list[dict[str, Any]]) -> list[tuple[str, str, str, str]]:
     """(language, question, subject, predicate) for each distinct subject and predicate."""
     asked = dict.fromkeys((f["subject"], f["predicate"]) for f in facts)
     return [
-        (language, TEMPLATES[p][i].format(s=s), s, p)
+        (language, _asked(TEMPLATES[p][i], s), s, p)
         for s, p in asked
         if p in TEMPLATES
         for i, language in enumerate(LANGUAGES)

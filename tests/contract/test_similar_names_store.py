@@ -1,5 +1,6 @@
-"""Recall step 2 on both stores: a misspelt name, or a part of the name, in the question
-reaches the entity, by the same domain code (domain/similar_names.py) over each store's listing."""
+"""Recall step 2 on both stores: a misspelt name, a part of the name, or the name in a
+case form, in the question reaches the entity, by the same domain code
+(domain/similar_names.py) over each store's listing."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ def test_a_misspelt_name_reaches_the_entity(store: Any, semantic_memory: Memory)
         {"subject": "Tobias Wren", "predicate": "uses", "object": "Linear", "source_role": "tool"},
         {"subject": "田中太郎", "predicate": "lives in", "object": "大阪"},
         {"subject": "김민수", "predicate": "works at", "object": "Samsung"},
+        {"subject": "Иван Петров", "predicate": "works at", "object": "Газпром"},
+        {"subject": "Jan Nowak", "predicate": "works at", "object": "Orlen"},
     ]
     request = FactsRequest.model_validate({"facts": [{"source_role": "user", **f} for f in facts]})
     memory.store_facts(project, request)
@@ -40,6 +43,10 @@ def test_a_misspelt_name_reaches_the_entity(store: Any, semantic_memory: Memory)
     # So in scripts without capitals: a family name, a given name less its particle.
     assert facts_of("田中さんはどこに住んでいますか") == ["田中太郎 lives in 大阪"]
     assert facts_of("민수는 어디서 일해요?") == ["김민수 works at Samsung"]
+    # A name in a case form, whole or a part of it (Russian, Polish).
+    assert facts_of("Кто брат Ивана?") == ["Иван Петров works at Газпром"]
+    assert facts_of("Kim jest brat Jana Nowaka?") == ["Jan Nowak works at Orlen"]
+    assert facts_of("Co wiesz o Nowaku?") == ["Jan Nowak works at Orlen"]
     assert facts_of("Where is Paris Morgan employed?") == []
     # A name only another role uses is not similar for these roles.
     assert facts_of("What does Tobias Wrenn use?") == []

@@ -9,9 +9,9 @@ import httpx
 import pytest
 
 from bench.read_your_writes import pairs
+from tests.languages import CASE_QUESTIONS, statements
 from tests.languages import FACTS as LANGUAGE_FACTS
 from tests.languages import QUESTIONS as LANGUAGE_QUESTIONS
-from tests.languages import statements
 from tests.server import LocalServer, start_server, wait_for_worker
 
 ROLES = ["user", "assistant", "system", "tool"]
@@ -234,6 +234,11 @@ def test_a_named_entity_s_facts_come_back_in_any_language(semantic_server: Local
         for question, statement in LANGUAGE_QUESTIONS:
             answer = recall(http, question=question, surfaces=["facts"])
             assert statement in statements(answer), question
+        # A name in a case form ("Ивана", "Nowaku") is found by step 2, as a name like it.
+        for question, statement in CASE_QUESTIONS:
+            answer = recall(http, question=question, surfaces=["facts"], explain=True)
+            assert statement in statements(answer), question
+            assert answer["facts"][0]["why"]["step"] == "similar_name", question
         # An English question is ranked by meaning as before: only what bears on it. (The
         # batch holds more texts than a request embeds itself: the worker embeds them.)
         wait_for_worker(http)

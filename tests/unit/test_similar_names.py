@@ -1,4 +1,4 @@
-# ruff: noqa: SIM905 - word lists read best as paragraphs
+# ruff: noqa: SIM905, RUF001 - word lists read best as paragraphs; Cyrillic and Greek names
 """Similar names by spelling (recall step 2, issue 11): the question's name-like spans,
 compared with the project's entity names; unrelated capitalised words must not match.
 
@@ -14,11 +14,13 @@ import string
 import pytest
 
 from bench.corpus import make_corpus
+from taisce.domain.inflections import latin_inflects
 from taisce.domain.names import normalize_name
 from taisce.domain.similar_names import (
     SIMILAR_NAMES,
     allowed_edits,
     best,
+    by_case,
     by_part,
     by_parts,
     by_spelling,
@@ -296,6 +298,52 @@ def test_unrelated_capitalised_words_are_no_part_of_a_name() -> None:
     hits = [w for w in UNRELATED if parts(f"Where is {w}?", keys)]
     # Measured 0 of 235 (docs/API.md): a common word begins no name, or many.
     assert hits == []
+
+
+# -- a name in a case form ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("question", "key"),
+    [
+        ("Где работает брат Ивана Петрова?", "иван петров"),
+        ("Что известно об Анне?", "анна"),
+        ("Kim jest brat Jana Nowaka?", "jan nowak"),
+        ("Mehmetin evi nerede?", "mehmet"),
+        ("Hol lakik Péternek a bátyja?", "peter"),
+        ("Τι ξέρεις για τον Γιώργο;", "γιωργοσ"),
+        # Latin letters in a language that does not inflect names: read as written.
+        ("Where does Dane live?", None),
+        ("¿Dónde vive Juana?", None),
+    ],
+)
+def test_a_name_in_a_case_form_is_the_name(question: str, key: str | None) -> None:
+    keys = ["анна", "dan", "γιωργοσ", "иван петров", "jan nowak", "juan", "mehmet", "peter"]
+    spans = name_like_spans(question)
+    matches = best(by_case(spans, keys, latin_inflects(question)))
+    assert [m.key for m in matches][:1] == ([key] if key else [])
+    assert all(m.signal == "spelling" and m.similarity < 1 for m in matches)
+
+
+def test_a_given_or_family_name_in_a_case_form_finds_the_whole_name() -> None:
+    keys = ["иван петров", "jan nowak", "anna kowalska"]
+    assert parts("Кто брат Ивана?", keys) == [("иван петров", "Ивана")]
+    assert parts("Co wiesz o Nowaku?", keys) == [("jan nowak", "Nowaku")]
+    assert parts("Gdzie mieszka brat Anny?", keys) == [("anna kowalska", "Anny")]
+    assert parts("Where does Anny live?", keys) == []  # English: read as written
+
+
+def test_unrelated_capitalised_words_are_rarely_a_case_form_of_a_name() -> None:
+    keys = pool_keys()
+    hits = []
+    for word in UNRELATED:
+        question = f"Gdzie jest {word}?"  # Polish: Latin words are read as case forms
+        spans = name_like_spans(question)
+        if by_case(spans, keys, latin=True) or parts(question, keys):
+            hits.append(word)
+    # Measured 1 of 235 (docs/API.md): Lisa, which a Polish or Czech question may
+    # write for Lise.
+    assert hits == ["Lisa"]
 
 
 if __name__ == "__main__":

@@ -23,6 +23,10 @@ find an entity for a span:
   of the name's words (or characters) the part holds, under any spelling or meaning
   match's, so those come first.
 
+A span read as a case form counts as written too, in languages that inflect names
+(domain/inflections.py): "Ивана Петрова" finds Иван Петров as spelling does, "Nowaku"
+finds Jan Nowak as a part.
+
 Each match says which span found it, how similar it is and by which signal, so a
 recall can explain itself. Names a question does not capitalise are found only by
 step 1, exactly, but for the parts of names in scripts without capitals.
@@ -42,6 +46,7 @@ from rapidfuzz.distance import OSA
 
 from .affixes import name_ends
 from .floors import MINILM_FLOORS
+from .inflections import base_forms, latin_inflects, name_forms
 from .model import Role
 from .names import normalize_name
 from .words import STOPWORDS
@@ -210,6 +215,24 @@ def by_spelling(spans: Sequence[str], keys: Sequence[str]) -> list[SimilarName]:
     return found + genitives
 
 
+def by_case(spans: Sequence[str], keys: Sequence[str], latin: bool) -> list[SimilarName]:
+    """Entities named exactly by a span read as a case form (domain/inflections.py:
+    "Ивана Петрова" finds Иван Петров, "Jana Nowaka" Jan Nowak); its words in Latin
+    letters only when `latin` (the question is in a language that inflects names).
+    Similarity 1 - the characters its endings change / its length."""
+    asked = [(span, key, forms) for span in spans
+             if (forms := name_forms(key := normalize_name(span), latin))]  # fmt: skip
+    if not asked:
+        return []
+    held = set(keys)
+    return [
+        SimilarName(name, span, 1 - changed / max(len(key), len(name)), "spelling")
+        for span, key, forms in asked
+        for name, changed in forms
+        if name in held
+    ]
+
+
 # A span shorter than this is no part of a name ("Mr", "St", "Dr" would find many).
 PART_LEAST = 3
 
@@ -221,9 +244,12 @@ def _unambiguous(found: dict[str, list[SimilarName]]) -> dict[str, list[SimilarN
     return {part: names for part, names in found.items() if 0 < len(names) <= SIMILAR_NAMES}
 
 
-def _wanted_parts(spans: Sequence[str], words: Sequence[str]) -> dict[str, tuple[str, bool]]:
-    """part -> (the span that asks for it, whether less a genitive "s"): each span, and
-    it or each word less a genitive "s"."""
+def _wanted_parts(
+    spans: Sequence[str], words: Sequence[str], latin: bool = False
+) -> dict[str, tuple[str, bool]]:
+    """part -> (the span that asks for it, whether read less an ending): each span, and
+    it or each word less a genitive "s", then each word read as a case form (`latin`:
+    by_case)."""
     asked = [(span, normalize_name(span)) for span in spans]
     wanted: dict[str, tuple[str, bool]] = {}
     for span, key in asked:
@@ -234,17 +260,21 @@ def _wanted_parts(spans: Sequence[str], words: Sequence[str]) -> dict[str, tuple
         part = genitive(key)
         if part is not None and len(part) >= PART_LEAST:
             wanted.setdefault(part, (span, True))
+    for span, key in asked[len(spans) :]:
+        for part in base_forms(key, latin):
+            wanted.setdefault(part, (span, True))
     return wanted
 
 
 def by_part(
-    spans: Sequence[str], keys: Sequence[str], words: Sequence[str] = ()
+    spans: Sequence[str], keys: Sequence[str], words: Sequence[str] = (), latin: bool = False
 ) -> list[SimilarName]:
     """Entities (of `keys`) whose name's first or last words are a span (a whole run,
     name_runs: "Project" of "Project Cobalt" is no part of "Project Basalt"), or one of
     `words` less its genitive "s" (any capitalised word: German capitalises the noun
-    after it, "Picards Schiff"): one pass over the names, two C-level tests each."""
-    wanted = _wanted_parts(spans, words)
+    after it, "Picards Schiff") or read as a case form ("Ивана" finds Иван Петров):
+    one pass over the names, two C-level tests each."""
+    wanted = _wanted_parts(spans, words, latin)
     if not wanted:
         return []
     starts = tuple(f"{key} " for key in wanted)
@@ -320,9 +350,11 @@ def by_parts(
     question: str, spans: Sequence[str], parts: Sequence[str], keys: Sequence[str]
 ) -> list[SimilarName]:
     """The part signal: the question's whole runs, its one-word spans less a genitive
-    "s", and its `parts` in scripts without capitals (unspaced_parts)."""
+    "s" or read as case forms, and its `parts` in scripts without capitals
+    (unspaced_parts)."""
     words = [span for span in spans if " " not in span]
-    return by_part(name_runs(question), keys, words) + by_unspaced_part(parts, keys)
+    latin = latin_inflects(question)
+    return by_part(name_runs(question), keys, words, latin) + by_unspaced_part(parts, keys)
 
 
 def by_meaning(
@@ -380,7 +412,11 @@ def similar_names(
         # so neither the spans' model call nor the entity index search runs (the
         # same answer, and nothing lost, without the model's call).
         return SimilarNames([])
-    matches = by_spelling(spans, keys) + by_parts(question, spans, parts, keys)
+    matches = (
+        by_spelling(spans, keys)
+        + by_case(spans, keys, latin_inflects(question))
+        + by_parts(question, spans, parts, keys)
+    )
     failed = False
     try:
         if spans:
