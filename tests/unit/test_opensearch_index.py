@@ -375,6 +375,25 @@ def test_text_search_is_bm25_with_the_same_filters(
     assert index.search_text("p", "report", "Galway", 1) == []
 
 
+def test_text_goes_to_the_index_and_to_a_search_in_the_form_words_are_read(
+    replay: Callable[[str], OpenSearchVectorIndex],
+) -> None:
+    # Korean stems and Han written apart, as the embedded index reads them
+    # (domain/search_text.py); the recording holds the formed texts, as sent.
+    index = replay("text-formed")
+    index.upsert(
+        "p",
+        "passage",
+        [
+            VectorItem("k", A, "user", "어제 친구랑 새로운 라멘집에 갔어요.", position=3),
+            VectorItem("j", C, "user", "来週、大阪で歯医者の予約があります。", position=4),
+        ],
+    )
+    assert index.search_text("p", "passage", "라멘집은 어땠어요?", 5) == [
+        Hit("k", pytest.approx(0.9808292), 3)
+    ]
+
+
 def test_throttling_and_unavailability_are_retried_with_backoff(
     replay: Callable[[str], OpenSearchVectorIndex], sleeps: Sleeps
 ) -> None:

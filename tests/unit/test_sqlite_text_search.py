@@ -87,3 +87,25 @@ def test_passage_text_search_is_the_plain_search(
         finally:
             index.close()
             other.close()
+
+
+def test_text_indexed_in_the_older_form_is_formed_once_when_opened(tmp_path: Path) -> None:
+    # A file written before the text form (domain/search_text.py): Japanese held as one
+    # run, which no question of other words matches.
+    path = tmp_path / "vectors.sqlite3"
+    index = SqliteVectorIndex(path, DIMS)
+    vector = list(np.ones(DIMS, np.float32))
+    index.upsert("p", "passage", [VectorItem("m0#0", vector, "user", "大阪で歯医者の予約", 0)])
+    index.upsert("p", "passage", [VectorItem("m1#0", vector, "user", "Dana moved to Galway", 1)])
+    with index.file.write() as db:
+        db.execute("UPDATE vector_text SET text = '大阪で歯医者の予約' WHERE id = 'm0#0'")
+        db.execute("DELETE FROM vector_text_form")
+    assert [h.id for h in index.search_text("p", "passage", "歯医者はいつ", 5)] == []
+    index.close()
+
+    reopened = SqliteVectorIndex(path, DIMS)
+    assert [h.id for h in reopened.search_text("p", "passage", "歯医者はいつ", 5)] == ["m0#0"]
+    assert [h.id for h in reopened.search_text("p", "passage", "Galway", 5)] == ["m1#0"]
+    texts = dict(reopened.file.db().execute("SELECT id, text FROM vector_text").fetchall())
+    assert texts == {"m0#0": " 大 阪 で 歯 医 者 の 予 約 ", "m1#0": "Dana moved to Galway"}
+    reopened.close()

@@ -14,6 +14,7 @@ from .budget import passage_characters
 from .diversity import DIVERSE_DEPTH, diversify
 from .fact_ranking import POINTER_DEPTH, cited_message_ranks, pointer_scores
 from .filters import FactFilter, MessageFilter
+from .languages import written_in_other_script
 from .model import Fact, Hit, Passage, Role
 from .names import candidate_spans
 from .passage_ranking import (
@@ -105,12 +106,17 @@ def passage_step(ctx: RecallContext, meaning: Meaning) -> set[str]:
     words still find something: what was found is still returned)."""
     if not ctx.wants("passages") or ctx.bundle.truncated:
         return set()
-    hits = _search(ctx, meaning)
+    # A question mostly in a script an English-only model does not know is ranked by
+    # words alone: that model's cosines order such passages and facts as noise (as
+    # step 3 does, domain/report_step.py).
+    readable = ctx.any_language or not written_in_other_script(ctx.question)
+    hits = _search(ctx, meaning, readable)
     # The facts nearest the question point at the messages they cite
     # (domain/fact_ranking.py): a third ranking, over the passages found.
-    ranks = _cited_messages(
-        ctx.store, ctx.project, meaning.question, meaning.index, ctx.roles, ctx.filters, ctx.read
-    )
+    ranks: dict[str, int] = {}
+    if readable:
+        q, index = meaning.question, meaning.index
+        ranks = _cited_messages(ctx.store, ctx.project, q, index, ctx.roles, ctx.filters, ctx.read)
     cited = _cited_in_bundle(ctx)
     fused = _fused(hits, ranks, cited)
     # A message's later passages yield to other messages (domain/passage_ranking.py).
@@ -127,18 +133,21 @@ def passage_step(ctx: RecallContext, meaning: Meaning) -> set[str]:
     return set() if hits.nearest is not None and hits.topic is not None else {"passages"}
 
 
-def _search(ctx: RecallContext, meaning: Meaning) -> _Hits:
-    """The rankings, as deep as the rows left need (PASSAGE_DEPTH at least)."""
+def _search(ctx: RecallContext, meaning: Meaning, vectors: bool = True) -> _Hits:
+    """The rankings, as deep as the rows left need (PASSAGE_DEPTH at least); the words'
+    alone unless `vectors` (no vector search runs then, so nothing is lost)."""
     depth = max(ctx.controls.max_rows + 1 - ctx.bundle.rows, PASSAGE_DEPTH)
     index = meaning.index
     q = meaning.question
-    # The question without its names, if it writes any (made with the question's vector).
-    topic_q = q.twin()
     # Words first: the question's vector may still be on its way (Question).
     lexical = attempt(
         "passage text search",
         lambda: index.search_text(ctx.project, "passage", ctx.question, depth, ctx.roles),
     )
+    if not vectors:
+        return _Hits([], lexical, [])
+    # The question without its names, if it writes any (made with the question's vector).
+    topic_q = q.twin()
     nearest = q.nearest(index, ctx.project, "passage", depth, ctx.roles)
     topic = nearest
     if topic_q is not None:

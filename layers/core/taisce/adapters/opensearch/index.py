@@ -49,6 +49,7 @@ from opensearchpy.exceptions import TransportError
 from ...domain.model import Hit, Role, VectorItem, VectorKind
 from ...domain.ports.vectors import VectorIndexError, VectorIndexMismatch
 from ...domain.scope import partitions
+from ...domain.search_text import search_form
 from .client import Action, Requests
 from .documents import DocumentIdLedger, cosine, fields, index_body, newest_hits
 
@@ -216,7 +217,7 @@ class OpenSearchVectorIndex:
             if item.role is not None:
                 source["role"] = item.role
             if item.text:
-                source["text"] = item.text
+                source["text"] = search_form(item.text)
             if item.position is not None:
                 source["position"] = item.position
             if item.occurred_at is not None:
@@ -356,7 +357,7 @@ class OpenSearchVectorIndex:
             "_source": fields(kind),
             "query": {
                 "bool": {
-                    "must": [{"match": {"text": {"query": text}}}],
+                    "must": [{"match": {"text": {"query": search_form(text)}}}],
                     "filter": self._filters(project, kind, roles),
                 }
             },

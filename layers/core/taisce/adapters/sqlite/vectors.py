@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from ...domain.model import Hit, Role, VectorItem, VectorKind
 from ...domain.ports.vectors import VectorIndexError
 from ...domain.scope import best_hits, partitions
+from ...domain.search_text import search_form
 from .file import SqliteFile, add_columns
 
 if TYPE_CHECKING:
@@ -57,6 +58,12 @@ CREATE TABLE IF NOT EXISTS vector_versions (
     version INTEGER NOT NULL,
     PRIMARY KEY (project, kind)
 ) WITHOUT ROWID;
+-- The form the indexed text is in (one row; domain/search_text.py): a file written in
+-- an older form is formed again when opened.
+CREATE TABLE IF NOT EXISTS vector_text_form (
+    one INTEGER PRIMARY KEY CHECK (one = 1),
+    version INTEGER NOT NULL
+);
 -- The model that made the vectors (one row): vectors of two models do not compare.
 CREATE TABLE IF NOT EXISTS vector_model (
     one INTEGER PRIMARY KEY CHECK (one = 1),
@@ -140,8 +147,14 @@ def _scope(project: str, kind: str) -> str:
     )
 
 
+# The form of indexed text (domain/search_text.py): 1, Han and hiragana written apart and
+# Korean words' stems added; none recorded, the text as written.
+TEXT_FORM = 1
+
+
 def _match_query(scope: str, text: str) -> str | None:
-    words = dict.fromkeys(w for w in _WORD.findall(text.casefold()) if w not in _STOPWORDS)
+    asked = search_form(text).casefold()
+    words = dict.fromkeys(w for w in _WORD.findall(asked) if w not in _STOPWORDS)
     if not words:
         return None
     terms = " OR ".join('"' + w.replace('"', "") + '"' for w in words)
@@ -216,9 +229,29 @@ class SqliteVectorIndex:
         # A file made before positions (or messages' times) were kept: its vectors have
         # none (NULL: not carried, VectorItem.occurred_at).
         add_columns(self.file.db(), "vectors", (("position", "INTEGER"), ("occurred_at", "TEXT")))
+        self._form_text()
         self.dimensions = dimensions
         self._lock = threading.Lock()
         self._matrices: dict[tuple[str, str], Matrix] = {}
+
+    def _form_text(self) -> None:
+        """Bring text indexed in an older form to TEXT_FORM (once per file): the rows
+        whose text the form changes (Chinese, Japanese, Korean) are written again."""
+        db = self.file.db()
+        row = db.execute("SELECT version FROM vector_text_form WHERE one = 1").fetchone()
+        if row is not None and row[0] >= TEXT_FORM:
+            return
+        with self.file.write() as db:
+            rows = db.execute("SELECT rowid, text FROM vector_text").fetchall()
+            for rowid, text in rows:
+                formed = search_form(text)
+                if formed != text:
+                    db.execute("UPDATE vector_text SET text = ? WHERE rowid = ?", (formed, rowid))
+            db.execute(
+                "INSERT INTO vector_text_form (one, version) VALUES (1, ?) "
+                "ON CONFLICT (one) DO UPDATE SET version = excluded.version",
+                (TEXT_FORM,),
+            )
 
     def recorded_model(self) -> str | None:
         """The model recorded as making this index's vectors (None: none recorded)."""
@@ -279,7 +312,7 @@ class SqliteVectorIndex:
                     if item.text:
                         row = db.execute(
                             "INSERT INTO vector_text (scope, text, id, role) VALUES (?, ?, ?, ?)",
-                            (scope, item.text, item.id, item.role),
+                            (scope, search_form(item.text), item.id, item.role),
                         ).lastrowid
                         db.execute(
                             "INSERT INTO vector_text_rows (project, kind, id, row) "
