@@ -165,6 +165,36 @@ def test_a_name_is_erased_where_words_are_written_joined_to_it(
     assert list(store.project_facts(project)) == []
 
 
+def test_a_name_is_erased_where_it_is_written_in_a_case_form(
+    store: Any, memory: Memory, project: str
+) -> None:
+    """Languages that inflect names write them in case forms (domain/inflections.py):
+    the passages naming the name so go too; in Latin letters only in a text of such a
+    language (an English "Dane" is not Dan)."""
+    lines = [
+        "Вчера я видел Ивана Петрова в Москве.",
+        "Wczoraj rozmawiałem z Janem o pracy.",
+        "Dane said hello to everyone.",
+        "Иванов пришёл позже.",
+    ]
+    messages, passages = with_passages(*map(message, lines))
+    store.put_messages(project, messages, passages)
+    store.put_facts(project, [fact("Иван Петров", "works at", "Газпром"), fact("Jan", "is", "x")])
+    assert memory.erase_now(project, "Иван Петров")["facts"] == 1
+    assert memory.erase_now(project, "Jan")["facts"] == 1
+
+    held = {x.id: x.content for x in store.project_messages(project)}
+    left = [held[x.id] for x in messages]
+    assert [set(text) <= {MASK, " "} for text in left] == [True, True, False, False]
+    assert [left[2], left[3]] == [lines[2], lines[3]]  # "Иванов" is another name
+    assert [[p.quote for p in store.passages_of(project, x.id)] for x in messages] == [
+        [],
+        [],
+        [lines[2]],
+        [lines[3]],
+    ]
+
+
 def test_erasure_keeps_other_projects_and_other_entities_counts(
     store: Any, memory: Memory, project: str
 ) -> None:

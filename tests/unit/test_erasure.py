@@ -1,3 +1,4 @@
+# ruff: noqa: RUF001 - Greek and Cyrillic names
 """The erasure rules of domain/erasure.py: where a name occurs, masking, redaction."""
 
 from __future__ import annotations
@@ -95,6 +96,29 @@ def test_occurrences_map_back_to_the_original_text(text: str, name: str) -> None
     for start, end in found:
         masked[start:end] = [c if c.isspace() else MASK for c in text[start:end]]
     assert not names_it("".join(masked), key)
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "written"),
+    [
+        ("Вчера я видел Ивана Петрова и Анну.", "Иван Петров", ["Ивана Петрова"]),
+        ("Вчера я видел Ивана Петрова и Анну.", "Анна", ["Анну"]),
+        ("Wczoraj widziałem Jana Nowaka, nie Jana.", "Jan Nowak", ["Jana Nowaka"]),
+        ("Ο Γιώργος; Γιώργο, έλα!", "Γιώργος", ["Γιώργος", "Γιώργο"]),
+        ("Mehmetin evi nerede? Mehmet'in.", "Mehmet", ["Mehmetin", "Mehmet"]),
+        # Latin letters in a language that does not inflect names: as written only.
+        ("I saw Dane and Dan yesterday.", "Dan", ["Dan"]),
+        # It errs on the side of removing: Polish "dane" (data) reads as a case of Dan.
+        ("Twoje dane są tu, Dan.", "Dan", ["dane", "Dan"]),
+        ("Иванов пришёл позже.", "Иван", []),  # another name, not a case form
+    ],
+)
+def test_a_name_in_a_case_form_occurs_where_it_is_written(
+    text: str, name: str, written: list[str]
+) -> None:
+    found = occurrences(text, normalize_name(name))
+    assert [text[a:b] for a, b in found or ()] == written
+    assert names_it(text, normalize_name(name)) == bool(written)
 
 
 def test_a_composition_across_clusters_is_not_mapped_and_the_caller_masks_all() -> None:

@@ -40,10 +40,12 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 
 from .budget import fact_characters, passage_characters, report_characters
 from .erasable import refusal
+from .inflections import latin_inflects
 from .model import ErasurePlan, Fact, Message, Passage, Redaction
 from .names import (
     NOT_A_NAME,
     candidate_keys,
+    case_stem,
     continues_cluster,
     find_written,
     fold_piece,
@@ -141,12 +143,14 @@ ERASURE_ID = re.compile(r"era_[0-9a-f]{32}")
 Spared = tuple[str, ...]
 
 
-def _found(normalised: str, key: str, spared: Spared = ()) -> list[tuple[int, int]]:
+def _found(
+    normalised: str, key: str, spared: Spared = (), latin: bool = False
+) -> list[tuple[int, int]]:
     """Where the name occurs in a normalised text, but for the occurrences inside one of
     a spared name ("dana" inside "dana holdings" when Dana Holdings is not erased with
     Dana), as a question finds the longest name."""
-    spans = find_written(normalised, key)
-    cover = [c for s in spared if key in s for c in find_written(normalised, s)]
+    spans = find_written(normalised, key, latin)
+    cover = [c for s in spared if key in s for c in find_written(normalised, s, latin)]
     if not cover or not spans:
         return spans
     return [(a, b) for a, b in spans if not any(c <= a and b <= d for c, d in cover)]
@@ -157,11 +161,28 @@ def names_it(text: str | None, key: str, spared: Spared = ()) -> bool:
     if not text:
         return False
     # For ASCII, normalising only lowers and collapses white space: a cheap test first.
-    if text.isascii() and key.isascii() and key.partition(" ")[0] not in text.lower():
+    # A case form keeps the start of the name, and Latin case forms are read only in a
+    # text of a language that inflects names (find_case_forms).
+    first = key.partition(" ")[0]
+    if (
+        text.isascii()
+        and key.isascii()
+        and first not in (lowered := text.lower())
+        and (case_stem(first) not in lowered or not latin_inflects(text))
+    ):
         return False
     normalised = normalize_name(text)
-    # A name of several words may be written with its words run together (find_written).
-    return (key in normalised or " " in key) and bool(_found(normalised, key, spared))
+    # A name of several words may be written with its words run together, and a name
+    # in a case form does not hold it whole (find_written).
+    return (key in normalised or " " in key or case_stem(key) in normalised) and bool(
+        _found(normalised, key, spared, _latin(text, normalised, key))
+    )
+
+
+def _latin(text: str, normalised: str, key: str) -> bool:
+    """latin_inflects(text), read only where a case form of the name may be (a pass
+    over the text: an erasure tests every text of the project)."""
+    return all(case_stem(w) in normalised for w in key.split(" ")) and latin_inflects(text)
 
 
 def fact_names_it(fact: Fact, key: str, spared: Spared = ()) -> bool:
@@ -264,7 +285,8 @@ def _ascii_occurrences(text: str, key: str, spared: Spared) -> list[tuple[int, i
         k = bisect.bisect_right(starts, i) - 1
         return runs[k][0] + i - starts[k]
 
-    return [(back(s), back(e - 1) + 1) for s, e in _found(normalised, key, spared)]
+    found = _found(normalised, key, spared, _latin(text, normalised, key))
+    return [(back(s), back(e - 1) + 1) for s, e in found]
 
 
 def occurrences(text: str, key: str, spared: Spared = ()) -> list[tuple[int, int]] | None:
@@ -277,7 +299,8 @@ def occurrences(text: str, key: str, spared: Spared = ()) -> list[tuple[int, int
     normalised, origin = _mapped(text)
     if normalised != normalize_name(text):
         return None
-    return [(origin[s][0], origin[e - 1][1]) for s, e in _found(normalised, key, spared)]
+    found = _found(normalised, key, spared, _latin(text, normalised, key))
+    return [(origin[s][0], origin[e - 1][1]) for s, e in found]
 
 
 def _union(spans: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -67,7 +67,7 @@ STEM_LEAST = 3
 # Latvian and Lithuanian. A question in Latin letters without one is read as written:
 # English, the Romance languages, German and Dutch pair names as case forms ("Dan" and
 # "Dane", "Paolo" and "Paola").
-_MARKER_LETTERS = frozenset("ąęłśźżćńřěůčšžťďňľĺŕőűığşđėųūįāēīģķļņ")
+_MARKER_LETTERS = "ąęłśźżćńřěůčšžťďňľĺŕőűığşđėųūįāēīģķļņ"
 _MARKER_WORDS = frozenset(
     """
     gdzie jest kto czy jak się sie dla przez który która które kiedy dlaczego co
@@ -78,8 +78,13 @@ _MARKER_WORDS = frozenset(
     kāds kada kodėl yra
     """.split()
 )
-# A whole word: "co" of "co-worker" and "ve" of "I've" are none.
-_WORD = re.compile(r"(?<![\w'’-])\w+(?![\w'’-])")
+# A marker letter in either case (but "I", the capital of both "i" and Turkish "ı"),
+# and a whole word between spaces, less the punctuation around it ("co" of "co-worker"
+# and "ve" of "I've" are none).
+_MARKER_LETTER = re.compile(
+    "[" + "".join(sorted({*_MARKER_LETTERS, *(c.upper() for c in _MARKER_LETTERS)} - {"I"})) + "]"
+)
+_PUNCTUATION = ".,;:!?()[]\"'«»„“”‘’¿¡…"
 
 
 @functools.cache
@@ -107,10 +112,9 @@ def _script(word: str) -> str | None:
 def latin_inflects(question: str) -> bool:
     """Whether a question's words in Latin letters may be case forms of names: it
     holds a letter or a word of a language that inflects them."""
-    folded = question.casefold()
-    return any(c in _MARKER_LETTERS for c in folded) or any(
-        w in _MARKER_WORDS for w in _WORD.findall(folded)
-    )
+    if _MARKER_LETTER.search(question) is not None:
+        return True
+    return any(w.strip(_PUNCTUATION) in _MARKER_WORDS for w in question.lower().split())
 
 
 @functools.lru_cache(maxsize=4096)

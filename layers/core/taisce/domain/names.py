@@ -13,7 +13,8 @@ morrow", and "X\u00adanthe" is "xanthe". Accents on Latin and Greek letters go
 vowels, niqqud), and in a word with Latin letters, letters of other scripts that look
 Latin read as Latin (Unicode's confusables: "\u0425anthe" with a Cyrillic ha is "xanthe";
 domain/confusables.py). Erasure also finds a name of several words written with its
-words run together (find_written: "Xanthe\u200dMorrow" reads "xanthemorrow"). A name
+words run together (find_written: "Xanthe\u200dMorrow" reads "xanthemorrow"), and a
+name in a case form ("Ивана" of Иван: find_case_forms, domain/inflections.py). A name
 is found only as whole words, and where found names overlap the longest wins. In
 scripts written without spaces between words (Han, Hiragana, Katakana, Thai, Lao,
 Khmer, Myanmar) each character is a word of its own, with the marks that follow it, so
@@ -27,6 +28,7 @@ prefix ("חיפה" in "מי גר בחיפה?"; domain/affixes.py).
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import unicodedata
 from collections.abc import Collection, Iterable, Iterator, Sequence
@@ -34,6 +36,7 @@ from dataclasses import dataclass
 
 from .affixes import name_ends, name_starts, particles_follow, prefix_before
 from .confusables import latin_lookalikes
+from .inflections import STEM_LEAST, base_forms
 
 _SPACE = re.compile(r"\s+")
 # A token is a run of word characters or one other non-space character, so that
@@ -435,13 +438,54 @@ def find_name(text: str, key: str) -> list[tuple[int, int]]:
     return spans
 
 
-def find_written(text: str, key: str) -> list[tuple[int, int]]:
-    """find_name, and for a name of several words also where it is written with its
-    words run together: what erasure takes (it errs on the side of removing)."""
+def find_written(text: str, key: str, latin: bool = False) -> list[tuple[int, int]]:
+    """find_name, for a name of several words also where it is written with its words
+    run together, and where it is written in a case form (find_case_forms): what
+    erasure takes (it errs on the side of removing)."""
     spans = find_name(text, key)
     if " " in key:
-        spans = sorted(set(spans + _run_together(text, key)))
-    return spans
+        spans += _run_together(text, key)
+    cases = find_case_forms(text, key, latin)
+    return sorted(set(spans + cases)) if cases or " " in key else spans
+
+
+_CASE_WORD = re.compile(r"\w+")
+# A name of more words is found as written only.
+MAX_CASE_WORDS = 4
+
+
+def case_stem(word: str) -> str:
+    """The start of a word that each of its case forms keeps (an ending replaces at
+    most its last two letters)."""
+    return word[: max(STEM_LEAST - 1, len(word) - 2)]
+
+
+def find_case_forms(text: str, key: str, latin: bool = False) -> list[tuple[int, int]]:
+    """The spans of `text` (normalised) where the name is written in a case form, each
+    word as written or a case form of the name's word and at least one a case form
+    (domain/inflections.py: "ивана петрова" for иван петров, "annie" for anna); words
+    in Latin letters only when `latin` (the text as written is in a language that
+    inflects names: inflections.latin_inflects, which normalising would blind)."""
+    words = key.split(" ")
+    if len(words) > MAX_CASE_WORDS or not all(case_stem(w) in text for w in words):
+        return []
+    tokens = [(m.start(), m.end(), m.group()) for m in _CASE_WORD.finditer(text)]
+    found: list[tuple[int, int]] = []
+    for i in range(len(tokens) - len(words) + 1):
+        run = tokens[i : i + len(words)]
+        if any(text[a[1] : b[0]] != " " for a, b in itertools.pairwise(run)):
+            continue
+        cased = False
+        for (_, _, word), name in zip(run, words, strict=True):
+            if word == name:
+                continue
+            if word[:2] != name[:2] or name not in base_forms(word, latin):
+                break
+            cased = True
+        else:
+            if cased:
+                found.append((run[0][0], run[-1][1]))
+    return found
 
 
 def _whole(text: str, start: int, end: int) -> bool:
