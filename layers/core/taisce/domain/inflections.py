@@ -79,12 +79,13 @@ _MARKER_WORDS = frozenset(
     """.split()
 )
 # A marker letter in either case (but "I", the capital of both "i" and Turkish "ı"),
-# and a whole word between spaces, less the punctuation around it ("co" of "co-worker"
-# and "ve" of "I've" are none).
+# and a whole word between spaces and punctuation.
 _MARKER_LETTER = re.compile(
     "[" + "".join(sorted({*_MARKER_LETTERS, *(c.upper() for c in _MARKER_LETTERS)} - {"I"})) + "]"
 )
-_PUNCTUATION = ".,;:!?()[]\"'«»„“”‘’¿¡…"
+# Punctuation around a word, read as a space (the apostrophe and the hyphen stay: "I've"
+# and "co-worker" are one word each).
+_PUNCTUATION = str.maketrans(dict.fromkeys('.,;:!?()[]"«»„“”¿¡…', " "))
 
 
 @functools.cache
@@ -109,12 +110,19 @@ def _script(word: str) -> str | None:
     return None
 
 
+def takes_cases(word: str, latin: bool = True) -> bool:
+    """Whether a normalised word is of a script whose words are read as case forms
+    (Latin only when `latin`)."""
+    script = _script(word)
+    return script is not None and (script != "latin" or latin)
+
+
 def latin_inflects(question: str) -> bool:
     """Whether a question's words in Latin letters may be case forms of names: it
     holds a letter or a word of a language that inflects them."""
     if _MARKER_LETTER.search(question) is not None:
         return True
-    return any(w.strip(_PUNCTUATION) in _MARKER_WORDS for w in question.lower().split())
+    return not _MARKER_WORDS.isdisjoint(question.lower().translate(_PUNCTUATION).split())
 
 
 @functools.lru_cache(maxsize=4096)
@@ -124,7 +132,7 @@ def base_forms(word: str, latin: bool = True) -> tuple[str, ...]:
     with a final it replaced. Empty for a word of another script, of Latin letters when
     `latin` is false, or with no ending."""
     script = _script(word)
-    if script is None or (script == "latin" and not latin):
+    if script is None or not takes_cases(word, latin):
         return ()
     endings, finals = _rules(script)
     found: dict[str, None] = {}

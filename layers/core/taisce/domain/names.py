@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 from .affixes import name_ends, name_starts, particles_follow, prefix_before
 from .confusables import latin_lookalikes
-from .inflections import STEM_LEAST, base_forms
+from .inflections import STEM_LEAST, base_forms, takes_cases
 
 _SPACE = re.compile(r"\s+")
 # A token is a run of word characters or one other non-space character, so that
@@ -468,6 +468,8 @@ def find_case_forms(text: str, key: str, latin: bool = False) -> list[tuple[int,
     inflects names: inflections.latin_inflects, which normalising would blind)."""
     words = key.split(" ")
     if len(words) > MAX_CASE_WORDS or not all(case_stem(w) in text for w in words):
+        return []
+    if not any(takes_cases(w, latin) for w in words):
         return []
     tokens = [(m.start(), m.end(), m.group()) for m in _CASE_WORD.finditer(text)]
     found: list[tuple[int, int]] = []
