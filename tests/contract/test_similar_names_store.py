@@ -47,6 +47,16 @@ def test_a_misspelt_name_reaches_the_entity(store: Any, semantic_memory: Memory)
     assert facts_of("Кто брат Ивана?") == ["Иван Петров works at Газпром"]
     assert facts_of("Kim jest brat Jana Nowaka?") == ["Jan Nowak works at Orlen"]
     assert facts_of("Co wiesz o Nowaku?") == ["Jan Nowak works at Orlen"]
+    # `explain` says which words found the name, and how.
+    for question, asked_as, signal in [
+        ("Kim jest brat Jana Nowaka?", "Jana Nowaka", "case"),
+        ("Where is Moran employed?", "Moran", "part"),
+        ("Where is Atlas Moren employed?", "Atlas Moren", "spelling"),
+    ]:
+        body = {"question": question, "surfaces": ["facts"], "explain": True}
+        answer = bodies.recall(memory.recall(project, RecallRequest.model_validate(body)))
+        why = answer["facts"][0]["why"]
+        assert (why["asked_as"], why["signal"]) == (asked_as, signal), question
     assert facts_of("Where is Paris Morgan employed?") == []
     # A name only another role uses is not similar for these roles.
     assert facts_of("What does Tobias Wrenn use?") == []

@@ -238,7 +238,10 @@ def test_a_named_entity_s_facts_come_back_in_any_language(semantic_server: Local
         for question, statement in CASE_QUESTIONS:
             answer = recall(http, question=question, surfaces=["facts"], explain=True)
             assert statement in statements(answer), question
-            assert answer["facts"][0]["why"]["step"] == "similar_name", question
+            why = answer["facts"][0]["why"]
+            assert why["step"] == "similar_name", question
+            assert why["signal"] in ("case", "part", "meaning"), question
+            assert why["asked_as"] in question, question
         # An English question is ranked by meaning as before: only what bears on it. (The
         # batch holds more texts than a request embeds itself: the worker embeds them.)
         wait_for_worker(http)

@@ -74,7 +74,9 @@ def _answer(request: RecallRequest) -> RecallAnswer:
             RecalledFact(
                 ACME,
                 ("Maya", "Acme"),
-                FactWhy("similar_name", "maya", 2, 0.25, None, 0.3, True, 0.456789)
+                FactWhy(
+                    "similar_name", "maya", 2, 0.25, None, 0.3, True, 0.456789, (), "Mayas", "case"
+                )
                 if why
                 else None,
             ),
@@ -118,6 +120,11 @@ def test_the_recall_body_is_its_model(request_: RecallRequest) -> None:
         assert "path" not in body["facts"][0]["why"]
         assert body["facts"][1]["why"]["neutral_similarity"] == 0.4568
         assert "neutral_similarity" not in body["facts"][2]["why"]
+        # Step 2 says which words of the question found the name, and how.
+        assert body["facts"][1]["why"]["asked_as"] == "Mayas"
+        assert body["facts"][1]["why"]["signal"] == "case"
+        assert "asked as 'Mayas' (a case form)" in body["facts"][1]["why"]["reason"]
+        assert "asked_as" not in body["facts"][0]["why"]
 
 
 def test_every_other_body_is_its_model() -> None:

@@ -711,6 +711,16 @@ export interface components {
              * @description On a path at hop 2: cosine with the question, its names taken out.
              */
             neutral_similarity?: number | null;
+            /**
+             * Asked As
+             * @description Step 2 (similar_name): the question's words that found the name, as written.
+             */
+            asked_as?: string | null;
+            /**
+             * Signal
+             * @description Step 2: how those words found it: spelling (a few edits, or a joined genitive "s"), meaning (the name's vector), part (a given or family name), case (a case form, in a language that inflects names).
+             */
+            signal?: ("spelling" | "meaning" | "part" | "case") | null;
         };
         /** Facts */
         Facts: {

@@ -275,6 +275,9 @@ def _fact_why(why: FactWhy) -> Body:
         body["path"] = True
         if why.hop == 2:
             body["neutral_similarity"] = _signal(why.neutral_similarity)
+    if why.asked_as is not None:
+        body["asked_as"] = why.asked_as
+        body["signal"] = why.signal
     return body
 
 

@@ -137,6 +137,16 @@ class FactWhy(BaseModel):
         default=None,
         description="On a path at hop 2: cosine with the question, its names taken out.",
     )
+    asked_as: str | None = Field(
+        default=None,
+        description="Step 2 (similar_name): the question's words that found the name, as written.",
+    )
+    signal: Literal["spelling", "meaning", "part", "case"] | None = Field(
+        default=None,
+        description="Step 2: how those words found it: spelling (a few edits, or a joined "
+        'genitive "s"), meaning (the name\'s vector), part (a given or family name), case '
+        "(a case form, in a language that inflects names).",
+    )
 
 
 class ReportWhy(BaseModel):

@@ -5,8 +5,8 @@ closes."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Literal
 
 from .budget import fact_characters
@@ -25,6 +25,7 @@ from .question_vector import Meaning, Question
 from .recall_context import RecallContext
 from .recalled import (
     FactWhy,
+    NameSignal,
     RecalledFact,
 )
 from .words import words
@@ -56,6 +57,8 @@ class FactAsk:
     meaning: Meaning | None
     step: Literal["exact_name", "similar_name"] = "exact_name"
     names: Sequence[str] = ()
+    # Step 2: each matched key's span of the question and signal (for `explain`).
+    found_by: Mapping[str, tuple[str, NameSignal]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +142,7 @@ def fill_facts(ctx: RecallContext, ask: FactAsk) -> None:
         floors=ctx.floors,
         floored=english,
     )
-    _add(ctx, ask.step, ranked)
+    _add(ctx, ask, ranked)
 
 
 def _candidates(ctx: RecallContext, ask: FactAsk, said: list[str]) -> _Pool:
@@ -213,16 +216,15 @@ def _shared_words(question: str, fact: Fact, matched: str) -> tuple[str, ...]:
     return tuple(w for w in dict.fromkeys(words(question)) if w in held)
 
 
-def _add(
-    ctx: RecallContext, step: Literal["exact_name", "similar_name"], ranked: Sequence[Scored]
-) -> None:
+def _add(ctx: RecallContext, ask: FactAsk, ranked: Sequence[Scored]) -> None:
     """The ranked facts into the bundle, in order, until it closes."""
     for scored in ranked:
         c = scored.candidate
         why = None
         if ctx.controls.explain:
+            asked_as, signal = ask.found_by.get(c.matched, (None, None))
             why = FactWhy(
-                step,
+                ask.step,
                 c.matched,
                 c.hop,
                 scored.words,
@@ -231,6 +233,8 @@ def _add(
                 scored.path,
                 scored.neutral,
                 _shared_words(ctx.question, c.fact, c.matched),
+                asked_as,
+                signal,
             )
         item = RecalledFact(c.fact, c.path, why)
         if not ctx.bundle.add("facts", item, fact_characters(c.fact, c.path)):

@@ -8,6 +8,14 @@ from __future__ import annotations
 
 from .recalled import FactWhy, PassageWhy, ReportWhy
 
+# How step 2 found a name, as the reason says it (domain/similar_names.py).
+_HOW = {
+    "spelling": " (spelt alike)",
+    "meaning": " (close in meaning)",
+    "part": " (a part of the name)",
+    "case": " (a case form)",
+}
+
 
 def _quoted(words: tuple[str, ...]) -> str:
     return ", ".join(f"'{w}'" for w in words)
@@ -23,6 +31,8 @@ def fact_reason(why: FactWhy) -> str:
         named = f"named {why.matched} exactly"
     else:
         named = f"a name like {why.matched}"
+        if why.asked_as is not None:
+            named += f", asked as '{why.asked_as}'{_HOW.get(why.signal or '', '')}"
     if why.hop == 2:
         named += ", one link away"
     parts = [named]

@@ -12,6 +12,9 @@ from typing import Literal, NamedTuple
 from .controls import RecallControls
 from .model import Fact, Passage, Report, Surface
 
+# How step 2 found a name like one the question wrote (domain/similar_names.py).
+NameSignal = Literal["spelling", "meaning", "part", "case"]
+
 
 @dataclass(frozen=True, slots=True)
 class FactWhy:
@@ -29,6 +32,9 @@ class FactWhy:
     neutral_similarity: float | None = None
     # The question's words (compared forms) the fact holds, but for the matched name's.
     shared: tuple[str, ...] = ()
+    # Step 2: the question's words that found the name, and how (similar_names.py).
+    asked_as: str | None = None
+    signal: NameSignal | None = None
 
 
 @dataclass(frozen=True, slots=True)

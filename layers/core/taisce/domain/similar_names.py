@@ -39,7 +39,7 @@ import re
 import unicodedata
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
@@ -49,6 +49,7 @@ from .floors import MINILM_FLOORS
 from .inflections import base_forms, latin_inflects, name_forms
 from .model import Role
 from .names import normalize_name
+from .recalled import NameSignal
 from .words import STOPWORDS
 
 if TYPE_CHECKING:
@@ -84,7 +85,7 @@ class SimilarName:
     key: str
     span: str  # the span as the question wrote it
     similarity: float  # 0-1: 1 - edits / length for spelling, the cosine for meaning
-    signal: Literal["spelling", "meaning", "part"]
+    signal: NameSignal
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,7 +227,7 @@ def by_case(spans: Sequence[str], keys: Sequence[str], latin: bool) -> list[Simi
         return []
     held = set(keys)
     return [
-        SimilarName(name, span, 1 - changed / max(len(key), len(name)), "spelling")
+        SimilarName(name, span, 1 - changed / max(len(key), len(name)), "case")
         for span, key, forms in asked
         for name, changed in forms
         if name in held

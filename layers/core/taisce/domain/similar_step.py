@@ -43,7 +43,9 @@ def similar_step(ctx: RecallContext, meaning: Meaning) -> Similar:
         if reworded != ctx.question:
             meaning = Meaning(Question(reworded, q.embedder), meaning.index)
         spans = [m.span for m in similar.matches]
-        fill_facts(ctx, FactAsk(reworded, matched, meaning, "similar_name", names=spans))
+        found_by = {m.key: (m.span, m.signal) for m in similar.matches}
+        ask = FactAsk(reworded, matched, meaning, "similar_name", spans, found_by)
+        fill_facts(ctx, ask)
     return Similar(matched, lost)
 
 

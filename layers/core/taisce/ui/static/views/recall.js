@@ -32,6 +32,8 @@ const MEANINGS = {
   score: "the score it was ranked by",
   path: "kept on a path through a linked entity",
   neutral_similarity: "closeness in meaning with its names replaced by “someone”",
+  asked_as: "the question's words that found a name like it",
+  signal: "how those words found it: spelt alike, close in meaning, a part of the name, or a case form",
   shared: "the question's words it holds",
   vector_rank: "its rank among the passages closest in meaning (1 is first)",
   word_rank: "its rank among the passages sharing the question's words (1 is first)",
