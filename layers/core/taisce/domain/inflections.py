@@ -101,7 +101,7 @@ def _rules(script: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 def _script(word: str) -> str | None:
     """The script of a word's letters, if all are of one that inflects names."""
-    if all("a" <= c <= "z" or c == "ł" for c in word):
+    if all("a" <= c <= "z" or c in "łđ" for c in word):
         return "latin"
     if all("\u0400" <= c <= "\u04ff" for c in word):
         return "cyrillic"

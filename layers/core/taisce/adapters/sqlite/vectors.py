@@ -242,11 +242,14 @@ class SqliteVectorIndex:
         if row is not None and row[0] >= TEXT_FORM:
             return
         with self.file.write() as db:
-            rows = db.execute("SELECT rowid, text FROM vector_text").fetchall()
-            for rowid, text in rows:
-                formed = search_form(text)
-                if formed != text:
-                    db.execute("UPDATE vector_text SET text = ? WHERE rowid = ?", (formed, rowid))
+            # Read through once (a large index is not held in memory), keeping only the
+            # rows the form changes, then write those.
+            changed = [
+                (formed, rowid)
+                for rowid, text in db.execute("SELECT rowid, text FROM vector_text")
+                if (formed := search_form(text)) != text
+            ]
+            db.executemany("UPDATE vector_text SET text = ? WHERE rowid = ?", changed)
             db.execute(
                 "INSERT INTO vector_text_form (one, version) VALUES (1, ?) "
                 "ON CONFLICT (one) DO UPDATE SET version = excluded.version",
