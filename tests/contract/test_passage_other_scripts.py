@@ -1,8 +1,9 @@
 # ruff: noqa: RUF001 - Japanese and Chinese questions end with the full-width mark
-"""Step 4 in Chinese, Japanese and Korean, with the real English model, on each store:
-the word ranking reads text written without spaces and Korean words less their
-particles (domain/search_text.py), and a question mostly in such a script is ranked by
-words alone (the English model's cosines order it as noise)."""
+"""Step 4 in Chinese, Japanese, Korean, Russian and Greek, with the real English model,
+on each store: the word ranking reads text written without spaces, Korean words less
+their particles and Russian and Greek words by their stems (domain/search_text.py), and
+a question mostly in such a script is ranked by words alone (the English model's
+cosines order it as noise)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ SAID = [
     "어제 친구랑 새로운 라멘집에 갔어요. 정말 맛있었어요.",
     "我下个月去上海出差。",
     "Dana moved to Galway in March.",
+    "Завтра у меня встреча с врачом в больнице.",
+    "Η Μαρία δουλεύει στο νοσοκομείο της Αθήνας.",
 ]
 MESSAGES = [{"id": f"m{n}", "role": "user", "content": text} for n, text in enumerate(SAID)]
 
@@ -39,6 +42,8 @@ def test_words_are_read_in_scripts_without_spaces_and_less_korean_particles(
         ("치과 예약은 언제예요?", "m3#0"),
         ("라멘집은 어땠어요?", "m4#0"),
         ("你什么时候去上海？", "m5#0"),
+        ("Когда я иду к врачу?", "m7#0"),  # врачу and врачом share the stem врач
+        ("Σε ποιο νοσοκομείο δουλεύει;", "m8#0"),
     ]:
         _, passages = _first(semantic_memory, project, question)
         why = next(p["why"] for p in passages if p["id"] == answer)

@@ -14,16 +14,25 @@ misses two kinds of text:
 - Korean writes its particles joined to the word before them ("라멘집은", "부산에서"),
   so the same noun with two particles is two words to both indexes. Each Hangul word
   that ends in particles (domain/affixes.py) adds the word less them at the end of the
-  text ("라멘집", "부산"), once, unless the text holds it already.
+  text ("라멘집", "부산").
+- Russian, Greek and Arabic inflect their words ("врачом", "врачу" of врач), and the
+  indexes stem only English. Each word in Cyrillic, Greek or Arabic letters adds its
+  stem by Snowball's Russian, Greek or Arabic stemmer (the language most written in
+  each script) at the end of the text ("врач", "γιατρ", "قاهر" of "بالقاهرة").
 
-Any other text is its own form, unchanged, so what the word ranking does for it is the
-same as before. The form is idempotent (forming a formed text changes nothing), so an
-index written in an older form can be formed again in place.
+An added stem is added once, and not when the text holds it as a word already. Any
+other text is its own form, unchanged, so what the word ranking does for it is the same
+as before. Forming applies to a text as written, once: an index written before the
+form is formed again in place, once (adapters/sqlite/vectors.py).
 """
 
 from __future__ import annotations
 
+import functools
 import re
+import threading
+
+import snowballstemmer
 
 from .affixes import only_particles
 
@@ -33,12 +42,24 @@ _APART = re.compile(
 )
 _SPACES = re.compile(" {2,}")
 _HANGUL_WORD = re.compile("[\uac00-\ud7a3]+")
-_NEEDS_FORM = re.compile(
-    "[\u3005\u3040-\u309f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7a3\U00020000-\U0003134f]"
+# Words of the scripts whose stems are added, each with Snowball's stemmer for the
+# language most written in it.
+_STEMMED = (
+    (re.compile("[\u0400-\u04ff]+"), "russian"),
+    (re.compile("[\u0370-\u03ff\u1f00-\u1fff]+"), "greek"),
+    (re.compile("[\u0621-\u065f\u066e-\u06d3]+"), "arabic"),
 )
+_NEEDS_FORM = re.compile(
+    "[\u0370-\u03ff\u0400-\u04ff\u0621-\u065f\u066e-\u06d3\u1f00-\u1fff\u3005"
+    "\u3040-\u309f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7a3"
+    "\U00020000-\U0003134f]"
+)
+# A Snowball stemmer keeps state while it stems a word: one at a time per language.
+_STEMMERS = {language: snowballstemmer.stemmer(language) for _, language in _STEMMED}
+_STEMMING = threading.Lock()
 
 
-def _stem(word: str) -> str | None:
+def _particles_off(word: str) -> str | None:
     """A Hangul word less the longest chain of particles that ends it, if one does."""
     for cut in range(1, len(word)):
         if only_particles(word[cut:]):
@@ -46,15 +67,32 @@ def _stem(word: str) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=16_384)
+def _stem(language: str, word: str) -> str:
+    with _STEMMING:
+        return str(_STEMMERS[language].stemWord(word))
+
+
+def _stems(text: str) -> list[str]:
+    """The stems the text's words add: Korean words less their particles, Russian,
+    Greek and Arabic words' Snowball stems; each once, none that is a word of the text."""
+    found: set[str] = set()
+    for word in _HANGUL_WORD.findall(text):
+        stem = _particles_off(word)
+        if stem is not None:
+            found.add(stem)
+    lowered = text.lower()
+    for pattern, language in _STEMMED:
+        for word in pattern.findall(lowered):
+            found.add(_stem(language, word))
+    words = set(re.findall(r"\w+", lowered))
+    return sorted(found - words)
+
+
 def search_form(text: str) -> str:
     """The text as the word indexes read it, stored and asked (this module's rules)."""
     if not _NEEDS_FORM.search(text):
         return text
     formed = _SPACES.sub(" ", _APART.sub(lambda m: f" {m.group()} ", text))
-    words = set(_HANGUL_WORD.findall(formed))
-    stems = dict.fromkeys(
-        stem for word in words if (stem := _stem(word)) is not None and stem not in words
-    )
-    if not stems:
-        return formed
-    return f"{formed} {' '.join(sorted(stems))}"
+    stems = _stems(formed)
+    return f"{formed} {' '.join(stems)}" if stems else formed

@@ -148,7 +148,8 @@ def _scope(project: str, kind: str) -> str:
 
 
 # The form of indexed text (domain/search_text.py): 1, Han and hiragana written apart and
-# Korean words' stems added; none recorded, the text as written.
+# stems added for Korean, Russian, Greek and Arabic words; none recorded, the text as
+# written.
 TEXT_FORM = 1
 
 
@@ -242,6 +243,10 @@ class SqliteVectorIndex:
         if row is not None and row[0] >= TEXT_FORM:
             return
         with self.file.write() as db:
+            # Another process may have formed it meanwhile: forming applies once.
+            row = db.execute("SELECT version FROM vector_text_form WHERE one = 1").fetchone()
+            if row is not None and row[0] >= TEXT_FORM:
+                return
             # Read through once (a large index is not held in memory), keeping only the
             # rows the form changes, then write those.
             changed = [
