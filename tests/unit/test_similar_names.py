@@ -322,7 +322,7 @@ def test_a_name_in_a_case_form_is_the_name(question: str, key: str | None) -> No
     spans = name_like_spans(question)
     matches = best(by_case(spans, keys, latin_inflects(question)))
     assert [m.key for m in matches][:1] == ([key] if key else [])
-    assert all(m.signal == "spelling" and m.similarity < 1 for m in matches)
+    assert all(m.signal == "case" and m.similarity < 1 for m in matches)
 
 
 def test_a_given_or_family_name_in_a_case_form_finds_the_whole_name() -> None:
