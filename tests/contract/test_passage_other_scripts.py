@@ -1,7 +1,7 @@
 # ruff: noqa: RUF001 - Japanese and Chinese questions end with the full-width mark
-"""Step 4 in Chinese, Japanese, Korean, Russian and Greek, with the real English model,
-on each store: the word ranking reads text written without spaces, Korean words less
-their particles and Russian and Greek words by their stems (domain/search_text.py), and
+"""Step 4 in Chinese, Japanese, Korean, Russian, Greek and Hindi, with the real English
+model, on each store: the word ranking reads text written without spaces, Korean words
+less their particles and Russian, Greek and Hindi words by their stems (domain/search_text.py), and
 a question mostly in such a script is ranked by words alone (the English model's
 cosines order it as noise)."""
 
@@ -21,6 +21,7 @@ SAID = [
     "Dana moved to Galway in March.",
     "Завтра у меня встреча с врачом в больнице.",
     "Η Μαρία δουλεύει στο νοσοκομείο της Αθήνας.",
+    "उसने किताबों को मेज़ पर रखा।",
 ]
 MESSAGES = [{"id": f"m{n}", "role": "user", "content": text} for n, text in enumerate(SAID)]
 
@@ -44,6 +45,7 @@ def test_words_are_read_in_scripts_without_spaces_and_less_korean_particles(
         ("你什么时候去上海？", "m5#0"),
         ("Когда я иду к врачу?", "m7#0"),  # врачу and врачом share the stem врач
         ("Σε ποιο νοσοκομείο δουλεύει;", "m8#0"),
+        ("मेरी किताबें कहाँ हैं?", "m9#0"),  # किताबें and किताबों share the stem किताब
     ]:
         _, passages = _first(semantic_memory, project, question)
         why = next(p["why"] for p in passages if p["id"] == answer)

@@ -45,3 +45,4 @@ def test_the_same_words_meet_whatever_their_ending() -> None:
     assert "врач" in shared("Когда я иду к врачу?", "Завтра у меня встреча с врачом.")
     assert "라멘집" in shared("라멘집은 어땠어요?", "새로운 라멘집에 갔어요.")
     assert {"医", "者"} <= shared("歯医者はいつ", "大阪で歯医者の予約")
+    assert "किताब" in shared("मेरी किताबें कहाँ हैं?", "उसने किताबों को मेज़ पर रखा।")

@@ -15,10 +15,11 @@ misses two kinds of text:
   so the same noun with two particles is two words to both indexes. Each Hangul word
   that ends in particles (domain/affixes.py) adds the word less them at the end of the
   text ("라멘집", "부산").
-- Russian, Greek and Arabic inflect their words ("врачом", "врачу" of врач), and the
-  indexes stem only English. Each word in Cyrillic, Greek or Arabic letters adds its
-  stem by Snowball's Russian, Greek or Arabic stemmer (the language most written in
-  each script) at the end of the text ("врач", "γιατρ", "قاهر" of "بالقاهرة").
+- Russian, Greek, Arabic, Hindi and Tamil inflect their words ("врачом", "врачу" of
+  врач; "किताबें", "किताबों" of किताब), and the indexes stem only English. Each word in
+  Cyrillic, Greek, Arabic, Devanagari or Tamil letters adds its stem by Snowball's
+  stemmer for the language most written in that script (Russian, Greek, Arabic,
+  Hindi, Tamil) at the end of the text ("врач", "γιατρ", "قاهر" of "بالقاهرة").
 
 An added stem is added once, and not when the text holds it as a word already. Any
 other text is its own form, unchanged, so what the word ranking does for it is the same
@@ -48,9 +49,12 @@ _STEMMED = (
     (re.compile("[\u0400-\u04ff]+"), "russian"),
     (re.compile("[\u0370-\u03ff\u1f00-\u1fff]+"), "greek"),
     (re.compile("[\u0621-\u065f\u066e-\u06d3]+"), "arabic"),
+    (re.compile("[\u0900-\u097f]+"), "hindi"),
+    (re.compile("[\u0b80-\u0bff]+"), "tamil"),
 )
 _NEEDS_FORM = re.compile(
-    "[\u0370-\u03ff\u0400-\u04ff\u0621-\u065f\u066e-\u06d3\u1f00-\u1fff\u3005"
+    "[\u0370-\u03ff\u0400-\u04ff\u0621-\u065f\u066e-\u06d3\u0900-\u097f\u0b80-\u0bff"
+    "\u1f00-\u1fff\u3005"
     "\u3040-\u309f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7a3"
     "\U00020000-\U0003134f]"
 )

@@ -148,8 +148,8 @@ def _scope(project: str, kind: str) -> str:
 
 
 # The form of indexed text (domain/search_text.py): 1, Han and hiragana written apart and
-# stems added for Korean, Russian, Greek and Arabic words; none recorded, the text as
-# written.
+# stems added for Korean, Russian, Greek, Arabic, Hindi and Tamil words; none recorded,
+# the text as written.
 TEXT_FORM = 1
 
 
