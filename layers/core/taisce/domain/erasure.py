@@ -144,13 +144,13 @@ Spared = tuple[str, ...]
 
 
 def _found(
-    normalised: str, key: str, spared: Spared = (), latin: bool = False
+    normalised: str, key: str, spared: Spared = (), written: str = ""
 ) -> list[tuple[int, int]]:
     """Where the name occurs in a normalised text, but for the occurrences inside one of
     a spared name ("dana" inside "dana holdings" when Dana Holdings is not erased with
     Dana), as a question finds the longest name."""
-    spans = find_written(normalised, key, latin)
-    cover = [c for s in spared if key in s for c in find_written(normalised, s, latin)]
+    spans = find_written(normalised, key, written)
+    cover = [c for s in spared if key in s for c in find_written(normalised, s, written)]
     if not cover or not spans:
         return spans
     return [(a, b) for a, b in spans if not any(c <= a and b <= d for c, d in cover)]
@@ -175,14 +175,8 @@ def names_it(text: str | None, key: str, spared: Spared = ()) -> bool:
     # A name of several words may be written with its words run together, and a name
     # in a case form does not hold it whole (find_written).
     return (key in normalised or " " in key or case_stem(key) in normalised) and bool(
-        _found(normalised, key, spared, _latin(text, normalised, key))
+        _found(normalised, key, spared, text)
     )
-
-
-def _latin(text: str, normalised: str, key: str) -> bool:
-    """latin_inflects(text), read only where a case form of the name may be (a pass
-    over the text: an erasure tests every text of the project)."""
-    return all(case_stem(w) in normalised for w in key.split(" ")) and latin_inflects(text)
 
 
 def fact_names_it(fact: Fact, key: str, spared: Spared = ()) -> bool:
@@ -285,7 +279,7 @@ def _ascii_occurrences(text: str, key: str, spared: Spared) -> list[tuple[int, i
         k = bisect.bisect_right(starts, i) - 1
         return runs[k][0] + i - starts[k]
 
-    found = _found(normalised, key, spared, _latin(text, normalised, key))
+    found = _found(normalised, key, spared, text)
     return [(back(s), back(e - 1) + 1) for s, e in found]
 
 
@@ -299,7 +293,7 @@ def occurrences(text: str, key: str, spared: Spared = ()) -> list[tuple[int, int
     normalised, origin = _mapped(text)
     if normalised != normalize_name(text):
         return None
-    found = _found(normalised, key, spared, _latin(text, normalised, key))
+    found = _found(normalised, key, spared, text)
     return [(origin[s][0], origin[e - 1][1]) for s, e in found]
 
 

@@ -110,11 +110,17 @@ def _script(word: str) -> str | None:
     return None
 
 
+def _case_script(word: str, latin: bool) -> str | None:
+    """The script of a normalised word if its words are read as case forms (Latin only
+    when `latin`), else None."""
+    script = _script(word)
+    return script if script is not None and (script != "latin" or latin) else None
+
+
 def takes_cases(word: str, latin: bool = True) -> bool:
     """Whether a normalised word is of a script whose words are read as case forms
     (Latin only when `latin`)."""
-    script = _script(word)
-    return script is not None and (script != "latin" or latin)
+    return _case_script(word, latin) is not None
 
 
 def latin_inflects(question: str) -> bool:
@@ -131,8 +137,8 @@ def base_forms(word: str, latin: bool = True) -> tuple[str, ...]:
     them: the word less an ending, as is or, for an ending that opens with a vowel,
     with a final it replaced. Empty for a word of another script, of Latin letters when
     `latin` is false, or with no ending."""
-    script = _script(word)
-    if script is None or not takes_cases(word, latin):
+    script = _case_script(word, latin)
+    if script is None:
         return ()
     endings, finals = _rules(script)
     found: dict[str, None] = {}

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 from .affixes import name_ends, name_starts, particles_follow, prefix_before
 from .confusables import latin_lookalikes
-from .inflections import STEM_LEAST, base_forms, takes_cases
+from .inflections import STEM_LEAST, base_forms, latin_inflects, takes_cases
 
 _SPACE = re.compile(r"\s+")
 # A token is a run of word characters or one other non-space character, so that
@@ -438,14 +438,14 @@ def find_name(text: str, key: str) -> list[tuple[int, int]]:
     return spans
 
 
-def find_written(text: str, key: str, latin: bool = False) -> list[tuple[int, int]]:
+def find_written(text: str, key: str, written: str = "") -> list[tuple[int, int]]:
     """find_name, for a name of several words also where it is written with its words
     run together, and where it is written in a case form (find_case_forms): what
     erasure takes (it errs on the side of removing)."""
     spans = find_name(text, key)
     if " " in key:
         spans += _run_together(text, key)
-    cases = find_case_forms(text, key, latin)
+    cases = find_case_forms(text, key, written)
     return sorted(set(spans + cases)) if cases or " " in key else spans
 
 
@@ -460,15 +460,17 @@ def case_stem(word: str) -> str:
     return word[: max(STEM_LEAST - 1, len(word) - 2)]
 
 
-def find_case_forms(text: str, key: str, latin: bool = False) -> list[tuple[int, int]]:
+def find_case_forms(text: str, key: str, written: str = "") -> list[tuple[int, int]]:
     """The spans of `text` (normalised) where the name is written in a case form, each
     word as written or a case form of the name's word and at least one a case form
     (domain/inflections.py: "ивана петрова" for иван петров, "annie" for anna); words
-    in Latin letters only when `latin` (the text as written is in a language that
-    inflects names: inflections.latin_inflects, which normalising would blind)."""
+    in Latin letters only when `written` (the text before normalising, which would
+    drop the Polish and Turkish letters) is in a language that inflects names."""
     words = key.split(" ")
     if len(words) > MAX_CASE_WORDS or not all(case_stem(w) in text for w in words):
         return []
+    # A pass over the text, so only where a case form may be, and a Latin word asks.
+    latin = not all(takes_cases(w, False) for w in words) and latin_inflects(written)
     if not any(takes_cases(w, latin) for w in words):
         return []
     tokens = [(m.start(), m.end(), m.group()) for m in _CASE_WORD.finditer(text)]

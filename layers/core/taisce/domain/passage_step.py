@@ -14,7 +14,6 @@ from .budget import passage_characters
 from .diversity import DIVERSE_DEPTH, diversify
 from .fact_ranking import POINTER_DEPTH, cited_message_ranks, pointer_scores
 from .filters import FactFilter, MessageFilter
-from .languages import written_in_other_script
 from .model import Fact, Hit, Passage, Role
 from .names import candidate_spans
 from .passage_ranking import (
@@ -109,7 +108,7 @@ def passage_step(ctx: RecallContext, meaning: Meaning) -> set[str]:
     # A question mostly in a script an English-only model does not know is ranked by
     # words alone: that model's cosines order such passages and facts as noise (as
     # step 3 does, domain/report_step.py).
-    readable = ctx.any_language or not written_in_other_script(ctx.question)
+    readable = ctx.model_reads_question()
     hits = _search(ctx, meaning, readable)
     # The facts nearest the question point at the messages they cite
     # (domain/fact_ranking.py): a third ranking, over the passages found.

@@ -10,6 +10,7 @@ from .budget import Bundle
 from .controls import RecallControls
 from .filters import FactFilter
 from .floors import MINILM_FLOORS, CosineFloors
+from .languages import written_in_other_script
 from .model import Fact, Role, Surface
 from .ports.store import Store
 from .question_topic import nameless_question
@@ -36,6 +37,12 @@ class RecallContext:
     any_language: bool = False
     # The model's cosine floors (domain/floors.py).
     floors: CosineFloors = MINILM_FLOORS
+
+    def model_reads_question(self) -> bool:
+        """Whether the model's cosines may rank reports and passages for this question:
+        a question mostly in a script other than Latin is one an English-only model
+        reads as pieces it does not know, near any other such text (domain/languages.py)."""
+        return self.any_language or not written_in_other_script(self.question)
 
     @classmethod
     def open(

@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .budget import report_characters
-from .languages import written_in_other_script
 from .question_vector import Meaning, attempt
 from .recall_context import RecallContext
 from .recalled import RecalledReport
@@ -64,7 +63,7 @@ def _nearest(ctx: RecallContext, meaning: Meaning, lost: set[str]) -> list[Score
     # A question mostly in a script an English-only model does not know ("박지훈은 어디에
     # 살아요?") is near any report in such a script by its cosines (MiniLM: above the
     # floor): words alone find and keep its reports (domain/languages.py).
-    readable = ctx.any_language or not written_in_other_script(ctx.question)
+    readable = ctx.model_reads_question()
     nearest = (
         meaning.question.nearest(index, project, "report", REPORT_DEPTH, roles)
         if readable

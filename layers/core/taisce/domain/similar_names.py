@@ -348,13 +348,19 @@ def by_unspaced_part(parts: Sequence[str], keys: Sequence[str]) -> list[SimilarN
 
 
 def by_parts(
-    question: str, spans: Sequence[str], parts: Sequence[str], keys: Sequence[str]
+    question: str,
+    spans: Sequence[str],
+    parts: Sequence[str],
+    keys: Sequence[str],
+    latin: bool | None = None,
 ) -> list[SimilarName]:
     """The part signal: the question's whole runs, its one-word spans less a genitive
-    "s" or read as case forms, and its `parts` in scripts without capitals
+    "s" or read as case forms (Latin words when `latin`: latin_inflects of the
+    question, read here unless given), and its `parts` in scripts without capitals
     (unspaced_parts)."""
     words = [span for span in spans if " " not in span]
-    latin = latin_inflects(question)
+    if latin is None:
+        latin = latin_inflects(question)
     return by_part(name_runs(question), keys, words, latin) + by_unspaced_part(parts, keys)
 
 
@@ -413,10 +419,11 @@ def similar_names(
         # so neither the spans' model call nor the entity index search runs (the
         # same answer, and nothing lost, without the model's call).
         return SimilarNames([])
+    latin = latin_inflects(question)
     matches = (
         by_spelling(spans, keys)
-        + by_case(spans, keys, latin_inflects(question))
-        + by_parts(question, spans, parts, keys)
+        + by_case(spans, keys, latin)
+        + by_parts(question, spans, parts, keys, latin)
     )
     failed = False
     try:
