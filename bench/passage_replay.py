@@ -78,8 +78,8 @@ def capture(path: Path, limit: int | None) -> Capture:
     seen: dict[str, Any] = {}
     search, cited_messages = passage_step._search, passage_step._cited_messages
 
-    def recording_search(ctx: Any, meaning: Any) -> Any:
-        hits = search(ctx, meaning)
+    def recording_search(ctx: Any, meaning: Any, vectors: bool = True) -> Any:
+        hits = search(ctx, meaning, vectors)
         ids = sorted({h.id for h in hits.all()})
         seen["hits"] = hits
         seen["passages"] = {
@@ -190,6 +190,7 @@ def _finish(q: Question, fused: Mapping[str, float], neighbour: bool = True) -> 
     hits = (*q.nearest, *q.lexical, *q.topic)
     positions = {h.id: h.position for h in hits if h.position is not None}
     raised = pr.add_neighbours(spread, positions) if neighbour else spread
+    raised = pr.keep_first(raised, spread, pr.first_of_all((q.nearest, q.lexical, q.topic)))
     asked = pr.asked_time(q.question)
     ids = [pid for _, pid in pr.best_first(raised)]
     passages = [q.passages[pid] for pid in ids if pid in q.passages]

@@ -105,9 +105,10 @@ def test_a_neighbour_lifts_a_passage(
     monkeypatch.setattr(passage_ranking, "NEIGHBOUR", 1.0)
     lifted = ids(semantic_memory, project)
     # The reply (p2) gains from the visit stored before it (p1), the best match, and
-    # leads at this weight; the visit gains nothing from the reply after it.
+    # comes next at this weight; the visit, which every ranking puts first, keeps its
+    # place and gains nothing from the reply after it.
     assert alone[0] == "p1#0"
-    assert lifted[0] == "p2#0" and alone.index("p2#0") > 1
+    assert lifted[:2] == ["p1#0", "p2#0"] and alone.index("p2#0") > 1
     why = {
         p["id"]: p["why"]
         for p in recalled_passages(semantic_memory, project, QUESTION, explain=True, **BOTH)
@@ -180,3 +181,35 @@ def test_a_message_masked_by_an_erasure_keeps_its_position(store: Any) -> None:
     assert "Atlas" not in repr(masked) and masked != held
     assert [p.position for p in masked] == [2] * len(masked)
     assert [p.position for p in store.passages_of(project, "c")] == [3]
+
+
+# Notes stored in a row in a new memory, in Spanish: every ranking puts the visit to the
+# dentist first, and each later note gains from the note before it. "mi", "con" and
+# "el" are words of the question and of the later notes too, so the rankings are short
+# and close.
+NOTES = [
+    "Mañana tengo una cita con la dentista a las nueve.",
+    "Compré zapatillas nuevas para correr el maratón.",
+    "Mi hermana vive en Sevilla con sus dos gatos.",
+]
+
+
+def test_the_passage_every_ranking_puts_first_leads_a_new_memory(
+    semantic_memory: Memory,
+) -> None:
+    project = unique("first")
+    store_embedded(
+        semantic_memory,
+        project,
+        [{"id": f"n{i}", "role": "user", "content": c} for i, c in enumerate(NOTES)],
+    )
+    found = recalled_passages(
+        semantic_memory, project, "¿Cuándo es mi cita con el dentista?", explain=True
+    )
+    why = found[0]["why"]
+    assert found[0]["id"] == "n0#0", [(p["id"], p["why"]["reason"]) for p in found]
+    assert why["vector_rank"] == why["word_rank"] == 1
+    # The later notes still gain from the note before them, behind it.
+    assert [p["id"] for p in found] == ["n0#0", "n1#0", "n2#0"]
+    assert why["neighbour_share"] is None
+    assert all(p["why"]["neighbour_share"] > 0 for p in found[1:])

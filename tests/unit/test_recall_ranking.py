@@ -21,8 +21,10 @@ from taisce.domain.passage_ranking import (
     asked_time,
     best_first,
     distinct_passages,
+    first_of_all,
     fused_scores,
     in_month,
+    keep_first,
     on_day,
     order_passages,
     reorder_head,
@@ -289,6 +291,28 @@ def test_a_passage_gains_from_the_message_stored_before_its_own() -> None:
     # The first message has no message before it; the message after gives nothing.
     assert raised["m1#0"] == 0.30 and raised["m1#1"] == 0.05
     assert raised["m9#0"] == 0.25 and raised["x#0"] == 0.4
+
+
+def test_the_passage_every_ranking_put_first_keeps_its_place() -> None:
+    # Three notes stored in a row, each ranked just behind the one before in every
+    # ranking (short, close rankings, as in a new memory): the gains the later two get
+    # from the note before them would put them ahead of the first.
+    spread = {"a#0": 0.5, "b#0": 0.43, "c#0": 0.375}
+    raised = add_neighbours(spread, {"a#0": 1, "b#0": 2, "c#0": 3})
+    assert next(pid for _, pid in best_first(raised)) != "a#0"
+    first = first_of_all([[Hit("a#0", 0.9)], [Hit("a#0", 3.0)], []])
+    kept = keep_first(raised, spread, first)
+    order = [pid for _, pid in best_first(kept)]
+    assert order[0] == "a#0" and order[1:] == [p for _, p in best_first(raised) if p != "a#0"]
+    assert kept["b#0"] == raised["b#0"] and kept["c#0"] == raised["c#0"]
+    # Rankings that disagree name no first; nothing then moves.
+    assert first_of_all([[Hit("a#0", 0.9)], [Hit("b#0", 3.0)]]) is None
+    assert first_of_all([[], None]) is None
+    assert keep_first(raised, spread, None) is raised
+    # A passage that something else led before the gains (the facts' pointers) is not
+    # lifted, and one still ahead is left as it is.
+    assert keep_first(raised, {**spread, "b#0": 0.6}, "a#0") is raised
+    assert keep_first(spread, spread, "a#0") is spread
 
 
 def test_a_passage_gains_from_the_messages_stored_beside_its_own(

@@ -217,6 +217,35 @@ def add_neighbours(scores: Mapping[str, float], positions: Mapping[str, int]) ->
     return raised
 
 
+def keep_first(
+    raised: Mapping[str, float], spread: Mapping[str, float], first: str | None
+) -> Mapping[str, float]:
+    """`raised` with `first` still ahead of every other passage, where it led `spread`
+    (the order before the neighbours' gains): lifted to just above the best other
+    score if a gain took its place; otherwise `raised` itself.
+
+    `first` is the passage every ranking put first (first_of_all) where one did and the
+    recall may see it. A new memory's rankings are short and close, so a gain lent by
+    another message could otherwise outweigh the one passage all the signals agree on;
+    every other passage keeps its place."""
+    if first is None or first not in raised or not spread:
+        return raised
+    if min((-score, pid) for pid, score in spread.items())[1] != first:
+        return raised  # something else led already (the facts' pointers)
+    others = max((score for pid, score in raised.items() if pid != first), default=None)
+    if others is None or raised[first] > others:
+        return raised
+    kept = dict(raised)
+    kept[first] = math.nextafter(others, math.inf)
+    return kept
+
+
+def first_of_all(rankings: Iterable[Sequence[Hit] | None]) -> str | None:
+    """The id that every ranking that found something put first, if they agree."""
+    firsts = {ranking[0].id for ranking in rankings if ranking}
+    return next(iter(firsts)) if len(firsts) == 1 else None
+
+
 def asked_month(question: str) -> tuple[int, int | None] | None:
     """The (month, year or None) the question names, if it names exactly one month
     (and at most one year); None otherwise."""

@@ -25,7 +25,9 @@ from .passage_ranking import (
     best_first,
     distinct_passages,
     doubling_chunks,
+    first_of_all,
     fused_scores,
+    keep_first,
     order_by_times,
     order_passages,
     order_passages_lazily,
@@ -123,11 +125,16 @@ def passage_step(ctx: RecallContext, meaning: Meaning) -> set[str]:
     asked = asked_time(ctx.question)
     pool = _pool(ctx, hits, spread, asked)
     scores = _Scores(fused, spread, add_neighbours(spread, pool.positions), cited)
+    # The passage every ranking put first keeps its place against the neighbours' gains.
+    first = first_of_all((hits.nearest, hits.lexical, hits.topic))
+    if pool.found is not None and first not in {p.id for p in pool.found}:
+        first = None  # hidden by the filters: it shapes nothing
+    placed = keep_first(scores.raised, spread, first)
     # The passages the "when" factor was applied to (all of them when dated), and the
     # places the diverse head moved each passage it moved.
     head: set[str] = set()
     shifts: dict[str, int] = {}
-    ordered = _ordered(ctx, meaning.index, hits, pool, scores.raised, asked, head, shifts)
+    ordered = _ordered(ctx, meaning.index, hits, pool, placed, asked, head, shifts)
     _fill(ctx, distinct_passages(ordered), hits, ranks, scores, asked, head, shifts)
     return set() if hits.nearest is not None and hits.topic is not None else {"passages"}
 
