@@ -394,6 +394,25 @@ def test_text_goes_to_the_index_and_to_a_search_in_the_form_words_are_read(
     ]
 
 
+def test_text_in_latin_letters_goes_with_its_language_s_stems(
+    replay: Callable[[str], OpenSearchVectorIndex],
+) -> None:
+    # A Spanish note with its Spanish stems; a Spanish question without its Spanish
+    # function words ("cómo", "se", "mis"), which the english analyzer would keep.
+    index = replay("text-formed-latin")
+    index.upsert(
+        "p",
+        "passage",
+        [
+            VectorItem("g", A, "user", "Tengo un gato negro que se llama Max.", position=5),
+            VectorItem("h", C, "user", "Mi hermana vive en Sevilla con sus amigos.", position=6),
+        ],
+    )
+    assert index.search_text("p", "passage", "¿Cómo se llaman mis gatos?", 5) == [
+        Hit("g", pytest.approx(1.3862944), 5)
+    ]
+
+
 def test_throttling_and_unavailability_are_retried_with_backoff(
     replay: Callable[[str], OpenSearchVectorIndex], sleeps: Sleeps
 ) -> None:

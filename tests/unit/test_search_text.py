@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from taisce.domain.search_text import search_form
+from taisce.domain.search_text import asked_form, search_form, text_languages
 
 
 @pytest.mark.parametrize(
@@ -46,3 +48,69 @@ def test_the_same_words_meet_whatever_their_ending() -> None:
     assert "라멘집" in shared("라멘집은 어땠어요?", "새로운 라멘집에 갔어요.")
     assert {"医", "者"} <= shared("歯医者はいつ", "大阪で歯医者の予約")
     assert "किताब" in shared("मेरी किताबें कहाँ हैं?", "उसने किताबों को मेज़ पर रखा।")
+
+
+@pytest.mark.parametrize(
+    ("text", "languages", "stems"),
+    [
+        # Each word adds its stem by the stemmer of the language the text is taken to be in.
+        ("Mi hermana vive en Sevilla con sus dos gatos.", ("spanish",), "gat herman sevill viv"),
+        ("Meine Schwester wohnt mit ihren zwei Katzen.", ("german",), "ihr katz mein schwest"),
+        ("Siskoni asuu Tampereella kahden kissansa kanssa.", ("finnish",),
+         "asu kahd kan kis sisko tamper"),
+        ("Kız kardeşim iki kedisiyle İzmir'de yaşıyor.", ("turkish",), "ik kardeş kedi"),
+        ("Mijn zus woont met haar twee katten in Utrecht.", ("dutch",), "kat"),
+        # Polish has function words in the lists but no Snowball stemmer: nothing added.
+        ("Kupiłem nowe buty do biegania, bo chcę przebiec maraton.", ("polish",), ""),
+        # English, and text too short to tell, stay as written: one function word of
+        # another language is not enough ("care", "total", "hat"), nor a tie with
+        # English's ("for", "so" and Swedish "far").
+        ("I went to a support group yesterday and it was so powerful.", (), ""),
+        ("Take care!", (), ""),
+        ("Ivan brought Mango the parrot round, total chaos.", (), ""),
+        ("Booked a table for Saturday, eight people so far.", (), ""),
+        ("Dana's hat?", (), ""),
+    ],
+)  # fmt: skip
+def test_a_text_in_latin_letters_adds_the_stems_of_its_language(
+    text: str, languages: tuple[str, ...], stems: str
+) -> None:
+    assert text_languages(re.findall(r"[^\W\d_]+", text.lower())) == languages
+    assert search_form(text) == (f"{text} {stems}" if stems else text)
+
+
+@pytest.mark.parametrize(
+    ("question", "asked"),
+    [
+        # The question's own function words leave it, its stems stay.
+        ("¿Cuándo es mi cita con el dentista?", "cita dentista cit dentist"),
+        ("¿Cuántos gatos tiene?", "gatos gat"),
+        ("Wann ist mein Zahnarzttermin?", "Zahnarzttermin"),
+        ("Quando ho l'appuntamento dal dentista?", "l appuntamento dentista appunt dentist"),
+        ("Waar woont mijn zus?", "woont zus"),
+        # English questions, and those whose language is not told, are asked as formed.
+        ("When is my dentist appointment?", "When is my dentist appointment?"),
+        ("Kaç kedisi var?", "Kaç kedisi var?"),
+        ("Когда я иду к врачу?", search_form("Когда я иду к врачу?")),
+        # Nothing but function words: asked as formed, not as nothing.
+        ("¿Dónde está él?", search_form("¿Dónde está él?")),
+    ],
+)
+def test_a_question_is_asked_without_the_function_words_of_its_language(
+    question: str, asked: str
+) -> None:
+    assert asked_form(question) == asked
+
+
+def test_words_of_a_language_in_latin_letters_meet_whatever_their_ending() -> None:
+    def shared(question: str, text: str) -> set[str]:
+        asked = set(asked_form(question).lower().split())
+        return asked & set(search_form(text).lower().split())
+
+    assert shared("¿Cuántos gatos tiene?", "Tengo un gato negro y una perra.") == {"gat"}
+    assert "katz" in shared("Wie viele Katzen hat sie?", "Sie hat eine Katze und einen Hund.")
+    assert "kis" in shared(
+        "Montako kissaa siskollani on?", "Siskoni asuu Tampereella kahden kissansa kanssa."
+    )
+    # Only the question's content meets a Spanish note: not "mi", "con", "el".
+    assert shared("¿Cuándo es mi cita con el dentista?", "Mi hermana vive con sus gatos.") == set()

@@ -89,6 +89,27 @@ def test_passage_text_search_is_the_plain_search(
             other.close()
 
 
+def test_text_in_the_form_before_latin_stems_gains_them_when_opened(tmp_path: Path) -> None:
+    # A file in form 1 (Han apart, stems for other scripts only): a Spanish note held
+    # as written, which "llaman" does not reach ("llama" and "llaman" share "llam").
+    path = tmp_path / "vectors.sqlite3"
+    index = SqliteVectorIndex(path, DIMS)
+    vector = list(np.ones(DIMS, np.float32))
+    note = "Tengo un gato negro que se llama Max."
+    index.upsert("p", "passage", [VectorItem("m0#0", vector, "user", note, 0)])
+    with index.file.write() as db:
+        db.execute("UPDATE vector_text SET text = ? WHERE id = 'm0#0'", (note,))
+        db.execute("UPDATE vector_text_form SET version = 1")
+    assert index.search_text("p", "passage", "¿Cómo se llaman?", 5) == []
+    index.close()
+
+    reopened = SqliteVectorIndex(path, DIMS)
+    assert [h.id for h in reopened.search_text("p", "passage", "¿Cómo se llaman?", 5)] == ["m0#0"]
+    texts = dict(reopened.file.db().execute("SELECT id, text FROM vector_text").fetchall())
+    assert texts == {"m0#0": f"{note} gat llam negr teng"}
+    reopened.close()
+
+
 def test_text_indexed_in_the_older_form_is_formed_once_when_opened(tmp_path: Path) -> None:
     # A file written before the text form (domain/search_text.py): Japanese held as one
     # run, which no question of other words matches.

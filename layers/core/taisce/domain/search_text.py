@@ -1,3 +1,4 @@
+# ruff: noqa: RUF001
 """The form of a text that the word indexes (BM25) read, stored and asked alike.
 
 Both word indexes split text into words at spaces and punctuation (SQLite FTS5's
@@ -21,10 +22,21 @@ misses two kinds of text:
   stemmer for the language most written in that script (Russian, Greek, Arabic,
   Hindi, Tamil) at the end of the text ("врач", "γιατρ", "قاهر" of "بالقاهرة").
 
+- Other languages in Latin letters inflect too ("gatos", "gato"; "Katzen", "Katze";
+  "kissaa", "kissansa"). A text is taken to be in one of them by its function words
+  (the stop-words package's lists, with the question words they leave out), as
+  `text_languages` weighs them: several languages if they tie (Spanish and Portuguese
+  share many), none where English's weigh as much. Each word of such a text adds its
+  stem by that language's Snowball stemmer, where Snowball has one.
+
 An added stem is added once, and not when the text holds it as a word already. Any
 other text is its own form, unchanged, so what the word ranking does for it is the same
 as before. Forming applies to a text as written, once: an index written before the
 form is formed again in place, once (adapters/sqlite/vectors.py).
+
+A question is asked in that form less the function words of the language it is taken
+to be in (`asked_form`): in a new memory "mi", "con" and "el" would otherwise match
+every Spanish note, and the indexes drop only English ones.
 """
 
 from __future__ import annotations
@@ -32,10 +44,16 @@ from __future__ import annotations
 import functools
 import re
 import threading
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable
 
 import snowballstemmer
+from stop_words import get_stop_words
 
 from .affixes import only_particles
+from .languages import ENGLISH_ONLY
+from .words import STOPWORDS
 
 # Han (with the iteration mark 々) and hiragana: each character a word.
 _APART = re.compile(
@@ -58,9 +76,127 @@ _NEEDS_FORM = re.compile(
     "\u3040-\u309f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7a3"
     "\U00020000-\U0003134f]"
 )
+# Languages in Latin letters told apart by their function words, each with its
+# Snowball stemmer (None: Snowball has none; its function words still leave questions).
+_LATIN = {
+    "catalan": "catalan",
+    "czech": None,
+    "danish": "danish",
+    "dutch": "dutch",
+    "finnish": "finnish",
+    "french": "french",
+    "german": "german",
+    "hungarian": "hungarian",
+    "indonesian": "indonesian",
+    "italian": "italian",
+    "norwegian": "norwegian",
+    "polish": None,
+    "portuguese": "portuguese",
+    "romanian": "romanian",
+    "slovak": None,
+    "spanish": "spanish",
+    "swedish": "swedish",
+    "turkish": "turkish",
+}
+_LATIN_WORD = re.compile(r"[^\W\d_]+")
 # A Snowball stemmer keeps state while it stems a word: one at a time per language.
-_STEMMERS = {language: snowballstemmer.stemmer(language) for _, language in _STEMMED}
+_STEMMERS = {
+    language: snowballstemmer.stemmer(language)
+    for language in [*(lang for _, lang in _STEMMED), *filter(None, _LATIN.values())]
+}
 _STEMMING = threading.Lock()
+
+
+def _fold(word: str) -> str:
+    """A word case folded, without accents: function words are matched this way, so a
+    list's "donde" is the question's "dónde"."""
+    folded = unicodedata.normalize("NFKD", word.casefold())
+    return "".join(c for c in folded if not unicodedata.combining(c))
+
+
+# Question words the stop-words lists leave out (they were made for documents, and a
+# question to a memory is mostly made of them): added to each language's list.
+_ASKING = {
+    "catalan": "que qui quan on quant quants com quin quina",
+    "czech": "kdo co kdy kde kolik jak",
+    "danish": "hvem hvad hvornår hvor hvordan hvilken",
+    "dutch": "wie wat wanneer waar hoeveel hoe welke waarom",
+    "finnish": "kuka mikä mitä milloin missä mistä mihin montako kuinka miten miksi",
+    "french": "qui quoi quand où combien comment quel quelle pourquoi",
+    "german": "wer was wann wo wie welche welcher warum wieviel",
+    "hungarian": "ki mi mikor hol hány mennyi hogyan melyik miért",
+    "indonesian": "apa siapa kapan mana berapa bagaimana mengapa",
+    "italian": "che chi quando dove quanto quanti quante come quale perché",
+    "norwegian": "hvem hva når hvor hvordan hvilken",
+    "polish": "kto co kiedy gdzie ile jak który która dlaczego",
+    "portuguese": "que quem quando onde quanto quantos quantas como qual porque",
+    "romanian": "cine ce când unde cât câte cum care",
+    "slovak": "kto čo kedy kde koľko ako",
+    "spanish": "qué quién cuándo dónde cuánto cuántos cuántas cómo cuál porqué",
+    "swedish": "vem vad när var hur vilken varför",
+    "turkish": "kim ne neden nerede nereye kaç nasıl hangi",
+}
+
+
+def _function_words() -> dict[str, tuple[str, ...]]:
+    """Each folded function word of two letters or more: the languages other than
+    English whose list holds it (whole words only: a list's "l'" or "por qué" is no word
+    of an index; one letter says nothing of a language)."""
+    lists = {lang: [*get_stop_words(lang), *_ASKING[lang].split()] for lang in _LATIN}
+    languages: dict[str, list[str]] = {}
+    for language, words in lists.items():
+        for word in words:
+            folded = _fold(word)
+            if len(folded) < 2 or not _LATIN_WORD.fullmatch(folded):
+                continue
+            if language not in languages.setdefault(folded, []):
+                languages[folded].append(language)
+    return {word: tuple(found) for word, found in languages.items()}
+
+
+_FUNCTION = _function_words()
+# English's function words (the word ranking's own list): each weighs 1 for English,
+# or 1/2 if it is also an everyday word of French, German, Spanish, Italian, Portuguese
+# or Dutch ("on", "in", "me"; domain/languages.py), whichever other lists hold it too.
+_ENGLISH = {
+    folded: 1.0 if word in ENGLISH_ONLY else 0.5
+    for word in STOPWORDS
+    if len(folded := _fold(word)) > 1
+}
+# A text is taken to be in a language only with at least this many of its function
+# words: one alone may be a word of another language ("hat", "care", "total").
+LEAST_HELD = 2
+# ...and weighing at least this much (a word shared by two languages weighs 1/2 for each).
+LEAST_WEIGHT = 0.5
+
+
+def text_languages(words: Iterable[str]) -> tuple[str, ...]:
+    """The languages other than English the words are taken to be in. Each function
+    word of another language weighs 1, shared among the languages that list it ("de"
+    is a function word of ten, "tengo" of Spanish alone); each of English's weighs 1
+    for English (1/2 if other languages use it every day). The languages weighing most
+    are taken if they hold LEAST_HELD of their function words or more and weigh
+    LEAST_WEIGHT more than English or more. () for English, and for any text without
+    such words."""
+    weights: dict[str, float] = {}
+    held: Counter[str] = Counter()
+    english = 0.0
+    for word in words:
+        folded = _fold(word)
+        english += _ENGLISH.get(folded, 0.0)
+        languages = _FUNCTION.get(folded, ())
+        for language in languages:
+            weights[language] = weights.get(language, 0.0) + 1 / len(languages)
+            held[language] += 1
+    best = round(max(weights.values(), default=0.0), 9)
+    # A text holding English function words needs a lead over them ("one", "us" and
+    # "per" are function words of other languages and words of English too).
+    if best < max(LEAST_WEIGHT, english + LEAST_WEIGHT):
+        return ()
+    top = [lang for lang, weight in weights.items() if round(weight, 9) == best]
+    if min(held[lang] for lang in top) < LEAST_HELD:
+        return ()
+    return tuple(sorted(top))
 
 
 def _particles_off(word: str) -> str | None:
@@ -77,9 +213,11 @@ def _stem(language: str, word: str) -> str:
         return str(_STEMMERS[language].stemWord(word))
 
 
-def _stems(text: str) -> list[str]:
-    """The stems the text's words add: Korean words less their particles, Russian,
-    Greek and Arabic words' Snowball stems; each once, none that is a word of the text."""
+def _stems(text: str, latin: tuple[str, ...] | None = None) -> list[str]:
+    """The stems the text's words add: Korean words less their particles, Snowball's
+    stems of Russian, Greek, Arabic, Hindi and Tamil words, and of words in Latin
+    letters by the stemmers of the `latin` languages (by default those the text is
+    taken to be in); each once, none that is a word of the text."""
     found: set[str] = set()
     for word in _HANGUL_WORD.findall(text):
         stem = _particles_off(word)
@@ -89,14 +227,36 @@ def _stems(text: str) -> list[str]:
     for pattern, language in _STEMMED:
         for word in pattern.findall(lowered):
             found.add(_stem(language, word))
+    words_in_latin = _LATIN_WORD.findall(lowered)
+    for language in text_languages(words_in_latin) if latin is None else latin:
+        stemmer = _LATIN[language]
+        if stemmer is not None:
+            found.update(_stem(stemmer, word) for word in words_in_latin)
     words = set(re.findall(r"\w+", lowered))
     return sorted(found - words)
 
 
-def search_form(text: str) -> str:
-    """The text as the word indexes read it, stored and asked (this module's rules)."""
-    if not _NEEDS_FORM.search(text):
-        return text
-    formed = _SPACES.sub(" ", _APART.sub(lambda m: f" {m.group()} ", text))
-    stems = _stems(formed)
-    return f"{formed} {' '.join(stems)}" if stems else formed
+def search_form(text: str, latin: tuple[str, ...] | None = None) -> str:
+    """The text as the word indexes read it, stored and asked (this module's rules);
+    `latin`: the languages its words in Latin letters are stemmed as, if not those it
+    is taken to be in."""
+    if _NEEDS_FORM.search(text):
+        text = _SPACES.sub(" ", _APART.sub(lambda m: f" {m.group()} ", text))
+    stems = _stems(text, latin)
+    return f"{text} {' '.join(stems)}" if stems else text
+
+
+def asked_form(question: str) -> str:
+    """A question as the word indexes are asked it: without the function words of the
+    language other than English it is taken to be in, then formed as that language
+    (its words' stems added). As search_form forms it if it has no such language or
+    nothing else would be left."""
+    languages = text_languages(_LATIN_WORD.findall(question.lower()))
+    if not languages:
+        return search_form(question)
+    kept = [
+        word
+        for word in re.findall(r"\w+", question)
+        if not set(languages).intersection(_FUNCTION.get(_fold(word), ()))
+    ]
+    return search_form(" ".join(kept), languages) if kept else search_form(question)

@@ -49,7 +49,7 @@ from opensearchpy.exceptions import TransportError
 from ...domain.model import Hit, Role, VectorItem, VectorKind
 from ...domain.ports.vectors import VectorIndexError, VectorIndexMismatch
 from ...domain.scope import partitions
-from ...domain.search_text import search_form
+from ...domain.search_text import asked_form, search_form
 from .client import Action, Requests
 from .documents import DocumentIdLedger, cosine, fields, index_body, newest_hits
 
@@ -357,7 +357,7 @@ class OpenSearchVectorIndex:
             "_source": fields(kind),
             "query": {
                 "bool": {
-                    "must": [{"match": {"text": {"query": search_form(text)}}}],
+                    "must": [{"match": {"text": {"query": asked_form(text)}}}],
                     "filter": self._filters(project, kind, roles),
                 }
             },

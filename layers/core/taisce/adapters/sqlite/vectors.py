@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from ...domain.model import Hit, Role, VectorItem, VectorKind
 from ...domain.ports.vectors import VectorIndexError
 from ...domain.scope import best_hits, partitions
-from ...domain.search_text import search_form
+from ...domain.search_text import asked_form, search_form
 from .file import SqliteFile, add_columns
 
 if TYPE_CHECKING:
@@ -147,14 +147,15 @@ def _scope(project: str, kind: str) -> str:
     )
 
 
-# The form of indexed text (domain/search_text.py): 1, Han and hiragana written apart and
-# stems added for Korean, Russian, Greek, Arabic, Hindi and Tamil words; none recorded,
-# the text as written.
-TEXT_FORM = 1
+# The form of indexed text (domain/search_text.py): 2, stems added for the words of a
+# text taken to be in another language in Latin letters; 1, Han and hiragana written
+# apart and stems added for Korean, Russian, Greek, Arabic, Hindi and Tamil words; none
+# recorded, the text as written.
+TEXT_FORM = 2
 
 
 def _match_query(scope: str, text: str) -> str | None:
-    asked = search_form(text).casefold()
+    asked = asked_form(text).casefold()
     words = dict.fromkeys(w for w in _WORD.findall(asked) if w not in _STOPWORDS)
     if not words:
         return None
