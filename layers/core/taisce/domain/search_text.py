@@ -182,7 +182,8 @@ def text_languages(words: Iterable[str]) -> tuple[str, ...]:
     held: Counter[str] = Counter()
     english = 0.0
     for word in words:
-        folded = _fold(word)
+        # Most words are ASCII: folding them is lowering them.
+        folded = word.lower() if word.isascii() else _fold(word)
         english += _ENGLISH.get(folded, 0.0)
         languages = _FUNCTION.get(folded, ())
         for language in languages:
@@ -219,21 +220,23 @@ def _stems(text: str, latin: tuple[str, ...] | None = None) -> list[str]:
     letters by the stemmers of the `latin` languages (by default those the text is
     taken to be in); each once, none that is a word of the text."""
     found: set[str] = set()
-    for word in _HANGUL_WORD.findall(text):
-        stem = _particles_off(word)
-        if stem is not None:
-            found.add(stem)
     lowered = text.lower()
-    for pattern, language in _STEMMED:
-        for word in pattern.findall(lowered):
-            found.add(_stem(language, word))
+    if _NEEDS_FORM.search(text):  # the scripts above, searched for only if present
+        for word in _HANGUL_WORD.findall(text):
+            stem = _particles_off(word)
+            if stem is not None:
+                found.add(stem)
+        for pattern, language in _STEMMED:
+            for word in pattern.findall(lowered):
+                found.add(_stem(language, word))
     words_in_latin = _LATIN_WORD.findall(lowered)
     for language in text_languages(words_in_latin) if latin is None else latin:
         stemmer = _LATIN[language]
         if stemmer is not None:
             found.update(_stem(stemmer, word) for word in words_in_latin)
-    words = set(re.findall(r"\w+", lowered))
-    return sorted(found - words)
+    if not found:
+        return []
+    return sorted(found - set(re.findall(r"\w+", lowered)))
 
 
 def search_form(text: str, latin: tuple[str, ...] | None = None) -> str:
