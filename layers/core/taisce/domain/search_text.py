@@ -98,7 +98,8 @@ _LATIN = {
     "swedish": "swedish",
     "turkish": "turkish",
 }
-_LATIN_WORD = re.compile(r"[^\W\d_]+")
+# A word in Latin letters, lower case (other scripts have their own rules above).
+_LATIN_WORD = re.compile("[a-z\u00df-\u00f6\u00f8-\u00ff\u0100-\u024f\u1e00-\u1eff]+")
 # A Snowball stemmer keeps state while it stems a word: one at a time per language.
 _STEMMERS = {
     language: snowballstemmer.stemmer(language)
@@ -173,7 +174,7 @@ LEAST_WEIGHT = 0.5
 def text_languages(words: Iterable[str]) -> tuple[str, ...]:
     """The languages other than English the words are taken to be in. Each function
     word of another language weighs 1, shared among the languages that list it ("de"
-    is a function word of ten, "tengo" of Spanish alone); each of English's weighs 1
+    is a function word of twelve, "tengo" of Spanish alone); each of English's weighs 1
     for English (1/2 if other languages use it every day). The languages weighing most
     are taken if they hold LEAST_HELD of their function words or more and weigh
     LEAST_WEIGHT more than English or more. () for English, and for any text without
