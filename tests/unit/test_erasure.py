@@ -111,6 +111,9 @@ def test_occurrences_map_back_to_the_original_text(text: str, name: str) -> None
         # It errs on the side of removing: Polish "dane" (data) reads as a case of Dan.
         ("Twoje dane są tu, Dan.", "Dan", ["dane", "Dan"]),
         ("Иванов пришёл позже.", "Иван", []),  # another name, not a case form
+        # A mobile vowel: Pavel's "e" drops before an ending.
+        ("Kde je auto Pavla? Pavel ho má.", "Pavel", ["Pavla", "Pavel"]),
+        ("Где машина Павла?", "Павел", ["Павла"]),
     ],
 )
 def test_a_name_in_a_case_form_occurs_where_it_is_written(

@@ -17,8 +17,10 @@ genitive "s", read apart), and their names pair like case forms ("Dan" and "Dane
 "Paolo" and "Paola"), so a question's words in Latin letters are read as case forms
 only when it holds a letter or a word of a language that inflects names ("Gdzie",
 "kde", "ł", "ı", "ő"). Cyrillic and Greek words always are.
-Stem changes are not read: Finnish consonant gradation ("Helsingissä" of Helsinki),
-Slavic mobile vowels ("Marka" of Marek) and consonant shifts ("Praze" of Praha).
+A Slavic mobile vowel is read: a stem that ends in two consonants may be a name with
+an "e" between them ("Pavla" of Pavel, "Marka" of Marek, "Павла" of Павел). Other stem
+changes are not: Finnish consonant gradation ("Helsingissä" of Helsinki) and consonant
+shifts ("Praze" of Praha).
 """
 
 from __future__ import annotations
@@ -58,6 +60,8 @@ _SHORT = {
 }
 _SHORT_FINALS = ("a", "а", "я")
 _VOWELS = frozenset("aeiouyаяуюоеёиыіїєэοεαηιυω")
+# The vowel a Slavic name drops before a case ending, by script (_mobile_vowel).
+_MOBILE = {"latin": "e", "cyrillic": "е"}
 # The stem a case form keeps of its name, at least, but for a feminine name of three
 # letters (_SHORT).
 STEM_LEAST = 3
@@ -155,8 +159,19 @@ def base_forms(word: str, latin: bool = True) -> tuple[str, ...]:
         found[stem] = None
         if ending[0] in _VOWELS:  # a consonant ending follows the whole name
             found.update((stem + final, None) for final in finals if final != ending)
+            found.update((mobile, None) for mobile in _mobile_vowel(stem, script))
     found.pop(word, None)
     return tuple(found)
+
+
+def _mobile_vowel(stem: str, script: str) -> tuple[str, ...]:
+    """The nominative a stem ending in two consonants had with an "e" between them,
+    which Slavic languages drop before an ending ("Pavla" of Pavel, "Marka" of Marek,
+    "Павла" of Павел)."""
+    vowel = _MOBILE.get(script)
+    if vowel is None or len(stem) < STEM_LEAST or stem[-1] in _VOWELS or stem[-2] in _VOWELS:
+        return ()
+    return (stem[:-1] + vowel + stem[-1],)
 
 
 def name_forms(key: str, latin: bool = True) -> list[tuple[str, int]]:
