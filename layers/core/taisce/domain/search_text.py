@@ -44,7 +44,6 @@ from __future__ import annotations
 import functools
 import re
 import threading
-import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 
@@ -53,6 +52,7 @@ from stop_words import get_stop_words
 
 from .affixes import only_particles
 from .languages import ENGLISH_ONLY
+from .names import fold_piece
 from .words import STOPWORDS
 
 # Han (with the iteration mark 々) and hiragana: each character a word.
@@ -108,13 +108,6 @@ _STEMMERS = {
 _STEMMING = threading.Lock()
 
 
-def _fold(word: str) -> str:
-    """A word case folded, without accents: function words are matched this way, so a
-    list's "donde" is the question's "dónde"."""
-    folded = unicodedata.normalize("NFKD", word.casefold())
-    return "".join(c for c in folded if not unicodedata.combining(c))
-
-
 # Question words the stop-words lists leave out (they were made for documents, and a
 # question to a memory is mostly made of them): added to each language's list.
 _ASKING = {
@@ -140,14 +133,15 @@ _ASKING = {
 
 
 def _function_words() -> dict[str, tuple[str, ...]]:
-    """Each folded function word of two letters or more: the languages other than
-    English whose list holds it (whole words only: a list's "l'" or "por qué" is no word
-    of an index; one letter says nothing of a language)."""
+    """Each function word of two letters or more, folded as names are ("dónde" is
+    "donde"): the languages other than English whose list holds it (whole words only:
+    a list's "l'" or "por qué" is no word of an index; one letter says nothing of a
+    language)."""
     lists = {lang: [*get_stop_words(lang), *_ASKING[lang].split()] for lang in _LATIN}
     languages: dict[str, list[str]] = {}
     for language, words in lists.items():
         for word in words:
-            folded = _fold(word)
+            folded = fold_piece(word)
             if len(folded) < 2 or not _LATIN_WORD.fullmatch(folded):
                 continue
             if language not in languages.setdefault(folded, []):
@@ -162,7 +156,7 @@ _FUNCTION = _function_words()
 _ENGLISH = {
     folded: 1.0 if word in ENGLISH_ONLY else 0.5
     for word in STOPWORDS
-    if len(folded := _fold(word)) > 1
+    if len(folded := fold_piece(word)) > 1
 }
 # A text is taken to be in a language only with at least this many of its function
 # words: one alone may be a word of another language ("hat", "care", "total").
@@ -184,7 +178,7 @@ def text_languages(words: Iterable[str]) -> tuple[str, ...]:
     english = 0.0
     for word in words:
         # Most words are ASCII: folding them is lowering them.
-        folded = word.lower() if word.isascii() else _fold(word)
+        folded = word.lower() if word.isascii() else fold_piece(word)
         english += _ENGLISH.get(folded, 0.0)
         languages = _FUNCTION.get(folded, ())
         for language in languages:
@@ -255,12 +249,13 @@ def asked_form(question: str) -> str:
     language other than English it is taken to be in, then formed as that language
     (its words' stems added). As search_form forms it if it has no such language or
     nothing else would be left."""
+    # Told once: search_form is given the languages rather than telling them again.
     languages = text_languages(_LATIN_WORD.findall(question.lower()))
     if not languages:
-        return search_form(question)
+        return search_form(question, languages)
     kept = [
         word
         for word in re.findall(r"\w+", question)
-        if not set(languages).intersection(_FUNCTION.get(_fold(word), ()))
+        if not set(languages).intersection(_FUNCTION.get(fold_piece(word), ()))
     ]
-    return search_form(" ".join(kept), languages) if kept else search_form(question)
+    return search_form(" ".join(kept) if kept else question, languages)
