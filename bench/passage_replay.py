@@ -17,7 +17,9 @@ need the bundle's facts and the passages' vectors, which the capture does not ke
 it matched `taisce bench quality` on the same data before those rules came (a few
 answers may differ by ties between two stores); compare variants with that line, not
 with the benchmark. `--save` keeps the capture (pickle) so that variants can be
-replayed without storing again.
+replayed without storing again. `--ablate` prints, per conversation, what taking each
+rule of step 4 away alone changes (evidence any @1,000 / @4,000, all @4,000, multi-hop all
+@4,000, in points): a rule that helps on one conversation only was chosen on that one.
 """
 
 from __future__ import annotations
@@ -256,6 +258,66 @@ VARIANTS: dict[str, Order] = {
 }
 
 
+def _without_keep_first(q: Question) -> list[Passage]:
+    saved = pr.keep_first
+    pr.keep_first = lambda raised, spread, first: raised  # type: ignore[assignment]
+    try:
+        return committed(q)
+    finally:
+        pr.keep_first = saved
+
+
+def _without_pointers(q: Question) -> list[Passage]:
+    saved, q.cited = q.cited, {}
+    try:
+        return committed(q)
+    finally:
+        q.cited = saved
+
+
+# Each rule of step 4 taken away alone (docs/quality.md, "Each rule alone").
+ABLATIONS: dict[str, Order] = {
+    "topic ranking": with_constants(TOPIC_WEIGHT=0.0),
+    "neighbour gain": with_constants(NEIGHBOUR=0.0),
+    "time factors": with_constants(MONTH_BOOST=1.0, DAY_BOOST=1.0, WHEN_BOOST=1.0),
+    "facts' pointers": _without_pointers,
+    "a message's later passages yield": with_constants(SIBLING=1.0),
+    "first of all rankings kept first": _without_keep_first,
+}
+
+
+def _conversation(q: Question) -> str:
+    return q.id.rsplit("-q", 1)[0]
+
+
+def _cells(data: Capture, order: Order, questions: list[Question]) -> tuple[float, ...]:
+    part = Capture(data.max_rows, questions)
+    result = evaluate(part, order)
+    multi = result.get("multi-hop", {}).get(4000, (0.0, 0.0))[1]
+    return (result["all"][1000][0], result["all"][4000][0], result["all"][4000][1], multi)
+
+
+def ablate(data: Capture) -> None:
+    """Per conversation (and all), each rule taken away alone against the committed
+    order, in points: any @1,000 / any @4,000 / all @4,000 / multi-hop all @4,000."""
+    groups: dict[str, list[Question]] = {}
+    for q in data.questions:
+        groups.setdefault(_conversation(q), []).append(q)
+    groups["all"] = list(data.questions)
+    base = {name: _cells(data, committed, qs) for name, qs in groups.items()}
+    print(f"{'as committed':42} " + " | ".join(
+        f"{name}: " + "/".join(f"{100 * v:.1f}" for v in cells) for name, cells in base.items()
+    ))  # fmt: skip
+    for rule, order in ABLATIONS.items():
+        deltas = []
+        for name, qs in groups.items():
+            cells = _cells(data, order, qs)
+            deltas.append(
+                "/".join(f"{100 * (v - b):+.1f}" for v, b in zip(cells, base[name], strict=True))
+            )
+        print(f"{'without ' + rule:42} " + " | ".join(deltas), flush=True)
+
+
 def evaluate(data: Capture, order: Order) -> Figures:
     """Evidence any / all per budget, over all questions and per category."""
     return evidence_recall(
@@ -284,6 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--save", type=Path, default=None)
     parser.add_argument("--load", type=Path, default=None)
     parser.add_argument("--only", default=None, help="variants whose name holds this")
+    parser.add_argument("--ablate", action="store_true", help="each rule taken away alone")
     args = parser.parse_args(argv)
     if args.load:
         data = pickle.loads(args.load.read_bytes())
@@ -294,6 +357,9 @@ def main(argv: list[str] | None = None) -> int:
         data = capture(args.file, args.limit_conversations)
         if args.save:
             args.save.write_bytes(pickle.dumps(data))
+    if args.ablate:
+        ablate(data)
+        return 0
     print(f"{len(data.questions)} questions with evidence; any / all at "
           + " / ".join(f"{b:,}" for b in BUDGETS))  # fmt: skip
     for name, order in VARIANTS.items():
