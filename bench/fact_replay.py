@@ -134,6 +134,8 @@ class Variant:
     facts: int = fact_ranking.PATH_FACTS
     # "neutral": the question without its names; "question": its own cosine; None: no paths.
     by: str | None = "neutral"
+    # An entity of at most this many facts has them all (fact_ranking.FEW_FACTS).
+    few: int = fact_ranking.FEW_FACTS
 
 
 VARIANTS = (
@@ -141,6 +143,7 @@ VARIANTS = (
     Variant("no paths", by=None),
     Variant("linked facts by the question's own cosine", by="question"),
     *(Variant(f"{k} links x {m} facts", k, m) for k in (1, 2, 3) for m in (1, 2, 3)),
+    *(Variant(f"all facts of an entity of at most {n}", few=n) for n in (0, 1, 2, 3, 5, 8)),
 )
 
 
@@ -151,8 +154,9 @@ def facts_of(step: Mapping[str, Any], variant: Variant) -> list[tuple[int, set[s
     elif variant.by == "question":
         sims = step["similarities"] or {}
         neutral = {c.fact.id: sims[c.fact.id] for c in step["candidates"] if c.fact.id in sims}
-    saved = fact_ranking.PATH_LINKS, fact_ranking.PATH_FACTS
+    saved = fact_ranking.PATH_LINKS, fact_ranking.PATH_FACTS, fact_ranking.FEW_FACTS
     fact_ranking.PATH_LINKS, fact_ranking.PATH_FACTS = variant.links, variant.facts
+    fact_ranking.FEW_FACTS = variant.few
     try:
         ranked = fact_ranking.rank_facts(
             step["question"],
@@ -163,7 +167,7 @@ def facts_of(step: Mapping[str, Any], variant: Variant) -> list[tuple[int, set[s
             neutral=neutral,
         )
     finally:
-        fact_ranking.PATH_LINKS, fact_ranking.PATH_FACTS = saved
+        fact_ranking.PATH_LINKS, fact_ranking.PATH_FACTS, fact_ranking.FEW_FACTS = saved
     ids = step["dataset_id"]
     chosen = []
     for s in ranked:

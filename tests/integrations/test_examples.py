@@ -16,6 +16,16 @@ from tests.integrations.conftest import settle
 from tests.server import ROOT, LocalServer
 
 EXAMPLES = {
+    "from_mem0.py": [
+        # Alice's two facts, although the local model puts both under the floor for
+        # this question: an entity of few facts has them all.
+        "[user] Alice is allergic to peanuts",
+        "[user] Alice lives in Lisbon",
+        "Alice lives in Porto  (valid until now)",
+        "message  user      I moved to Lisbon last spring.",
+        "delete_all: done, 2 facts and 3 messages erased",
+        ": 0 facts",
+    ],
     "langchain_retriever.py": [
         "fact     user      Atlas works at Acme Corp",
         "human Where does Atlas work?",

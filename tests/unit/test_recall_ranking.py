@@ -63,6 +63,13 @@ def candidates(*statements: str, hop: int = 1, subject: str = "Caroline") -> lis
     ]
 
 
+@pytest.fixture
+def floor_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The floor, drop and cap rules alone: these tests' entities hold so few facts that
+    the few-facts rule would return them all (tested on its own below)."""
+    monkeypatch.setattr(fact_ranking, "FEW_FACTS", 0)
+
+
 POOL = candidates(
     "Caroline went to a pottery class with her kids.",
     "Caroline adopted a dog named Max last spring.",
@@ -104,6 +111,7 @@ def test_without_a_model_every_fact_holding_an_asked_word_comes_back() -> None:
     assert [s.candidate.fact.id for s in failed] == ["f0", "f1", "f2"]
 
 
+@pytest.mark.usefixtures("floor_alone")
 def test_meaning_alone_finds_a_fact_asked_in_other_words() -> None:
     pool = candidates(
         "Atlas Moran works at Acme Corp.",
@@ -116,6 +124,7 @@ def test_meaning_alone_finds_a_fact_asked_in_other_words() -> None:
     assert ranked[0].words == 0 and ranked[0].score == pytest.approx(0.79)
 
 
+@pytest.mark.usefixtures("floor_alone")
 def test_meaning_orders_facts_that_share_the_words() -> None:
     pool = candidates(
         "Caroline went to a class on pottery.",
@@ -131,6 +140,7 @@ def test_meaning_orders_facts_that_share_the_words() -> None:
     assert rank_facts("Did Caroline take the kids to pottery class?", pool, low, []) == []
 
 
+@pytest.mark.usefixtures("floor_alone")
 def test_a_fact_holding_every_asked_word_is_kept_under_the_floor() -> None:
     pool = candidates(
         "Atlas works at Acme Corp.",
@@ -150,6 +160,42 @@ def test_a_fact_holding_every_asked_word_is_kept_under_the_floor() -> None:
     assert rank_facts("What does Atlas prefer to drink?", pool, sims, ["atlas"]) == []
     full = {f"f{i}": 0.9 for i in range(3)}
     assert len(rank_facts("What does Atlas prefer?", pool, full, ["atlas"])) == 3
+
+
+def test_an_entity_of_few_facts_has_them_all_after_those_kept() -> None:
+    # "What should I cook for Alice?": the local model puts the allergy at 0.54, under
+    # the floor, but what is known of Alice is two facts.
+    few = candidates("Alice lives in Lisbon.", "Alice is allergic to peanuts.", subject="Alice")
+    sims = {"f0": 0.45, "f1": 0.54}
+    ranked = rank_facts("What should I cook for Alice?", few, sims, ["alice"])
+    assert [s.candidate.fact.id for s in ranked] == ["f1", "f0"]
+    # After the facts the rule keeps, best score first. Without a model (only step 1
+    # runs) the words rule stands alone: every fact sharing an asked word, uncapped.
+    kept = rank_facts("Where does Alice live?", few, {"f0": 0.9, "f1": 0.2}, ["alice"])
+    assert [s.candidate.fact.id for s in kept] == ["f0", "f1"]
+    assert rank_facts("What should I cook for Alice?", few, None, ["alice"]) == []
+    # One fact more than FEW_FACTS: the floor holds again.
+    many = candidates(
+        *(f"Alice fact {n}." for n in range(fact_ranking.FEW_FACTS + 1)), subject="Alice"
+    )
+    low = {f"f{n}": 0.3 for n in range(fact_ranking.FEW_FACTS + 1)}
+    assert rank_facts("What should I cook for Alice?", many, low, ["alice"]) == []
+    # Counted per matched entity: Alice's few facts come back beside Bob's many.
+    bob = [
+        dataclasses.replace(c, fact=dataclasses.replace(c.fact, id=f"b{n}"))
+        for n, c in enumerate(
+            candidates(
+                *(f"Bob fact {n}." for n in range(fact_ranking.FEW_FACTS + 1)), subject="Bob"
+            )
+        )
+    ]
+    both = rank_facts(
+        "What should I cook for Alice and Bob?",
+        few + bob,
+        {**sims, **{c.fact.id: 0.3 for c in bob}},
+        ["alice", "bob"],
+    )
+    assert [s.candidate.fact.id for s in both] == ["f1", "f0"]
 
 
 def test_a_fact_without_a_vector_competes_by_its_words() -> None:
@@ -177,6 +223,7 @@ def test_the_cap_keeps_the_best_over_the_floor() -> None:
     assert [s.candidate.fact.id for s in ranked] == ["f1", "f4", "f2"]
 
 
+@pytest.mark.usefixtures("floor_alone")
 def test_a_fact_far_below_the_best_is_dropped() -> None:
     pool = candidates(*(f"Caroline fact {n}." for n in range(3)))
     sims = {"f0": 0.95, "f1": 0.9, "f2": 0.8}  # f2 is over the floor, 0.15 below the best

@@ -78,6 +78,12 @@ MAX_FACTS = 3
 # (the model's, MiniLM's by default).
 DROP = MINILM_FLOORS.drop
 NO_MODEL_FLOOR = 0.1
+# A matched entity holding at most MAX_FACTS facts (hop 1, of the recall's roles) has
+# them all come back, after the facts the rule keeps: they are all that is known of
+# what the question names, and no more than the rule would keep. A new user's "What
+# should I cook for Alice?" gets "Alice is allergic to peanuts" (cosine 0.54 with the
+# local model, under the floor), where an entity of hundreds of facts keeps the floor.
+FEW_FACTS = MAX_FACTS
 # Paths (hops 2, with a model): the linked entities followed, and the facts of each
 # returned after its link.
 PATH_LINKS = 3
@@ -234,6 +240,7 @@ def rank_facts(
         kept = [s for s in kept if s.score >= kept[0].score - floors.drop][:MAX_FACTS]
     kept += _worded(every, asked, {s.candidate.fact.id for s in kept}, MAX_FACTS - len(kept))
     kept += _not_embedded(every, similarities, {s.candidate.fact.id for s in kept})
+    kept += _few(every, {s.candidate.fact.id for s in kept})
     if neutral is None:
         return kept
     return kept + _paths(every, neutral, {s.candidate.fact.id for s in kept})
@@ -319,6 +326,24 @@ def _not_embedded(
     ]
     waiting.sort(key=lambda w: w[:2])
     return [w[2] for w in waiting[:MAX_FACTS]]
+
+
+def _few(every: Sequence[Scored], kept: set[str]) -> list[Scored]:
+    """The hop-1 facts not in `kept` of each matched entity that holds at most
+    `FEW_FACTS` of them, best score first (then the candidates' order)."""
+    held: dict[str, int] = {}
+    for s in every:
+        if s.candidate.hop == 1:
+            held[s.candidate.matched] = held.get(s.candidate.matched, 0) + 1
+    few = [
+        (-s.score, position, s)
+        for position, s in enumerate(every)
+        if s.candidate.hop == 1
+        and held[s.candidate.matched] <= FEW_FACTS
+        and s.candidate.fact.id not in kept
+    ]
+    few.sort(key=lambda f: f[:2])
+    return [f[2] for f in few]
 
 
 def _words_decide(
