@@ -137,6 +137,10 @@ def test_everything_runs_with_a_model(semantic: httpx.Client) -> None:
     # more than FEW_FACTS, the other after it (docs/API.md).
     asked = recall(semantic, question="Where does Atlas work?", source_roles=ROLES)
     assert [f["id"] for f in asked["facts"]] == ["f1", "f2"]
+    told = recall(semantic, question="Where does Atlas work?", source_roles=ROLES, explain=True)
+    reasons = [f["why"]["reason"] for f in told["facts"]]
+    assert "few facts" not in reasons[0]
+    assert reasons[1].endswith("atlas has few facts: all come back")
     assert answer["reports"] == []  # a name matched and themes is off
     assert answer["passages"], "passages fill the budget that is left"
 

@@ -56,7 +56,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .floors import MINILM_FLOORS, CosineFloors
 from .model import Fact, FactPointer
@@ -136,6 +136,8 @@ class Scored:
     # its cosine with the name-neutral question (None: words stood in).
     path: bool = False
     neutral: float | None = None
+    # Came back as one of the few facts of its entity (FEW_FACTS), not by its score.
+    few: bool = False
 
 
 def fact_text(fact: Fact) -> str:
@@ -343,7 +345,7 @@ def _few(every: Sequence[Scored], kept: set[str]) -> list[Scored]:
         and s.candidate.fact.id not in kept
     ]
     few.sort(key=lambda f: f[:2])
-    return [f[2] for f in few]
+    return [replace(f[2], few=True) for f in few]
 
 
 def _words_decide(

@@ -235,6 +235,7 @@ def _add(ctx: RecallContext, ask: FactAsk, ranked: Sequence[Scored]) -> None:
                 _shared_words(ctx.question, c.fact, c.matched),
                 asked_as,
                 signal,
+                scored.few,
             )
         item = RecalledFact(c.fact, c.path, why)
         if not ctx.bundle.add("facts", item, fact_characters(c.fact, c.path)):

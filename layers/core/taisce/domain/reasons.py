@@ -42,6 +42,8 @@ def fact_reason(why: FactWhy) -> str:
     meaning = _meaning(why.similarity)
     if meaning is not None:
         parts.append(meaning)
+    if why.few:
+        parts.append(f"{why.matched} has few facts: all come back")
     return "; ".join(parts)
 
 

@@ -35,6 +35,8 @@ class FactWhy:
     # Step 2: the question's words that found the name, and how (similar_names.py).
     asked_as: str | None = None
     signal: NameSignal | None = None
+    # One of the few facts of its entity, all of which come back (fact_ranking.FEW_FACTS).
+    few: bool = False
 
 
 @dataclass(frozen=True, slots=True)
