@@ -30,9 +30,12 @@ reads every language ranks a question that does not read as English without the
 cosine floor (chosen on English questions), by `DROP` alone. A fact of a matched
 entity that has no vector yet (stored a moment ago, the worker not yet by) is not
 dropped for lack of one: after the kept facts come up to `MAX_FACTS` such facts, by
-their words (read your writes). Without a model no later step runs, so every fact
-over `NO_MODEL_FLOOR` comes back. The pool, the scores and so the order never depend
-on the budget, so a smaller budget returns a prefix.
+their words (read your writes). With a model, a matched entity that holds no more
+facts at hop 1 than `FEW_FACTS` has the rest of them come back after those, best
+score first (`_few`): all that is known of it costs little of the budget. Without a
+model no later step runs, so every fact over `NO_MODEL_FLOOR` comes back. The pool,
+the scores and so the order never depend on the budget, so a smaller budget returns a
+prefix.
 
 Paths (hops 2 only). A question often asks through a link of the entity it names
 ("What is Sean's partner allergic to?", "whoever runs Project Halyard"): the answer is
