@@ -13,7 +13,7 @@ PORT ?= 8080
 # server's imports took 2.7 s uncached and 1.5 s cached.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: install run test test-ts lint audit browser screenshots openapi bench bench-quick bench-quality bench-extraction bench-erasure bench-secure-delete bench-load bench-load-quick bench-recall-speed bench-fact-replay bench-passage-replay bench-recall-ab bench-users bench-fairness bench-erasure-repeats bench-languages bench-model-floors bench-miss-ranks clean sam-install sam-validate sam cold-start
+.PHONY: install run test test-ts lint audit browser screenshots openapi bench bench-quick bench-quality bench-extraction bench-erasure bench-secure-delete bench-load bench-load-quick bench-recall-speed bench-fact-replay bench-passage-replay bench-context-replay bench-recall-ab bench-users bench-fairness bench-erasure-repeats bench-languages bench-model-floors bench-miss-ranks clean sam-install sam-validate sam cold-start
 
 # Two steps, each with its stamp: .venv/.runtime is what `make run` needs (the two
 # packages, editable, with their runtime dependencies at the pinned versions, no AWS SDK
@@ -119,6 +119,11 @@ bench-fact-replay: install
 # (ARGS="FILE", default the LoCoMo messages file; docs/API.md, step 4).
 bench-passage-replay: install
 	$(BIN)/python -m bench.passage_replay $(ARGS)
+
+# The same with each passage's vector made with the text before it (ARGS="--load
+# CAPTURE FILE", a capture of bench-passage-replay --save; docs/quality.md).
+bench-context-replay: install
+	$(BIN)/python -m bench.context_replay $(ARGS)
 
 # Another revision's recall against this tree's, interleaved on one store, answers compared
 # (ARGS="--base REV").
