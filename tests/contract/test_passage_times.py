@@ -3,6 +3,8 @@ GET /v1/messages/{id} gives them), not counted against the budget; on both store
 
 from __future__ import annotations
 
+import pytest
+
 from taisce.api import bodies
 from taisce.domain.budget import item_characters
 from taisce.service.memory import Memory
@@ -15,11 +17,16 @@ MESSAGES = [
 ]
 
 
-def test_a_recalled_passage_has_its_message_times(semantic_memory: Memory) -> None:
+# A question asking when, one naming a month (its candidates ordered by their messages'
+# times) and a plain one: each reads the passages another way.
+@pytest.mark.parametrize(
+    "question", ["When is dinner with Mara?", "Who did I have dinner with in June?", "Mara dinner"]
+)
+def test_a_recalled_passage_has_its_message_times(semantic_memory: Memory, question: str) -> None:
     project = unique("times")
     sent = [{"id": i, "role": "user", "content": c, "occurred_at": t} for i, c, t in MESSAGES]
     store_embedded(semantic_memory, project, sent)
-    found = recalled_passages(semantic_memory, project, "When is dinner with Mara?")
+    found = recalled_passages(semantic_memory, project, question)
     assert found, "no passage recalled"
     for passage in found:
         shown = bodies.message_with_passages(

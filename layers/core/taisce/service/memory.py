@@ -473,8 +473,13 @@ class Memory(ErasureCases, BackgroundWork):
     def _dated(self, project: str, answer: RecallAnswer) -> RecallAnswer:
         """The recalled passages with their message's occurred_at and recorded_at, their
         messages read in one batch (read one at a time, they cost a 16,000-character
-        recall dozens of SQLite queries or DynamoDB GetItems)."""
-        ids = list(dict.fromkeys(r.passage.message_id for r in answer.passages))
+        recall dozens of SQLite queries or DynamoDB GetItems). A passage the store read
+        with both times (its recorded_at set: the embedded store's join) keeps them."""
+        ids = list(
+            dict.fromkeys(
+                r.passage.message_id for r in answer.passages if r.passage.recorded_at is None
+            )
+        )
         if not ids:
             return answer
         found = self.store.messages_by_ids(project, ids)

@@ -139,12 +139,13 @@ class SqliteMessageStore(SqlitePart):
         messages: MessageFilter | None = None,
         times: bool = False,
     ) -> list[Passage]:
-        # occurred_at comes with the join the message filter needs anyway.
+        # The message's times come with the join the message filter needs anyway, so a
+        # recall need not read its passages' messages again for them.
         where, params = _message_filter_sql(messages)
         rows = rows_in(
             self._scan,
             'SELECT p.id, p.message_id, p.role, p.source, p.start, p."end", p.quote, '
-            "m.occurred_at, m.position FROM passages p "
+            "m.occurred_at, m.position, m.recorded_at FROM passages p "
             "JOIN messages m ON m.project = p.project AND m.id = p.message_id "
             f"WHERE p.project IN (?, ?) AND p.id IN ({MARKS}){where} ORDER BY p.project",
             ids,

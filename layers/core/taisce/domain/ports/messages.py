@@ -35,7 +35,8 @@ class MessageStore(Protocol):
     ) -> list[Passage]:
         """The passages with these ids, in the order given (unknown ids left out),
         only those of messages that `messages` admits; with `times`, each carries its
-        message's occurred_at (a store may fill it anyway where it is free)."""
+        message's occurred_at (a store may fill it, and recorded_at, anyway where they
+        are free)."""
         ...
 
     def message(self, project: str, message_id: str) -> Message | None: ...
