@@ -502,11 +502,14 @@ def test_explain_says_why_each_item_came_back_and_changes_nothing_else(
             assert why["step"] == "exact_name" and why["matched"] == "ronan"
             assert why["hop"] == (2 if "path" in f else 1)
     asked = recall(http, "Where does Ronan work?", explain=True)
-    [works] = asked["facts"]
+    [works, lives] = asked["facts"]
     assert works["statement"] == "Ronan works at Initrode"
     assert works["why"]["words"] > 0 and works["why"]["similarity"] is None  # no model here
     # The numbers in plain words: the name, and the question's words it holds.
     assert works["why"]["reason"] == "named ronan exactly; word 'work' matched"
+    # Ronan holds two facts, all that is known of him: the other comes back after.
+    assert lives["statement"] == "Ronan lives in Sligo" and lives["why"]["words"] == 0
+    assert lives["why"]["reason"] == "named ronan exactly; ronan has few facts: all come back"
     r = http.post("/v1/recalls", json={"question": "q", "explain": "yes"})
     assert r.status_code == 400
     assert r.json()["error"]["control"] == "explain"

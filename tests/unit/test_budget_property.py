@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from taisce.adapters.sqlite.store import SqliteStore
 from taisce.api import bodies
 from taisce.domain.controls import Limits, RecallRequest
-from taisce.domain.fact_ranking import MAX_FACTS, fact_text
+from taisce.domain.fact_ranking import FEW_FACTS, MAX_FACTS, fact_text
 from taisce.domain.ingest import FactsRequest
 from taisce.domain.model import Fact
 from taisce.domain.names import normalize_name
@@ -242,6 +242,28 @@ def once_each_text(facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return kept
 
 
+def texts_of(fact: dict[str, Any]) -> list[str]:
+    """A fact's statement and quote as "never twice" compares them."""
+    return [" ".join(t.split()).casefold() for t in (fact["statement"], fact["quote"]) if t]
+
+
+def few_facts(want: list[dict[str, Any]], question: str) -> set[str]:
+    """The ids of the hop-1 facts of each matched entity that holds at most FEW_FACTS
+    of them, each fact counted for the first name of the question it holds."""
+    names = question.removeprefix("Tell me about ").removesuffix("?").split(" and ")
+    order = list(dict.fromkeys(normalize_name(n) for n in names))
+    held: dict[str, list[str]] = {}
+    for f in want:
+        if "path" in f:
+            continue
+        ends = {normalize_name(f["subject"])}
+        if f["object_kind"] == "entity":
+            ends.add(normalize_name(f["object"]))
+        first = min((k for k in ends if k in order), key=order.index)
+        held.setdefault(first, []).append(f["id"])
+    return {i for ids in held.values() if len(ids) <= FEW_FACTS for i in ids}
+
+
 def asked_words(stored: list[dict[str, Any]], question: str, roles: list[str]) -> set[str]:
     """The question's words that are not a name the asked roles use (nor filler)."""
     known = {
@@ -322,15 +344,22 @@ def check_recall(
         assert complete["facts"] == once_each_text(want)
     else:
         # A name that matched nothing is asked words (API.md, "the facts of the matched
-        # entities most related to it"): only facts holding one of them, at most
-        # MAX_FACTS, each one the rules above would give, each text once (the copy
-        # left out may be one the asked words did not choose).
+        # entities most related to it"): facts holding one of them, at most MAX_FACTS;
+        # then every hop-1 fact of a matched entity that holds at most FEW_FACTS (all
+        # that is known of it). Each one the rules above would give, each text once
+        # (the copy left out may be one the asked words did not choose).
         by_want = {f["id"]: f for f in want}
-        assert len(complete["facts"]) <= MAX_FACTS
+        few = few_facts(want, question)
         assert once_each_text(complete["facts"]) == complete["facts"]
+        worded = [f for f in complete["facts"] if f["id"] not in few]
+        assert len(worded) <= MAX_FACTS
         for fact in complete["facts"]:
             assert by_want[fact["id"]] == fact
+        for fact in worded:
             assert asked & set(words(fact_text(fact_of(fact))))
+        shown = {t for f in complete["facts"] for t in texts_of(f)}
+        for fact_id in few:
+            assert texts_of(by_want[fact_id])[0] in shown
 
     event(f"facts returned: {min(len(answer['facts']), 3)}+, truncated: {answer['truncated']}")
     event(f"hop-2 facts returned: {any('path' in f for f in answer['facts'])}")

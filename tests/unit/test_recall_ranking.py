@@ -169,17 +169,22 @@ def test_an_entity_of_few_facts_has_them_all_after_those_kept() -> None:
     sims = {"f0": 0.45, "f1": 0.54}
     ranked = rank_facts("What should I cook for Alice?", few, sims, ["alice"])
     assert [s.candidate.fact.id for s in ranked] == ["f1", "f0"]
-    # After the facts the rule keeps, best score first. Without a model (only step 1
-    # runs) the words rule stands alone: every fact sharing an asked word, uncapped.
+    # After the facts the rule keeps, best score first.
     kept = rank_facts("Where does Alice live?", few, {"f0": 0.9, "f1": 0.2}, ["alice"])
     assert [s.candidate.fact.id for s in kept] == ["f0", "f1"]
-    assert rank_facts("What should I cook for Alice?", few, None, ["alice"]) == []
-    # One fact more than FEW_FACTS: the floor holds again.
+    # Without a model too (only step 1 runs): the question shares no word with either
+    # fact, so the words rule alone gave nothing. Both score 0: storing order.
+    unmodelled = rank_facts("What should I cook for Alice?", few, None, ["alice"])
+    assert [(s.candidate.fact.id, s.few) for s in unmodelled] == [("f0", True), ("f1", True)]
+    worded = rank_facts("Is Alice allergic to anything?", few, None, ["alice"])
+    assert [(s.candidate.fact.id, s.few) for s in worded] == [("f1", False), ("f0", True)]
+    # One fact more than FEW_FACTS: the floor holds again, with a model or without.
     many = candidates(
         *(f"Alice fact {n}." for n in range(fact_ranking.FEW_FACTS + 1)), subject="Alice"
     )
     low = {f"f{n}": 0.3 for n in range(fact_ranking.FEW_FACTS + 1)}
     assert rank_facts("What should I cook for Alice?", many, low, ["alice"]) == []
+    assert rank_facts("What should I cook for Alice?", many, None, ["alice"]) == []
     # Counted per matched entity: Alice's few facts come back beside Bob's many.
     bob = [
         dataclasses.replace(c, fact=dataclasses.replace(c.fact, id=f"b{n}"))

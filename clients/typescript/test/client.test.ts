@@ -158,13 +158,18 @@ describe("storing, listing and erasing", () => {
 
   test("recall answers with the stored facts, explained", async () => {
     const recall = await taisce.recall("Where does Saoirse Byrne live?", { explain: true });
-    // The fact that answers the question, not the other fact about her.
+    // The fact that answers the question first, then the other fact about her: two
+    // facts are all that is known of her, so both come back.
     assert.deepEqual(
       recall.facts.map((f) => [f.id, f.statement, f.message_id]),
-      [["ts-f1", "Saoirse Byrne lives in Cork", messageId]],
+      [
+        ["ts-f1", "Saoirse Byrne lives in Cork", messageId],
+        [factIds[1], "Saoirse Byrne teaches piano", null],
+      ],
     );
     assert.equal(recall.facts[0]!.quote, "Saoirse Byrne moved to Cork in March.");
     assert.equal(recall.facts[0]!.why?.step, "exact_name");
+    assert.match(recall.facts[1]!.why?.reason ?? "", /has few facts: all come back$/);
     assert.equal(recall.controls.explain, true);
     // Without an embedding model (this server's setting) there are no passages to rank.
     assert.ok(recall.degraded.includes("passages"), recall.degraded.join(", "));

@@ -30,10 +30,11 @@ reads every language ranks a question that does not read as English without the
 cosine floor (chosen on English questions), by `DROP` alone. A fact of a matched
 entity that has no vector yet (stored a moment ago, the worker not yet by) is not
 dropped for lack of one: after the kept facts come up to `MAX_FACTS` such facts, by
-their words (read your writes). With a model, a matched entity that holds no more
-facts at hop 1 than `FEW_FACTS` has the rest of them come back after those, best
-score first (`_few`): all that is known of it costs little of the budget. Without a
-model no later step runs, so every fact over `NO_MODEL_FLOOR` comes back. The pool,
+their words (read your writes). A matched entity that holds no more facts at hop 1
+than `FEW_FACTS` has the rest of them come back after those, best score first
+(`_few`): all that is known of it costs little of the budget. Without a model no
+later step runs, so every fact over `NO_MODEL_FLOOR` comes back, then those few
+facts. The pool,
 the scores and so the order never depend on the budget, so a smaller budget returns a
 prefix.
 
@@ -239,7 +240,7 @@ def rank_facts(
         candidates, lexical, similarities, model, floors.fact if floored else -1.0
     )
     if not model:
-        return kept
+        return kept + _few(every, {s.candidate.fact.id for s in kept})
     if kept:
         # A fact well below the best says less than the passages the budget would hold.
         kept = [s for s in kept if s.score >= kept[0].score - floors.drop][:MAX_FACTS]
