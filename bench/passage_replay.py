@@ -37,6 +37,7 @@ from taisce.domain import passage_ranking as pr
 from taisce.domain import passage_step
 from taisce.domain.budget import item_characters, passage_characters
 from taisce.domain.fact_ranking import pointer_scores
+from taisce.domain.floors import MINILM_FLOORS
 from taisce.domain.model import Hit, Passage
 from taisce.domain.search import passage_message_id
 from taisce.evaluation.dataset import load_dataset
@@ -176,15 +177,35 @@ def _cited(item: Mapping[str, Any], kind: str, ids: Mapping[str, str]) -> set[st
 Order = Callable[[Question], list[Passage]]
 
 
+# The passage floor (domain/floors.py, MiniLM's: the captures' model).
+PASSAGE_FLOOR = MINILM_FLOORS.passage
+
+
 def committed(q: Question, added: Mapping[str, float] | None = None) -> list[Passage]:
     """Step 4's order as committed (no message filter: every candidate is visible),
     with `added` to the fused scores of the candidates it names."""
-    fused = pr.fused_scores(q.nearest, q.lexical, q.topic)
-    for pid, score in (added or {}).items():
-        fused[pid] = fused.get(pid, 0.0) + score
-    for pid, score in pointer_scores(list(fused), q.cited, pr.RRF_K).items():
-        fused[pid] += score
-    return _finish(q, fused)
+    nearest, topic = q.nearest, q.topic
+    if pr.floors_passages(q.question, pr.asked_time(q.question)):
+        q.nearest = pr.above_floor(nearest, PASSAGE_FLOOR) or []
+        q.topic = pr.above_floor(topic, PASSAGE_FLOOR) or []
+    try:
+        fused = pr.fused_scores(q.nearest, q.lexical, q.topic)
+        for pid, score in (added or {}).items():
+            fused[pid] = fused.get(pid, 0.0) + score
+        for pid, score in pointer_scores(list(fused), q.cited, pr.RRF_K).items():
+            fused[pid] += score
+        return _finish(q, fused)
+    finally:
+        q.nearest, q.topic = nearest, topic
+
+
+def _without_floor(q: Question) -> list[Passage]:
+    global PASSAGE_FLOOR
+    saved, PASSAGE_FLOOR = PASSAGE_FLOOR, -1.0
+    try:
+        return committed(q)
+    finally:
+        PASSAGE_FLOOR = saved
 
 
 def _finish(q: Question, fused: Mapping[str, float], neighbour: bool = True) -> list[Passage]:
@@ -239,6 +260,7 @@ def with_constants(**values: Any) -> Order:
 
 VARIANTS: dict[str, Order] = {
     "as committed": committed,
+    "no passage floor": _without_floor,
     "no topic ranking": with_constants(TOPIC_WEIGHT=0.0),
     "topic ranking at 0.7": with_constants(TOPIC_WEIGHT=0.7),
     "topic ranking at 1.5": with_constants(TOPIC_WEIGHT=1.5),
@@ -283,6 +305,7 @@ ABLATIONS: dict[str, Order] = {
     "facts' pointers": _without_pointers,
     "a message's later passages yield": with_constants(SIBLING=1.0),
     "first of all rankings kept first": _without_keep_first,
+    "passage floor": _without_floor,
 }
 
 

@@ -21,6 +21,11 @@ class CosineFloors:
     # A report must reach this cosine with the question to come back when no name
     # matched (domain/report_ranking.py); MiniLM puts unrelated short texts near 0.1.
     report: float = 0.25
+    # A passage found by meaning alone (the vector or topic ranking, not the words)
+    # must reach this cosine with an English question naming no month or day
+    # (domain/passage_step.py): in a memory of a few notes every note came back for any
+    # question. The highest floor that cost nothing on the development data.
+    passage: float = 0.1
 
 
 MINILM_FLOORS = CosineFloors()

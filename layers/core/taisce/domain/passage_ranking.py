@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import islice
 
+from .languages import reads_as_english
 from .model import Hit, Passage
 from .words import words
 
@@ -238,6 +239,22 @@ def keep_first(
     kept = dict(raised)
     kept[first] = math.nextafter(others, math.inf)
     return kept
+
+
+def floors_passages(question: str, asked: AskedTime) -> bool:
+    """Whether the passage floor (domain/floors.py) holds for this question: it reads
+    as English (the floor was chosen on English questions; a model's cosines sit lower
+    in a language it reads less well) and names no month or day (the passages of the
+    day asked about bear on it whatever their words, and the time orders them)."""
+    return not asked.dated and reads_as_english(question)
+
+
+def above_floor(hits: Sequence[Hit] | None, floor: float) -> list[Hit] | None:
+    """A ranking by meaning less the hits under `floor` (their cosine with the
+    question), in order; None stays None (the ranking failed)."""
+    if hits is None:
+        return None
+    return [h for h in hits if h.score >= floor]
 
 
 def first_of_all(rankings: Iterable[Sequence[Hit] | None]) -> str | None:

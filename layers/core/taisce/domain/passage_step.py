@@ -20,12 +20,14 @@ from .passage_ranking import (
     PASSAGE_DEPTH,
     RRF_K,
     AskedTime,
+    above_floor,
     add_neighbours,
     asked_time,
     best_first,
     distinct_passages,
     doubling_chunks,
     first_of_all,
+    floors_passages,
     fused_scores,
     keep_first,
     order_by_times,
@@ -111,7 +113,8 @@ def passage_step(ctx: RecallContext, meaning: Meaning) -> set[str]:
     # words alone: that model's cosines order such passages and facts as noise (as
     # step 3 does, domain/report_step.py).
     readable = ctx.model_reads_question()
-    hits = _search(ctx, meaning, readable)
+    asked = asked_time(ctx.question)
+    hits = _floored(ctx, _search(ctx, meaning, readable), asked)
     # The facts nearest the question point at the messages they cite
     # (domain/fact_ranking.py): a third ranking, over the passages found.
     ranks: dict[str, int] = {}
@@ -122,7 +125,6 @@ def passage_step(ctx: RecallContext, meaning: Meaning) -> set[str]:
     fused = _fused(hits, ranks, cited)
     # A message's later passages yield to other messages (domain/passage_ranking.py).
     spread = spread_messages(fused)
-    asked = asked_time(ctx.question)
     pool = _pool(ctx, hits, spread, asked)
     scores = _Scores(fused, spread, add_neighbours(spread, pool.positions), cited)
     # The passage every ranking put first keeps its place against the neighbours' gains.
@@ -159,6 +161,18 @@ def _search(ctx: RecallContext, meaning: Meaning, vectors: bool = True) -> _Hits
     if topic_q is not None:
         topic = topic_q.nearest(index, ctx.project, "passage", depth, ctx.roles)
     return _Hits(nearest, lexical, topic)
+
+
+def _floored(ctx: RecallContext, hits: _Hits, asked: AskedTime) -> _Hits:
+    """The rankings less the passages found by meaning alone too far from the question
+    (the model's passage floor, domain/floors.py), for a question that reads as English
+    and names no month or day (`floors_passages`); the words' ranking whole."""
+    if not floors_passages(ctx.question, asked):
+        return hits
+    floor = ctx.floors.passage
+    nearest = above_floor(hits.nearest, floor)
+    topic = nearest if hits.topic is hits.nearest else above_floor(hits.topic, floor)
+    return _Hits(nearest, hits.lexical, topic)
 
 
 def _fused(hits: _Hits, ranks: Mapping[str, int], in_bundle: frozenset[str]) -> dict[str, float]:
