@@ -34,9 +34,8 @@ their words (read your writes). A matched entity that holds no more facts at hop
 than `FEW_FACTS` has the rest of them come back after those, best score first
 (`_few`): all that is known of it costs little of the budget. Without a model no
 later step runs, so every fact over `NO_MODEL_FLOOR` comes back, then those few
-facts. The pool,
-the scores and so the order never depend on the budget, so a smaller budget returns a
-prefix.
+facts. The pool, the scores and so the order never depend on the budget, so a
+smaller budget returns a prefix.
 
 Paths (hops 2 only). A question often asks through a link of the entity it names
 ("What is Sean's partner allergic to?", "whoever runs Project Halyard"): the answer is
