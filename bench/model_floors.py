@@ -15,7 +15,10 @@ MiniLM's floor lets through.
   1 ranks), the question on the model's query side;
 - drop: within each question, the gap from its best fact to each other one;
 - span, proposal: pairs of distinct name-like spans (runs of capitalised words, as step 2
-  finds them) drawn from the conversations' messages, names on the stored side.
+  finds them) drawn from the conversations' messages, names on the stored side;
+- passage: pairs of each of those questions and passages of its conversation (the first
+  passage of every n-th message, PASSAGES_PER_CONVERSATION of them), nearly all
+  unrelated to it: the floor cuts that tail.
 
 It also prints how well each model separates, on the question-fact pairs, the facts
 whose message is the question's evidence from the others (the share of evidence facts
@@ -36,6 +39,8 @@ import numpy as np
 
 from taisce.adapters.embedders import make_embedder
 from taisce.domain.floors import MINILM_FLOORS, floors_of
+from taisce.domain.ingest import split_passages
+from taisce.domain.model import Message
 from taisce.domain.ports.vectors import embed_questions
 from taisce.domain.similar_names import name_like_spans
 from taisce.evaluation.cli import REAL_FOLDER
@@ -43,6 +48,9 @@ from taisce.evaluation.machine import describe_machine
 
 DEFAULT_DATA = REAL_FOLDER / "locomo-dev-facts.json"
 MAX_NAMES = 400
+# Passages drawn from each conversation (every n-th message's first passage) for the
+# question-passage pairs.
+PASSAGES_PER_CONVERSATION = 100
 
 
 def _vectors(model: Any, texts: list[str], *, question: bool) -> np.ndarray:
@@ -60,7 +68,15 @@ def _pairs(conversations: list[dict[str, Any]]) -> dict[str, Any]:
     facts: list[str] = []
     groups: list[tuple[int, list[int], list[bool]]] = []
     names: list[str] = []
+    passages: list[str] = []
+    asked: list[tuple[int, range]] = []  # (question, its conversation's passages)
     for c in conversations:
+        drawn = len(passages)
+        step = max(1, len(c["messages"]) // PASSAGES_PER_CONVERSATION)
+        for n, m in enumerate(c["messages"][::step]):
+            message = Message(f"m{n}", "user", m["content"], None, "", "")
+            passages += [p.quote for p in split_passages(message)[:1]]
+        mine = range(drawn, len(passages))
         first = len(facts)
         facts += [f["statement"] for f in c["facts"]]
         for q in c["questions"]:
@@ -75,17 +91,26 @@ def _pairs(conversations: list[dict[str, Any]]) -> dict[str, Any]:
             questions.append(q["question"])
             hits = [c["facts"][i - first].get("message_id") in evidence for i in ids]
             groups.append((len(questions) - 1, ids, hits))
+            asked.append((len(questions) - 1, mine))
         for m in c["messages"]:
             names += name_like_spans(m["content"])
     names = sorted(set(names))
     step = max(1, len(names) // MAX_NAMES)
-    return {"questions": questions, "facts": facts, "groups": groups, "names": names[::step]}
+    return {
+        "questions": questions,
+        "facts": facts,
+        "groups": groups,
+        "names": names[::step],
+        "passages": passages,
+        "asked": asked,
+    }
 
 
 def _scores(model: Any, data: dict[str, Any]) -> dict[str, np.ndarray]:
     q = _vectors(model, data["questions"], question=True)
     f = _vectors(model, data["facts"], question=False)
     n = _vectors(model, data["names"], question=False)
+    p = _vectors(model, data["passages"], question=False)
     pair, hit, gap = [], [], []
     for qi, ids, hits in data["groups"]:
         s = f[ids] @ q[qi]
@@ -98,6 +123,8 @@ def _scores(model: Any, data: dict[str, Any]) -> dict[str, np.ndarray]:
         "hit": np.asarray(hit),
         "gap": np.asarray(gap),
         "names": (n @ n.T)[upper],
+        # Each question with passages of its conversation, nearly all unrelated to it.
+        "passages": np.concatenate([p[list(ids)] @ q[qi] for qi, ids in data["asked"]]),
     }
 
 
@@ -139,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         "span": _matched(reference["names"], base.span, other["names"], below=False),
         "proposal": _matched(reference["names"], base.proposal, other["names"], below=False),
         "report": _matched(reference["pair"], base.report, other["pair"], below=False),
+        "passage": _matched(reference["passages"], base.passage, other["passages"], below=False),
     }
     shipped = floors_of(candidate_model)
     print()
@@ -169,6 +197,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _pool(name: str) -> str:
+    if name == "passage":
+        return "passages"
     return "names" if name in ("span", "proposal") else "pair"
 
 
