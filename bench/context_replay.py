@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from bench import passage_replay as replay
-from bench.passage_replay import DEFAULT_FILE, Capture, Question
+from bench.passage_replay import DEFAULT_FILE, Capture, Question, conversation_of
 from bench.replay_evidence import figures_line
 from taisce.adapters.embedders.local_minilm import LocalMiniLM
 from taisce.domain.model import Hit, Passage
@@ -42,10 +42,6 @@ DEPTH = 400  # the vector ranking's depth in step 4
 BATCH = 256
 
 Texts = dict[tuple[str, str], tuple[str, str | None]]  # (conversation, id) -> text, before
-
-
-def _conversation(q: Question) -> str:
-    return q.id.rsplit("-q", 1)[0]
 
 
 def message_texts(path: Path) -> Texts:
@@ -62,7 +58,7 @@ def message_texts(path: Path) -> Texts:
 
 def embedded_text(texts: Texts, q: Question, p: Passage, context: str) -> str:
     """The text embedded for passage `p` under `context`."""
-    conversation = _conversation(q)
+    conversation = conversation_of(q)
     text, before_id = texts.get((conversation, q.dataset_id.get(p.message_id, "")), ("", None))
     ahead = text[: p.start]
     if context == "message":
@@ -84,7 +80,7 @@ def vectors(data: Capture, texts: Texts) -> dict[str, dict[tuple[str, str], np.n
     out: dict[str, dict[tuple[str, str], np.ndarray]] = {}
     for context in CONTEXTS:
         todo = {
-            (_conversation(q), pid): embedded_text(texts, q, p, context)
+            (conversation_of(q), pid): embedded_text(texts, q, p, context)
             for q in data.questions
             for pid, p in q.passages.items()
         }
@@ -112,7 +108,7 @@ def variant(
 
     def order(q: Question) -> list[Passage]:
         asked = vecs["question"][(q.id, "")]
-        conversation = _conversation(q)
+        conversation = conversation_of(q)
 
         def similarity(pid: str) -> float:
             own = float(vecs["alone"][(conversation, pid)] @ asked)

@@ -309,7 +309,8 @@ ABLATIONS: dict[str, Order] = {
 }
 
 
-def _conversation(q: Question) -> str:
+def conversation_of(q: Question) -> str:
+    """The conversation a question belongs to (the dataset's ids are "<conversation>-qN")."""
     return q.id.rsplit("-q", 1)[0]
 
 
@@ -325,7 +326,7 @@ def ablate(data: Capture) -> None:
     order, in points: any @1,000 / any @4,000 / all @4,000 / multi-hop all @4,000."""
     groups: dict[str, list[Question]] = {}
     for q in data.questions:
-        groups.setdefault(_conversation(q), []).append(q)
+        groups.setdefault(conversation_of(q), []).append(q)
     groups["all"] = list(data.questions)
     base = {name: _cells(data, committed, qs) for name, qs in groups.items()}
     print(f"{'as committed':42} " + " | ".join(

@@ -189,6 +189,17 @@ def recall(memory: Memory, project: str, question: str, sent: dict[str, Any]) ->
     )
 
 
+def asked_names(question: str) -> list[str]:
+    """The names a generated question ("Tell me about A and B?") writes."""
+    return question.removeprefix("Tell me about ").removesuffix("?").split(" and ")
+
+
+def ends(f: dict[str, Any]) -> list[str]:
+    """The normalised names a fact links: its subject, and its object if an entity."""
+    subject = [normalize_name(f["subject"])]
+    return subject + ([normalize_name(f["object"])] if f["object_kind"] == "entity" else [])
+
+
 def expected_facts(stored: list[dict[str, Any]], question: str, roles, hops: int) -> list[dict]:
     """The facts the complete answer is drawn from, in order, worked out from API.md's
     rules over the stored facts (before "never twice", which once_each_text applies)."""
@@ -196,11 +207,8 @@ def expected_facts(stored: list[dict[str, Any]], question: str, roles, hops: int
     def key(name: str) -> str:
         return normalize_name(name)
 
-    def ends(f: dict[str, Any]) -> list[str]:
-        return [key(f["subject"])] + ([key(f["object"])] if f["object_kind"] == "entity" else [])
-
     known = {k for f in stored for k in ends(f)}
-    words = question.removeprefix("Tell me about ").removesuffix("?").split(" and ")
+    words = asked_names(question)
     matched = list(dict.fromkeys(key(w) for w in words if key(w) in known))
     # Facts valid now (NOW is also when they were recorded): closed ones are not.
     visible = [f for f in stored if f["source_role"] in roles and f["valid_to"] is None]
@@ -229,37 +237,33 @@ def expected_facts(stored: list[dict[str, Any]], question: str, roles, hops: int
     return hop1 + hop2
 
 
+def texts_of(fact: dict[str, Any]) -> list[str]:
+    """A fact's statement and quote as "never twice" compares them."""
+    return [" ".join(t.split()).casefold() for t in (fact["statement"], fact["quote"]) if t]
+
+
 def once_each_text(facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """API.md: a bundle never holds two items with the same text (a fact's statement
     or quote, whatever the case and spacing); a later copy is left out."""
     seen: set[str] = set()
     kept = []
     for f in facts:
-        texts = [" ".join(t.split()).casefold() for t in (f["statement"], f["quote"]) if t]
+        texts = texts_of(f)
         if texts[0] not in seen:
             seen.update(texts)
             kept.append(f)
     return kept
 
 
-def texts_of(fact: dict[str, Any]) -> list[str]:
-    """A fact's statement and quote as "never twice" compares them."""
-    return [" ".join(t.split()).casefold() for t in (fact["statement"], fact["quote"]) if t]
-
-
 def few_facts(want: list[dict[str, Any]], question: str) -> set[str]:
     """The ids of the hop-1 facts of each matched entity that holds at most FEW_FACTS
     of them, each fact counted for the first name of the question it holds."""
-    names = question.removeprefix("Tell me about ").removesuffix("?").split(" and ")
-    order = list(dict.fromkeys(normalize_name(n) for n in names))
+    order = list(dict.fromkeys(normalize_name(n) for n in asked_names(question)))
     held: dict[str, list[str]] = {}
     for f in want:
         if "path" in f:
             continue
-        ends = {normalize_name(f["subject"])}
-        if f["object_kind"] == "entity":
-            ends.add(normalize_name(f["object"]))
-        first = min((k for k in ends if k in order), key=order.index)
+        first = min((k for k in ends(f) if k in order), key=order.index)
         held.setdefault(first, []).append(f["id"])
     return {i for ids in held.values() if len(ids) <= FEW_FACTS for i in ids}
 
@@ -273,7 +277,7 @@ def asked_words(stored: list[dict[str, Any]], question: str, roles: list[str]) -
         for k in ("subject", "object")
         if k == "subject" or f["object_kind"] == "entity"
     }
-    names = question.removeprefix("Tell me about ").removesuffix("?").split(" and ")
+    names = asked_names(question)
     unknown = " ".join(n for n in names if normalize_name(n) not in known)
     return set(words(unknown))
 
